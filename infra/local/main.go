@@ -1,0 +1,128 @@
+// Command local is the all-in-one local server: it prepares the local stack (table, queues, an
+// account with an admin key) and serves every family's handlers through the same code the
+// Lambdas run. "local bootstrap" only creates another account and prints its admin token.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/lambdahttp"
+	"tunnelapi/shared/principals"
+	"tunnelapi/shared/store"
+)
+
+func main() {
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch flag.Arg(0) {
+	case "", "serve":
+		err = serve(ctx)
+	case "bootstrap":
+		err = bootstrap(ctx)
+	default:
+		err = fmt.Errorf("unknown command %q (serve, bootstrap)", flag.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "local:", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func setDefaults() {
+	for k, v := range map[string]string{
+		"TABLE_NAME": "tunnelapi", "DYNAMODB_ENDPOINT": "http://127.0.0.1:8000",
+		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+	} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+}
+
+func bootstrap(ctx context.Context) error {
+	setDefaults()
+	db, err := store.Open(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	b, err := principals.Bootstrap(ctx, db, "admin@"+time.Now().UTC().Format("20060102150405")+".local", "bootstrap admin key")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("account %s\nadmin user %s\napi key %s\ntoken %s\n", b.AccountID, b.UserID, b.APIKeyID, b.Token)
+	return nil
+}
+
+func serve(ctx context.Context) error {
+	setDefaults()
+	d, err := lambdahttp.NewDeps(ctx, store.Options{})
+	if err != nil {
+		return err
+	}
+	db := d.Kit.DB
+	if err := db.CreateTable(ctx); err != nil {
+		return err
+	}
+	if err := createQueues(ctx); err != nil {
+		return err
+	}
+	b, err := principals.Bootstrap(ctx, db, "admin@local", "local admin key")
+	if err != nil {
+		return err
+	}
+	tokenFile := filepath.Join(env("STATE_DIR", ".local"), "admin.token")
+	if err := os.MkdirAll(filepath.Dir(tokenFile), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tokenFile, []byte(b.Token+"\n"), 0o600); err != nil {
+		return err
+	}
+	addr := "127.0.0.1:" + env("PORT", "8080")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: d.Mux(app.Registers()...), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf(`
+tunnelapi is listening on http://%[1]s (table %[2]s)
+admin token (also in %[3]s):
+  %[4]s
+
+try it:
+  curl -s -H "Authorization: Bearer %[4]s" -H "Ngrok-Version: 2" http://%[1]s/api_keys
+
+Ctrl-C stops the server.
+`, addr, db.Table, tokenFile, b.Token)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	slog.Info("stopped")
+	return nil
+}

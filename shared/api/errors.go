@@ -1,0 +1,111 @@
+// Package api holds the HTTP conventions of the wire contract in one place: the error
+// envelope, operation ids, the version header, strict JSON bodies, paging and absolute URIs.
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Codes shared by every family (WIRE.md, "Errors"). Family codes live with their families.
+const (
+	CodeNoAuthHeader    = "ERR_NGROK_200"
+	CodeBadAuthHeader   = "ERR_NGROK_201"
+	CodeNotAKey         = "ERR_NGROK_202"
+	CodeUnknownKey      = "ERR_NGROK_203"
+	CodeAuthtokenAsKey  = "ERR_NGROK_206"
+	CodeKeyIDAsKey      = "ERR_NGROK_207"
+	CodeContentType     = "ERR_NGROK_210"
+	CodeUnparseableBody = "ERR_NGROK_213"
+	CodeUnknownField    = "ERR_NGROK_214"
+	CodeBadFieldValue   = "ERR_NGROK_215"
+	CodeBadVersion      = "ERR_NGROK_217"
+	CodeIPRestricted    = "ERR_NGROK_220"
+	CodeBadBeforeID     = "ERR_NGROK_223"
+	CodeRateLimited     = "ERR_NGROK_226"
+	CodeUnknownParam    = "ERR_NGROK_231"
+	CodeBadLimit        = "ERR_NGROK_233"
+	CodeBadTimestamp    = "ERR_NGROK_241"
+	CodeBadFilter       = "ERR_NGROK_250"
+	CodeEmptyUpdate     = "ERR_NGROK_606"
+	CodeOwnerNeedsAdmin = "ERR_NGROK_630"
+	CodeBodyTooLarge    = "ERR_NGROK_215"
+	CodeConflict        = "ERR_NGROK_409"
+	codeInternal        = "ERR_NGROK_500"
+)
+
+// Error is a failure the client sees in the error envelope. Field names the offending input
+// (a body field, query parameter or header) and is copied into the envelope's details.
+type Error struct {
+	Status int
+	Code   string
+	Msg    string
+	Field  string
+	// Details adds flat string entries to the envelope's details map.
+	Details map[string]string
+}
+
+// Error returns the message with its code, for logs.
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("%d: %s", e.Status, e.Msg)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Msg)
+}
+
+// BadRequest returns a 400 with code naming field in its message and details.
+func BadRequest(code, field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: code, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a 400 ERR_NGROK_215 (bad field value) naming field.
+func Invalid(field, format string, args ...any) *Error {
+	return BadRequest(CodeBadFieldValue, field, format, args...)
+}
+
+// Forbidden returns a 403 with code.
+func Forbidden(code, format string, args ...any) *Error {
+	return &Error{Status: http.StatusForbidden, Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrNotFound is the platform's 404: no error code, message "Resource not found".
+var ErrNotFound = &Error{Status: http.StatusNotFound, Msg: "Resource not found"}
+
+// Conflict returns a 409 for a write that lost a race it could not retry.
+func Conflict(format string, args ...any) *Error {
+	return &Error{Status: http.StatusConflict, Code: CodeConflict, Msg: fmt.Sprintf(format, args...)}
+}
+
+// AsError returns err as an *Error when it is one (or wraps one).
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return nil, false
+}
+
+// envelope is the wire form of an error (WIRE.md): status_code must equal the HTTP status and
+// details must be a flat string map that always carries the operation id.
+type envelope struct {
+	ErrorCode  string            `json:"error_code,omitempty"`
+	StatusCode int               `json:"status_code"`
+	Msg        string            `json:"msg"`
+	Details    map[string]string `json:"details"`
+}
+
+func (e *Error) envelope(opID string) envelope {
+	d := map[string]string{"operation_id": opID}
+	for k, v := range e.Details {
+		d[k] = v
+	}
+	if e.Field != "" {
+		d["field"] = e.Field
+	}
+	return envelope{ErrorCode: e.Code, StatusCode: e.Status, Msg: e.Msg, Details: d}
+}
+
+// internal is what a client sees for any failure that is not an *Error: opaque by design.
+var internal = &Error{Status: http.StatusInternalServerError, Code: codeInternal,
+	Msg: "An internal server error occurred. Quote the operation id when reporting it."}

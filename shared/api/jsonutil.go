@@ -1,0 +1,45 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// marshalWithKey writes {"key": items, …rest's fields}.
+func marshalWithKey(key string, items any, rest any) ([]byte, error) {
+	ib, err := json.Marshal(items)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(ib, []byte("null")) {
+		ib = []byte("[]")
+	}
+	rb, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	kb, _ := json.Marshal(key)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	b.Write(kb)
+	b.WriteByte(':')
+	b.Write(ib)
+	if len(rb) > 2 {
+		b.WriteByte(',')
+		b.Write(rb[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	return b.Bytes(), nil
+}
+
+// Ref is the response form of a reference to another resource.
+type Ref struct {
+	ID  string `json:"id"`
+	URI string `json:"uri"`
+}
+
+// Timestamp formats t as the wire wants it: RFC 3339, UTC, whole seconds.
+func Timestamp(unix int64) string {
+	return timeFromUnix(unix).Format("2006-01-02T15:04:05Z")
+}

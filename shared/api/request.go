@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// Caller is who a request acts as once its bearer token has been verified.
+type Caller struct {
+	AccountID    string
+	PrincipalID  string // usr_… or bot_…
+	Admin        bool
+	CredentialID string // the ak_… the token belongs to
+	TokenHash    string
+	Subject      string // a human-readable name of the principal, for audit events
+}
+
+// Request is what a handler sees: the HTTP request, its body (already size-capped), its
+// operation id, and the caller once the store has verified the bearer token.
+type Request struct {
+	HTTP   *http.Request
+	Body   []byte
+	OpID   string
+	Token  string
+	Source netip.Addr
+
+	caller     *Caller
+	verified   bool
+	headers    http.Header
+	acctV      int64
+	acctVKnown bool
+}
+
+type requestKey struct{}
+
+// FromContext returns the Request being served on ctx, if any.
+func FromContext(ctx context.Context) (*Request, bool) {
+	r, ok := ctx.Value(requestKey{}).(*Request)
+	return r, ok
+}
+
+// Caller returns the verified caller; it is nil until Verified has been called.
+func (r *Request) Caller() *Caller { return r.caller }
+
+// SetCaller records the identity the token resolves to. It is not yet trusted: Verified marks
+// the moment the store has confirmed it in the same round trip as the data it guards.
+func (r *Request) SetCaller(c *Caller) { r.caller = c }
+
+// Verified marks the caller as confirmed by a consistent read or transaction condition.
+func (r *Request) Verified() { r.verified = true }
+
+// IsVerified reports whether Verified was called during this request.
+func (r *Request) IsVerified() bool { return r.verified }
+
+// SetAccountVersion records the version of the account's restriction state this request was
+// checked against, so a later write in the same request can condition on it.
+func (r *Request) SetAccountVersion(v int64) { r.acctV, r.acctVKnown = v, true }
+
+// AccountVersion returns what SetAccountVersion recorded.
+func (r *Request) AccountVersion() (int64, bool) { return r.acctV, r.acctVKnown }
+
+// Header returns response headers a handler may add to (for example an IP-restriction warning).
+func (r *Request) Header() http.Header { return r.headers }
+
+// PathValue returns a path wildcard of the route pattern.
+func (r *Request) PathValue(name string) string { return r.HTTP.PathValue(name) }
+
+// BaseURL is the scheme and host the request came to; URIs are built on it so that clients
+// can follow them verbatim whatever the deployment's host.
+func (r *Request) BaseURL() string {
+	scheme := "https"
+	if p := r.HTTP.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	} else if r.HTTP.TLS == nil && isLoopbackHost(r.HTTP.Host) {
+		scheme = "http"
+	}
+	return scheme + "://" + r.HTTP.Host
+}
+
+// URI returns the absolute URL of path on the request's own host.
+func (r *Request) URI(path string) string { return r.BaseURL() + path }
+
+func isLoopbackHost(host string) bool {
+	h := host
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		h = h[:i]
+	}
+	h = strings.Trim(h, "[]")
+	if h == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.IsLoopback()
+}
+
+// bearerToken extracts the API key token, applying the platform's header checks
+// (WIRE.md: 200 missing, 201 unparseable, 202 not key-shaped, 206/207 wrong kind of secret).
+func bearerToken(h string) (string, *Error) {
+	if h == "" {
+		return "", &Error{Status: http.StatusUnauthorized, Code: CodeNoAuthHeader,
+			Msg: "Authorization header is required: 'Authorization: Bearer <api key>'", Field: "Authorization"}
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", &Error{Status: http.StatusUnauthorized, Code: CodeBadAuthHeader,
+			Msg: "Authorization header must have the form 'Bearer <api key>'", Field: "Authorization"}
+	}
+	tok = strings.TrimSpace(tok)
+	if strings.HasPrefix(tok, "ak_") {
+		return "", &Error{Status: http.StatusForbidden, Code: CodeKeyIDAsKey,
+			Msg: "the bearer token is an API key id, not the API key's token", Field: "Authorization"}
+	}
+	if !TokenShaped(tok) {
+		return "", &Error{Status: http.StatusForbidden, Code: CodeNotAKey,
+			Msg: "the bearer token is not an API key token", Field: "Authorization"}
+	}
+	return tok, nil
+}
+
+// TokenShaped reports whether tok has the shape of this service's secrets: a 27-character
+// KSUID, an underscore and 21 base62 characters.
+func TokenShaped(tok string) bool {
+	if len(tok) != 27+1+21 || tok[27] != '_' {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if i == 27 {
+			continue
+		}
+		c := tok[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}

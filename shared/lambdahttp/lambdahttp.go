@@ -1,0 +1,62 @@
+// Package lambdahttp is the one way a family's handlers are served: the same mux runs behind
+// API Gateway's HTTP API (through aws-lambda-go-api-proxy) and in the local all-in-one server.
+package lambdahttp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"tunnelapi/shared/api"
+	"tunnelapi/shared/auth"
+	"tunnelapi/shared/resource"
+	"tunnelapi/shared/store"
+)
+
+// Register adds one function's routes to mux.
+type Register func(k *resource.Kit, mux api.Mux, s *api.Server)
+
+// Deps are the dependencies every family's handlers share.
+type Deps struct {
+	Kit    *resource.Kit
+	Server *api.Server
+}
+
+// NewDeps builds the dependencies from the environment with no network I/O.
+func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	db, err := store.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	a := &auth.Authenticator{DB: db}
+	return &Deps{
+		Kit:    &resource.Kit{DB: db, Auth: a, Log: log},
+		Server: &api.Server{Log: log, Source: api.RemoteAddrSource},
+	}, nil
+}
+
+// Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for
+// anything else.
+func (d *Deps) Mux(regs ...Register) http.Handler {
+	mux := http.NewServeMux()
+	for _, reg := range regs {
+		reg(d.Kit, mux, d.Server)
+	}
+	mux.Handle("/", d.Server.NotFound())
+	return mux
+}
+
+// Main is a function's whole main: build the dependencies and serve regs on Lambda.
+func Main(regs ...Register) {
+	d, err := NewDeps(context.Background(), store.Options{})
+	if err != nil {
+		slog.Error("init failed", "err", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(httpadapter.NewV2(d.Mux(regs...)).ProxyWithContext)
+}

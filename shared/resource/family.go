@@ -1,0 +1,160 @@
+package resource
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"tunnelapi/shared/api"
+	"tunnelapi/shared/events"
+	"tunnelapi/shared/ids"
+	"tunnelapi/shared/store"
+)
+
+// labelItem labels the write of the resource item itself in a mutation.
+const labelItem = "item"
+
+// Family serves the five operations of one resource kind. T is the stored item type; P is *T
+// and embeds store.Meta. Hooks see the item and the mutation being built; they decode, validate
+// and add any further writes (token items, reference checks, guards).
+type Family[T any, P interface {
+	*T
+	store.Resource
+}] struct {
+	Kit *Kit
+	// Prefix is the id prefix (ids.APIKey); Path the collection path ("/api_keys"); ListKey the
+	// list's array key ("keys"); EventKind the audit event kind ("api_key").
+	Prefix, Path, ListKey, EventKind string
+	// Filter enables the list's filter parameter.
+	Filter bool
+
+	// Render returns the item as GET returns it.
+	Render func(r *api.Request, it P) any
+	// Create fills a new item (its Meta already set) from the request body. It may return the
+	// create response when that differs from Render (a secret shown once); nil means Render.
+	Create func(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error)
+	// Update applies the PATCH body to the current item.
+	Update func(ctx context.Context, r *api.Request, it P, m *Mutation) error
+	// Delete, when set, adds the writes a deletion implies or refuses it.
+	Delete func(ctx context.Context, r *api.Request, it P, m *Mutation) error
+}
+
+// Register adds the family's routes to mux.
+func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) {
+	mux.Handle("POST "+f.Path, s.Handle(http.StatusCreated, f.create))
+	mux.Handle("GET "+f.Path, s.Handle(http.StatusOK, f.list))
+	mux.Handle("GET "+f.Path+"/{id}", s.Handle(http.StatusOK, f.get))
+	mux.Handle("PATCH "+f.Path+"/{id}", s.Handle(http.StatusOK, f.update))
+	mux.Handle("DELETE "+f.Path+"/{id}", s.Handle(http.StatusNoContent, f.delete))
+}
+
+// URI is the absolute URL of the resource id on r's host.
+func (f *Family[T, P]) URI(r *api.Request, id string) string { return r.URI(f.Path + "/" + id) }
+
+func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) {
+	c, err := f.Kit.Auth.Resolve(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	var resp any
+	var it P
+	err = f.Kit.Commit(ctx, r, func(m *Mutation) error {
+		it = new(T)
+		meta := it.Base()
+		meta.ID = ids.NewAt(f.Prefix, now)
+		meta.AccountID = c.AccountID
+		meta.Key = store.ResourceKey(c.AccountID, meta.ID)
+		meta.CreatedAt = now.Unix()
+		meta.Version = 1
+		var err error
+		if resp, err = f.Create(ctx, r, it, m); err != nil {
+			return err
+		}
+		m.Put(labelItem, it, store.Absent())
+		return m.Event(events.Type(f.EventKind, "created"), f.Render(r, it))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		resp = f.Render(r, it)
+	}
+	return resp, nil
+}
+
+func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (any, error) {
+	it := P(new(T))
+	if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+		return nil, err
+	}
+	return f.Render(r, it), nil
+}
+
+func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
+	p, err := api.ParsePage(r, f.Prefix, f.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if p.Filter != "" {
+		return nil, api.BadRequest(api.CodeBadFilter, "filter", "filter expressions are not supported on this list")
+	}
+	items, more, err := f.Kit.Page(ctx, r, f.Prefix, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(items))
+	last := ""
+	for _, raw := range items {
+		it := P(new(T))
+		if err := store.Unmarshal(raw, it); err != nil {
+			return nil, err
+		}
+		out = append(out, f.Render(r, it))
+		last = it.Base().ID
+	}
+	return api.List{Key: f.ListKey, Items: out, URI: r.URI(f.Path), NextPage: api.NextPageURI(r, f.Path, p, last, more)}, nil
+}
+
+func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (any, error) {
+	var it P
+	err := retrying(func() error {
+		it = P(new(T))
+		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+			return err
+		}
+		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			meta := it.Base()
+			prev := meta.Version
+			if err := f.Update(ctx, r, it, m); err != nil {
+				return err
+			}
+			meta.Version = prev + 1
+			m.Put(labelItem, it, store.AtVersion(prev))
+			return m.Event(events.Type(f.EventKind, "updated"), f.Render(r, it))
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.Render(r, it), nil
+}
+
+func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (any, error) {
+	err := retrying(func() error {
+		it := P(new(T))
+		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+			return err
+		}
+		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			if f.Delete != nil {
+				if err := f.Delete(ctx, r, it, m); err != nil {
+					return err
+				}
+			}
+			m.Delete(labelItem, it.Base().Key, store.AtVersion(it.Base().Version))
+			return m.Event(events.Type(f.EventKind, "deleted"), f.Render(r, it))
+		})
+	})
+	return nil, err
+}

@@ -1,0 +1,157 @@
+// Package resource is the generic shape of a family: create, get, list, update and delete with
+// the caller verified in the same round trip, an audit event in every mutation's transaction,
+// optimistic concurrency, and O(page) lists. A family supplies only its types and rules.
+package resource
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"errors"
+	"log/slog"
+
+	"tunnelapi/shared/api"
+	"tunnelapi/shared/auth"
+	"tunnelapi/shared/events"
+	"tunnelapi/shared/ids"
+	"tunnelapi/shared/store"
+)
+
+// Kit holds what every family's handlers share.
+type Kit struct {
+	DB   *store.DB
+	Auth *auth.Authenticator
+	// Published, when set, receives the events of each committed mutation (the outbox
+	// publisher); a failure there loses nothing, as the sweep republishes from the outbox.
+	Published func(ctx context.Context, evs []*events.Envelope)
+	Log       *slog.Logger
+}
+
+// Read fetches keys of r's account in one consistent round trip together with the items that
+// verify the caller, and returns them (nil for absent ones) only once the caller is verified.
+func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]store.Item, error) {
+	c, err := k.Auth.Resolve(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	all := append(auth.ReadKeys(c), keys...)
+	items, err := k.DB.GetMany(ctx, all...)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Auth.VerifyRead(r, items[0], items[1]); err != nil {
+		return nil, err
+	}
+	return items[2:], nil
+}
+
+// Get reads the resource id of kind prefix into out; api.ErrNotFound when it is absent, of
+// another kind, or of another account.
+func (k *Kit) Get(ctx context.Context, r *api.Request, prefix, id string, out store.Resource) error {
+	var keys []store.Key
+	valid := ids.Is(id, prefix)
+	c, err := k.Auth.Resolve(ctx, r)
+	if err != nil {
+		return err
+	}
+	if valid {
+		keys = append(keys, store.ResourceKey(c.AccountID, id))
+	}
+	items, err := k.Read(ctx, r, keys...)
+	if err != nil {
+		return err
+	}
+	if !valid || items[0] == nil {
+		return api.ErrNotFound
+	}
+	return store.Unmarshal(items[0], out)
+}
+
+// Page reads one list page of a collection of r's account. The caller check runs in parallel
+// with the query; nothing is returned unless it succeeds.
+func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Page) ([]store.Item, bool, error) {
+	c, err := k.Auth.Resolve(ctx, r)
+	if err != nil {
+		return nil, false, err
+	}
+	type result struct {
+		items []store.Item
+		more  bool
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		items, more, err := k.DB.PageQuery(ctx, store.Collection(c.AccountID, prefix), p.BeforeID, p.Limit)
+		ch <- result{items, more, err}
+	}()
+	_, authErr := k.Read(ctx, r)
+	res := <-ch
+	if authErr != nil {
+		return nil, false, authErr
+	}
+	return res.items, res.more, res.err
+}
+
+// Mutation is one transaction being built: its writes and the audit events they imply.
+type Mutation struct {
+	*store.Tx
+	r          *api.Request
+	events     []*events.Envelope
+	acctUpdate *expression.UpdateBuilder
+}
+
+// UpdateAccount applies upd to the caller's account item in this transaction (it is merged
+// with the auth guard on that item). Successive calls replace the update.
+func (m *Mutation) UpdateAccount(upd expression.UpdateBuilder) { m.acctUpdate = &upd }
+
+// Event records an audit event for this mutation, in its transaction.
+func (m *Mutation) Event(eventType string, object any) error {
+	env, err := events.Record(m.Tx, m.r, eventType, object)
+	if err != nil {
+		return err
+	}
+	m.events = append(m.events, env)
+	return nil
+}
+
+// Commit builds a mutation with build and commits it, guarded by the caller's credentials,
+// then hands its events to the publisher.
+func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {
+	if _, err := k.Auth.Resolve(ctx, r); err != nil {
+		return err
+	}
+	var m *Mutation
+	err := k.Auth.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+		m = &Mutation{Tx: tx, r: r}
+		if err := build(m); err != nil {
+			return nil, err
+		}
+		return m.acctUpdate, nil
+	})
+	if err != nil {
+		return err
+	}
+	if k.Published != nil && len(m.events) > 0 {
+		k.Published(context.WithoutCancel(ctx), m.events)
+	}
+	return nil
+}
+
+// maxAttempts bounds the optimistic-concurrency retries of an update or delete.
+const maxAttempts = 8
+
+// retrying runs op until it does not fail with a version conflict, at most maxAttempts times.
+func retrying(op func() error) error {
+	var err error
+	for i := 0; i < maxAttempts; i++ {
+		err = op()
+		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) {
+			return err
+		}
+	}
+	if err != nil {
+		return api.Conflict("the resource was changed concurrently too many times; retry the request")
+	}
+	return errors.New("unreachable")
+}

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// MaxTxItems is DynamoDB's limit on the items of one transaction.
+const MaxTxItems = 100
+
+// Tx collects the writes of one mutation; Commit applies all of them or none. Each write has
+// a label so that a cancelled transaction can say which condition failed.
+type Tx struct {
+	items   []types.TransactWriteItem
+	labels  []string
+	keys    []Key
+	refusal map[string]error
+	err     error
+}
+
+// Refuse makes Commit return err when the condition of the write labelled label does not hold,
+// instead of a *CanceledError. Families use it to turn a failed reference check into a 4xx.
+func (t *Tx) Refuse(label string, err error) {
+	if t.refusal == nil {
+		t.refusal = make(map[string]error)
+	}
+	t.refusal[label] = err
+}
+
+// Len is the number of writes collected so far.
+func (t *Tx) Len() int { return len(t.items) }
+
+// Put writes item (a struct with dynamodbav tags including pk and sk) if cond holds.
+func (t *Tx) Put(label string, item any, cond ...expression.ConditionBuilder) {
+	av, err := attributevalue.MarshalMap(item)
+	if err != nil {
+		t.fail(fmt.Errorf("store: marshal %s: %w", label, err))
+		return
+	}
+	p := &types.Put{Item: av}
+	if c, ok := all(cond); ok {
+		e, err := expression.NewBuilder().WithCondition(c).Build()
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		p.ConditionExpression, p.ExpressionAttributeNames, p.ExpressionAttributeValues = e.Condition(), e.Names(), e.Values()
+	}
+	t.add(label, keyOf(av), types.TransactWriteItem{Put: p})
+}
+
+// Delete removes the item at k if cond holds.
+func (t *Tx) Delete(label string, k Key, cond ...expression.ConditionBuilder) {
+	d := &types.Delete{Key: k.AV()}
+	if c, ok := all(cond); ok {
+		e, err := expression.NewBuilder().WithCondition(c).Build()
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		d.ConditionExpression, d.ExpressionAttributeNames, d.ExpressionAttributeValues = e.Condition(), e.Names(), e.Values()
+	}
+	t.add(label, k, types.TransactWriteItem{Delete: d})
+}
+
+// Update applies upd to the item at k if cond holds.
+func (t *Tx) Update(label string, k Key, upd expression.UpdateBuilder, cond ...expression.ConditionBuilder) {
+	b := expression.NewBuilder().WithUpdate(upd)
+	if c, ok := all(cond); ok {
+		b = b.WithCondition(c)
+	}
+	e, err := b.Build()
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	t.add(label, k, types.TransactWriteItem{Update: &types.Update{
+		Key: k.AV(), UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	}})
+}
+
+// Check makes the transaction conditional on the item at k satisfying cond, without writing it.
+func (t *Tx) Check(label string, k Key, cond expression.ConditionBuilder) {
+	e, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	t.add(label, k, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		Key: k.AV(), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	}})
+}
+
+func (t *Tx) add(label string, k Key, it types.TransactWriteItem) {
+	t.items = append(t.items, it)
+	t.labels = append(t.labels, label)
+	t.keys = append(t.keys, k)
+}
+
+// Touches reports whether the transaction already has a write of the item at k (DynamoDB
+// allows one per item).
+func (t *Tx) Touches(k Key) bool {
+	for _, have := range t.keys {
+		if have == k {
+			return true
+		}
+	}
+	return false
+}
+
+func keyOf(av map[string]types.AttributeValue) Key {
+	var k Key
+	if v, ok := av[AttrPK].(*types.AttributeValueMemberS); ok {
+		k.PK = v.Value
+	}
+	if v, ok := av[AttrSK].(*types.AttributeValueMemberS); ok {
+		k.SK = v.Value
+	}
+	return k
+}
+
+func (t *Tx) fail(err error) {
+	if t.err == nil {
+		t.err = err
+	}
+}
+
+// all joins conditions with AND; ok is false when there are none.
+func all(conds []expression.ConditionBuilder) (expression.ConditionBuilder, bool) {
+	switch len(conds) {
+	case 0:
+		return expression.ConditionBuilder{}, false
+	case 1:
+		return conds[0], true
+	default:
+		return expression.And(conds[0], conds[1], conds[2:]...), true
+	}
+}
+
+// Exists is the condition that the item is present.
+func Exists() expression.ConditionBuilder {
+	return expression.AttributeExists(expression.Name(AttrPK))
+}
+
+// Absent is the condition that the item is not present yet.
+func Absent() expression.ConditionBuilder {
+	return expression.AttributeNotExists(expression.Name(AttrPK))
+}
+
+// AtVersion is the optimistic-concurrency condition: the item still has version v.
+func AtVersion(v int64) expression.ConditionBuilder {
+	return expression.Name(AttrVersion).Equal(expression.Value(v))
+}
+
+// CanceledError reports a transaction DynamoDB refused. Failed holds the labels of the writes
+// whose condition did not hold; Conflict is set when it lost to a concurrent transaction.
+type CanceledError struct {
+	Failed   []string
+	Conflict bool
+	Reasons  []string
+}
+
+func (e *CanceledError) Error() string {
+	return fmt.Sprintf("store: transaction canceled: failed=%v conflict=%v reasons=%v", e.Failed, e.Conflict, e.Reasons)
+}
+
+// ConditionFailed reports whether err is a cancelled transaction whose write labelled label
+// had a condition that did not hold.
+func ConditionFailed(err error, label string) bool {
+	var c *CanceledError
+	if !errors.As(err, &c) {
+		return false
+	}
+	for _, l := range c.Failed {
+		if l == label {
+			return true
+		}
+	}
+	return false
+}
+
+// IsConflict reports whether err is a transaction that lost to a concurrent one and may be retried.
+func IsConflict(err error) bool {
+	var c *CanceledError
+	return errors.As(err, &c) && c.Conflict && len(c.Failed) == 0
+}
+
+// Commit applies every write of tx in one TransactWriteItems call.
+func (db *DB) Commit(ctx context.Context, t *Tx) error {
+	if t.err != nil {
+		return t.err
+	}
+	if len(t.items) == 0 {
+		return nil
+	}
+	if len(t.items) > MaxTxItems {
+		return fmt.Errorf("store: transaction has %d writes, more than %d", len(t.items), MaxTxItems)
+	}
+	for i := range t.items {
+		setTable(&t.items[i], db.Table)
+	}
+	_, err := db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		c := &CanceledError{}
+		for i, r := range tce.CancellationReasons {
+			code := aws.ToString(r.Code)
+			c.Reasons = append(c.Reasons, code)
+			switch code {
+			case "ConditionalCheckFailed":
+				if i < len(t.labels) {
+					c.Failed = append(c.Failed, t.labels[i])
+				}
+			case "TransactionConflict":
+				c.Conflict = true
+			}
+		}
+		for _, l := range c.Failed {
+			if e, ok := t.refusal[l]; ok {
+				return e
+			}
+		}
+		return c
+	}
+	var tip *types.TransactionInProgressException
+	if errors.As(err, &tip) {
+		return &CanceledError{Conflict: true}
+	}
+	return err
+}
+
+func setTable(it *types.TransactWriteItem, table string) {
+	switch {
+	case it.Put != nil:
+		it.Put.TableName = &table
+	case it.Delete != nil:
+		it.Delete.TableName = &table
+	case it.Update != nil:
+		it.Update.TableName = &table
+	case it.ConditionCheck != nil:
+		it.ConditionCheck.TableName = &table
+	}
+}
