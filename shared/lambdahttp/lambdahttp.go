@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
@@ -51,6 +52,11 @@ func (d *Deps) Mux(regs ...Register) http.Handler {
 	return mux
 }
 
+// Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving regs.
+func (d *Deps) Handler(regs ...Register) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(d.Mux(regs...)).ProxyWithContext
+}
+
 // Main is a function's whole main: build the dependencies and serve regs on Lambda.
 func Main(regs ...Register) {
 	d, err := NewDeps(context.Background(), store.Options{})
@@ -58,5 +64,5 @@ func Main(regs ...Register) {
 		slog.Error("init failed", "err", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(httpadapter.NewV2(d.Mux(regs...)).ProxyWithContext)
+	lambda.Start(d.Handler(regs...))
 }

@@ -1,0 +1,48 @@
+# tunnelapi: see README.md. Every target installs what it needs into .local/ (git-ignored).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO        ?= go
+STACK     := infra/stack/stack.sh
+# The Lambda functions: <logical id in template.yaml>:<folder under functions/>.
+FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users
+LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
+
+.PHONY: help run bootstrap test unit bench build clean stack-start stack-stop
+
+help:
+	@echo "make run        start the local stack and the all-in-one API on 127.0.0.1:$${PORT:-8080}"
+	@echo "make bootstrap  create another account on the running local stack and print its admin token"
+	@echo "make test       go vet + unit and integration tests against a freshly started local stack"
+	@echo "make bench      benchmarks against the local stack, printed as ratios"
+	@echo "make build      one deployable zip per function in dist/"
+
+run:
+	@infra/run.sh
+
+bootstrap:
+	@eval "$$($(STACK) env)" && $(GO) run ./infra/local bootstrap
+
+test:
+	@infra/test.sh
+
+bench:
+	@infra/bench.sh
+
+# build: one zip per function, built as SAM's provided.al2023 arm64 runtime wants it.
+build:
+	@mkdir -p dist
+	@set -e; for f in $(FUNCTIONS); do dir=$${f#*:}; \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o dist/$$dir/bootstrap ./functions/$$dir; \
+	  $(GO) run ./infra/stack/zipfn dist/$$dir.zip dist/$$dir/bootstrap; \
+	  printf '%-24s %8d bytes\n' dist/$$dir.zip $$(stat -c %s dist/$$dir.zip); done
+
+# sam build (BuildMethod: makefile) calls build-<LogicalId> with ARTIFACTS_DIR set.
+define sam_target
+build-$(1):
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $$(ARTIFACTS_DIR)/bootstrap ./functions/$(2)
+endef
+$(foreach f,$(FUNCTIONS),$(eval $(call sam_target,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))))))
+
+clean:
+	rm -rf dist .aws-sam

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# make run: start DynamoDB Local and the SQS emulator, then the all-in-one server in the
+# foreground; Ctrl-C stops the server and whatever this script started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=0
+if ! infra/stack/stack.sh status >/dev/null 2>&1; then started=1; fi
+infra/stack/stack.sh start
+eval "$(infra/stack/stack.sh env)"
+cleanup() { if [ "$started" = 1 ]; then infra/stack/stack.sh stop || true; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+go run ./infra/local serve

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# make test: start a private local stack (its own ports and state folder, so a `make run` in
+# another terminal is untouched), run go vet and every test against it, and stop it again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DDB_PORT="${TEST_DDB_PORT:-18700}" SQS_PORT="${TEST_SQS_PORT:-19700}" STATE_DIR="$PWD/.local/test-run"
+stack() { infra/stack/stack.sh "$@"; }
+trap 'stack stop >/dev/null 2>&1 || true' EXIT
+infra/tools.sh
+stack start
+eval "$(stack env)"
+export REQUIRE_STACK=1 PATH="$PWD/.local/bin:$PATH"
+echo "== go vet"
+go vet ./...
+echo "== go test"
+go test -count=1 -timeout 20m ${GO_TEST_FLAGS:-} ./...

@@ -1,0 +1,216 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"gopkg.in/yaml.v3"
+
+	"tunnelapi/shared/api"
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/testkit"
+)
+
+const root = "../.."
+
+// recorder is an api.Mux that keeps the patterns registered on it.
+type recorder struct{ routes []string }
+
+func (r *recorder) Handle(pattern string, _ http.Handler) { r.routes = append(r.routes, pattern) }
+
+func codeRoutes(f app.Function) []string {
+	rec := &recorder{}
+	f.Register(nil, rec, &api.Server{})
+	sort.Strings(rec.routes)
+	return rec.routes
+}
+
+type template struct {
+	Resources map[string]struct {
+		Type       string `yaml:"Type"`
+		Properties struct {
+			Events map[string]struct {
+				Type       string `yaml:"Type"`
+				Properties struct {
+					Method string `yaml:"Method"`
+					Path   string `yaml:"Path"`
+				} `yaml:"Properties"`
+			} `yaml:"Events"`
+		} `yaml:"Properties"`
+	} `yaml:"Resources"`
+}
+
+func templateRoutes(t *testing.T) map[string][]string {
+	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl template
+	if err := yaml.Unmarshal(b, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for name, res := range tpl.Resources {
+		if res.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		for _, ev := range res.Properties.Events {
+			if ev.Type == "HttpApi" {
+				out[name] = append(out[name], ev.Properties.Method+" "+ev.Properties.Path)
+			}
+		}
+		sort.Strings(out[name])
+	}
+	return out
+}
+
+// Every route in code is routed to its own function in template.yaml, and the reverse.
+func TestTemplateRoutesMatchCode(t *testing.T) {
+	tpl := templateRoutes(t)
+	seen := map[string]bool{}
+	for _, f := range app.Functions {
+		seen[f.Name] = true
+		code := codeRoutes(f)
+		if len(code) == 0 {
+			t.Errorf("%s registers no routes", f.Name)
+		}
+		if !reflect.DeepEqual(code, tpl[f.Name]) {
+			t.Errorf("%s: routes in code %v, in template.yaml %v", f.Name, code, tpl[f.Name])
+		}
+	}
+	for name, routes := range tpl {
+		if len(routes) > 0 && !seen[name] {
+			t.Errorf("template.yaml routes %v to %s, which no code serves", routes, name)
+		}
+	}
+	// No route may be served by two functions.
+	owner := map[string]string{}
+	for _, f := range app.Functions {
+		for _, r := range codeRoutes(f) {
+			if o, dup := owner[r]; dup {
+				t.Errorf("%s is registered by %s and %s", r, o, f.Name)
+			}
+			owner[r] = f.Name
+		}
+	}
+}
+
+// Each functions/<dir>/main.go serves exactly the registration app.Functions lists for it, and
+// the Makefile builds it under the same logical id.
+func TestMainsAndMakefileMatchFunctions(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range app.Functions {
+		want := runtime.FuncForPC(reflect.ValueOf(f.Register).Pointer()).Name()
+		got := mainRegistration(t, filepath.Join(root, "functions", f.Dir, "main.go"))
+		if got != want {
+			t.Errorf("functions/%s/main.go serves %q, app.Functions says %q", f.Dir, got, want)
+		}
+		if !strings.Contains(string(mk), f.Name+":"+f.Dir) {
+			t.Errorf("Makefile FUNCTIONS lacks %s:%s", f.Name, f.Dir)
+		}
+	}
+}
+
+// mainRegistration returns "<import path>.<Func>" of the argument passed to lambdahttp.Main.
+func mainRegistration(t *testing.T, path string) string {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := map[string]string{}
+	for _, im := range file.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		imports[filepath.Base(p)] = p
+	}
+	var out string
+	ast.Inspect(file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" && len(call.Args) == 1 {
+			if arg, ok := call.Args[0].(*ast.SelectorExpr); ok {
+				out = imports[arg.X.(*ast.Ident).Name] + "." + arg.Sel.Name
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
+// handler: create, list, get, update, delete, each with its documented status.
+func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	for _, f := range app.Functions {
+		t.Run(f.Dir, func(t *testing.T) {
+			files, _ := filepath.Glob(filepath.Join(root, "events", f.Dir, "*.json"))
+			if len(files) == 0 {
+				t.Fatalf("no sample events in events/%s", f.Dir)
+			}
+			sort.Strings(files)
+			handler := s.Deps.Handler(f.Register)
+			vars := map[string]string{"{{token}}": a.Token}
+			covered := map[string]bool{}
+			for _, file := range files {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := string(raw)
+				for k, v := range vars {
+					text = strings.ReplaceAll(text, k, v)
+				}
+				var ev events.APIGatewayV2HTTPRequest
+				if err := json.Unmarshal([]byte(text), &ev); err != nil {
+					t.Fatalf("%s: %v", file, err)
+				}
+				res, err := handler(context.Background(), ev)
+				if err != nil {
+					t.Fatalf("%s: %v", file, err)
+				}
+				want := map[string]int{"POST": 201, "GET": 200, "PATCH": 200, "PUT": 200, "DELETE": 204}[ev.RequestContext.HTTP.Method]
+				if res.StatusCode != want {
+					t.Fatalf("%s: status %d, want %d: %s", file, res.StatusCode, want, res.Body)
+				}
+				if res.Headers["Ngrok-Operation-Id"] == "" {
+					t.Fatalf("%s: no Ngrok-Operation-Id header", file)
+				}
+				if want == 201 {
+					var body map[string]any
+					if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
+						t.Fatal(err)
+					}
+					vars["{{id}}"] = body["id"].(string)
+					if uri := body["uri"].(string); !strings.HasPrefix(uri, "https://"+ev.RequestContext.DomainName+"/") {
+						t.Fatalf("%s: uri %s is not on the API's own host", file, uri)
+					}
+				}
+				covered[ev.RouteKey] = true
+			}
+			for _, r := range codeRoutes(f) {
+				if !covered[r] {
+					t.Errorf("no sample event in events/%s for %s", f.Dir, r)
+				}
+			}
+		})
+	}
+}
