@@ -15,6 +15,7 @@ import (
 	"tunnelapi/shared/auth"
 	"tunnelapi/shared/events"
 	"tunnelapi/shared/ids"
+	"tunnelapi/shared/seal"
 	"tunnelapi/shared/store"
 )
 
@@ -22,6 +23,8 @@ import (
 type Kit struct {
 	DB   *store.DB
 	Auth *auth.Authenticator
+	// Seal encrypts secrets (private keys, event-target credentials) before they are stored.
+	Seal seal.Sealer
 	// Published, when set, receives the events of each committed mutation (the outbox
 	// publisher); a failure there loses nothing, as the sweep republishes from the outbox.
 	Published func(ctx context.Context, evs []*events.Envelope)

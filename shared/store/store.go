@@ -38,6 +38,8 @@ func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 type Options struct {
 	Table    string // TABLE_NAME
 	Endpoint string // DYNAMODB_ENDPOINT, for DynamoDB Local
+	// Config is the loaded AWS configuration; nil loads it from the environment.
+	Config *aws.Config
 	// APIOptions are SDK middleware hooks (tests count round trips with one).
 	APIOptions []func(*dynamodb.Options)
 }
@@ -53,9 +55,13 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if o.Endpoint == "" {
 		o.Endpoint = os.Getenv("DYNAMODB_ENDPOINT")
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: aws config: %w", err)
+	cfg := o.Config
+	if cfg == nil {
+		c, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store: aws config: %w", err)
+		}
+		cfg = &c
 	}
 	opts := []func(*dynamodb.Options){func(d *dynamodb.Options) {
 		if o.Endpoint != "" {
@@ -65,7 +71,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		}
 	}}
 	opts = append(opts, o.APIOptions...)
-	return &DB{Client: dynamodb.NewFromConfig(cfg, opts...), Table: o.Table}, nil
+	return &DB{Client: dynamodb.NewFromConfig(*cfg, opts...), Table: o.Table}, nil
 }
 
 // CreateTable creates the single table as template.yaml declares it (for local stacks and

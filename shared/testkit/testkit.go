@@ -105,6 +105,9 @@ func Start(t testing.TB, regs ...lambdahttp.Register) *Stack {
 			os.Setenv(k, v)
 		}
 	}
+	if os.Getenv("SEAL_KEY_FILE") == "" {
+		os.Setenv("SEAL_KEY_FILE", os.TempDir()+"/tunnelapi-test-seal.key")
+	}
 	ctx := context.Background()
 	c := &Counter{}
 	table := fmt.Sprintf("test-%d-%d", time.Now().UnixNano(), os.Getpid())
