@@ -49,7 +49,11 @@ func decodeError(err error) error {
 		return BadRequest(CodeUnparseableBody, "body", "the request body is not valid JSON: %s at byte %d", syntaxErr.Error(), syntaxErr.Offset)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return BadRequest(CodeUnknownField, field, "unknown field %q in the request body", field)
+		named := field
+		if named == "" {
+			named = "body"
+		}
+		return BadRequest(CodeUnknownField, named, "unknown field %q in the request body", field)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return BadRequest(CodeUnparseableBody, "body", "the request body is truncated JSON")
 	default:

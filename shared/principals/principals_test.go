@@ -12,10 +12,12 @@ import (
 	"tunnelapi/shared/testkit"
 )
 
+func TestMain(m *testing.M) { testkit.Main(m) }
+
 func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
 
 func TestAPIKeysConformance(t *testing.T) {
-	s := testkit.Start(t, app.Registers()...)
+	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Path: "/api_keys", ListKey: "keys", Prefix: ids.APIKey, Secret: "token",
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -27,7 +29,7 @@ func TestAPIKeysConformance(t *testing.T) {
 }
 
 func TestCredentialsConformance(t *testing.T) {
-	s := testkit.Start(t, app.Registers()...)
+	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Path: "/credentials", ListKey: "credentials", Prefix: ids.Credential, Secret: "token",
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -39,7 +41,7 @@ func TestCredentialsConformance(t *testing.T) {
 }
 
 func TestBotUsersConformance(t *testing.T) {
-	s := testkit.Start(t, app.Registers()...)
+	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Path: "/bot_users", ListKey: "bot_users", Prefix: ids.BotUser,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {

@@ -35,6 +35,7 @@ type Stack struct {
 	Deps   *lambdahttp.Deps
 	Server *httptest.Server
 	Calls  *Counter
+	ledger ledger
 }
 
 // Counter counts DynamoDB operations by name.
@@ -122,12 +123,14 @@ func Start(t testing.TB, regs ...lambdahttp.Register) *Stack {
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		d.Kit.Log, d.Server.Log = quiet, quiet
 	}
-	srv := httptest.NewServer(d.Mux(regs...))
+	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c}
+	srv := httptest.NewServer(st.ledger.observe(d.Mux(regs...)))
+	st.Server = srv
 	t.Cleanup(func() {
 		srv.Close()
 		d.Kit.DB.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	})
-	return &Stack{DB: d.Kit.DB, Deps: d, Server: srv, Calls: c}
+	return st
 }
 
 var (
