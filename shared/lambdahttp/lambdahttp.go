@@ -10,12 +10,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/auth"
+	"tunnelapi/shared/awsconfig"
 	"tunnelapi/shared/resource"
 	"tunnelapi/shared/seal"
 	"tunnelapi/shared/store"
@@ -33,10 +32,7 @@ type Deps struct {
 // NewDeps builds the dependencies from the environment with no network I/O.
 func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, err
-	}
+	cfg := awsconfig.FromEnv()
 	if opts.Config == nil {
 		opts.Config = &cfg
 	}
@@ -45,14 +41,7 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 		return nil, err
 	}
 	a := &auth.Authenticator{DB: db}
-	var kmsClient seal.KMSAPI
-	if os.Getenv("SEAL_KMS_KEY_ID") != "" {
-		kmsClient = kms.NewFromConfig(cfg)
-	}
-	sealer, err := seal.FromEnv(kmsClient)
-	if err != nil {
-		return nil, err
-	}
+	sealer := seal.FromEnv(cfg)
 	return &Deps{
 		Kit:    &resource.Kit{DB: db, Auth: a, Seal: sealer, Log: log},
 		Server: &api.Server{Log: log, Source: api.RemoteAddrSource},

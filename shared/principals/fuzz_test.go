@@ -3,8 +3,8 @@ package principals_test
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"net/url"
+	"strings"
 	"testing"
 
 	"tunnelapi/shared/app"

@@ -5,6 +5,9 @@ package seal
 
 import (
 	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -34,20 +37,40 @@ type Sealer interface {
 // ErrOpen reports a sealed value that does not open (wrong key, tampered, or wrong aad).
 var ErrOpen = errors.New("seal: cannot open sealed value")
 
+var newKMS func(aws.Config, string) Sealer
+
+// RegisterKMS installs the KMS sealer factory (package kmsseal does, in the functions that
+// seal), keeping the KMS client out of every other binary.
+func RegisterKMS(f func(cfg aws.Config, keyID string) Sealer) { newKMS = f }
+
 // FromEnv returns the KMS sealer when SEAL_KMS_KEY_ID is set, else the local key-file sealer
-// at SEAL_KEY_FILE (default .local/seal.key), created on first use. No network I/O.
-func FromEnv(kms KMSAPI) (Sealer, error) {
+// at SEAL_KEY_FILE (default .local/seal.key), created on first use. No network I/O. A function
+// that never imported kmsseal gets a sealer that refuses to work, which it never asks it to.
+func FromEnv(cfg aws.Config) Sealer {
 	if id := os.Getenv("SEAL_KMS_KEY_ID"); id != "" {
-		if kms == nil {
-			return nil, errors.New("seal: SEAL_KMS_KEY_ID is set but no KMS client was given")
+		if newKMS == nil {
+			return unavailable{}
 		}
-		return &KMS{Client: kms, KeyID: id}, nil
+		return newKMS(cfg, id)
 	}
 	path := os.Getenv("SEAL_KEY_FILE")
 	if path == "" {
 		path = filepath.Join(".local", "seal.key")
 	}
-	return &lazyLocal{path: path}, nil
+	return &lazyLocal{path: path}
+}
+
+// unavailable is the sealer of a function built without KMS support.
+type unavailable struct{}
+
+var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/seal/kmsseal)")
+
+func (unavailable) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
+	return Sealed{}, errUnavailable
+}
+
+func (unavailable) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
+	return nil, errUnavailable
 }
 
 // lazyLocal loads the key file on first use, so functions that never seal never touch it.
@@ -92,7 +115,16 @@ func aadBytes(aad map[string]string) []byte {
 	return b
 }
 
-// sealWith encrypts plaintext under dataKey.
+// SealWith encrypts plaintext under dataKey (for sealers whose data keys come from elsewhere).
+func SealWith(dataKey, plaintext []byte, aad map[string]string) (nonce, ct []byte, err error) {
+	return sealWith(dataKey, plaintext, aadBytes(aad))
+}
+
+// OpenWith decrypts s's ciphertext with an unwrapped data key.
+func OpenWith(dataKey []byte, s Sealed, aad map[string]string) ([]byte, error) {
+	return openWith(dataKey, s.Nonce, s.Ciphertext, aadBytes(aad))
+}
+
 func sealWith(dataKey, plaintext, aad []byte) (nonce, ct []byte, err error) {
 	g, err := gcm(dataKey)
 	if err != nil {

@@ -9,9 +9,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/awsconfig"
 )
 
 // Attribute names of the table's keys and of the fields the store itself manages.
@@ -57,10 +58,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	}
 	cfg := o.Config
 	if cfg == nil {
-		c, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("store: aws config: %w", err)
-		}
+		c := awsconfig.FromEnv()
 		cfg = &c
 	}
 	opts := []func(*dynamodb.Options){func(d *dynamodb.Options) {

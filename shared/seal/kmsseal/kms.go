@@ -1,4 +1,4 @@
-package seal
+package kmsseal
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
+
+	"tunnelapi/shared/seal"
 )
 
 // KMSAPI is the part of the KMS client the sealer uses.
@@ -21,27 +23,27 @@ type KMS struct {
 }
 
 // Seal encrypts plaintext under a fresh KMS data key.
-func (k *KMS) Seal(ctx context.Context, plaintext []byte, aad map[string]string) (Sealed, error) {
+func (k *KMS) Seal(ctx context.Context, plaintext []byte, aad map[string]string) (seal.Sealed, error) {
 	out, err := k.Client.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
 		KeyId: aws.String(k.KeyID), KeySpec: kmstypes.DataKeySpecAes256, EncryptionContext: aad,
 	})
 	if err != nil {
-		return Sealed{}, err
+		return seal.Sealed{}, err
 	}
-	n, ct, err := sealWith(out.Plaintext, plaintext, aadBytes(aad))
+	n, ct, err := seal.SealWith(out.Plaintext, plaintext, aad)
 	clear(out.Plaintext)
 	if err != nil {
-		return Sealed{}, err
+		return seal.Sealed{}, err
 	}
-	return Sealed{KeyID: aws.ToString(out.KeyId), WrappedKey: out.CiphertextBlob, Nonce: n, Ciphertext: ct}, nil
+	return seal.Sealed{KeyID: aws.ToString(out.KeyId), WrappedKey: out.CiphertextBlob, Nonce: n, Ciphertext: ct}, nil
 }
 
 // Open asks KMS to unwrap the data key, then decrypts.
-func (k *KMS) Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error) {
+func (k *KMS) Open(ctx context.Context, s seal.Sealed, aad map[string]string) ([]byte, error) {
 	out, err := k.Client.Decrypt(ctx, &kms.DecryptInput{CiphertextBlob: s.WrappedKey, EncryptionContext: aad, KeyId: aws.String(k.KeyID)})
 	if err != nil {
-		return nil, ErrOpen
+		return nil, seal.ErrOpen
 	}
 	defer clear(out.Plaintext)
-	return openWith(out.Plaintext, s.Nonce, s.Ciphertext, aadBytes(aad))
+	return seal.OpenWith(out.Plaintext, s, aad)
 }
