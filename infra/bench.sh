@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make bench: the performance goals, each measured as a ratio against its baseline in the same
+# run (interleaved), against a private local stack. DynamoDB Local runs with its full JIT here
+# (the test stack trades steady-state speed for a faster start).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DDB_PORT="${BENCH_DDB_PORT:-18800}" SQS_PORT="${BENCH_SQS_PORT:-19800}" STATE_DIR="$PWD/.local/bench-run"
+export DDB_JAVA_OPTS="${DDB_JAVA_OPTS:--Xmx512m}"
+trap 'infra/stack/stack.sh stop >/dev/null 2>&1 || true' EXIT
+infra/tools.sh
+infra/stack/stack.sh start
+eval "$(infra/stack/stack.sh env)"
+export REQUIRE_STACK=1 ZIP_CHECK=1
+out=.local/bench.txt
+echo "== zip sizes (limit 5 MB each)"
+go test -count=1 -run TestZipSizes -v ./infra/coldstart | grep -E "zip|FAIL|ok" || true
+echo "== benchmarks"
+go test -count=1 -run '^$' -bench . -benchtime "${BENCHTIME:-300x}" -timeout 30m ./... 2>&1 | grep -vE '^\{' | tee "$out" | grep -E '^(Benchmark|ok|FAIL|---)' || true
+echo "== ratios (goal in parentheses where the issue sets one)"
+awk '/^Benchmark/ { for (i = 1; i <= NF; i++) if ($i ~ /ratio/) printf "%-60s %s %s\n", $1, $(i-1), $i }' "$out"
