@@ -9,5 +9,5 @@ infra/stack/stack.sh start
 eval "$(infra/stack/stack.sh env)"
 cleanup() { if [ "$started" = 1 ]; then infra/stack/stack.sh stop || true; fi; }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap "exit 0" INT TERM
 go run ./infra/local serve
