@@ -3,6 +3,8 @@ package principals_test
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -351,4 +353,41 @@ func TestRoundTrips(t *testing.T) {
 		}
 	}
 	_ = context.Background()
+}
+
+func TestListFilter(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	var tagged []string
+	for i := 0; i < 30; i++ {
+		desc := "plain"
+		if i%3 == 0 {
+			desc = "tagged"
+		}
+		k := a.Do(t, "POST", "/api_keys", map[string]any{"description": desc}).Expect(t, 201)
+		if desc == "tagged" {
+			tagged = append(tagged, k["id"].(string))
+		}
+	}
+	got, pages := a.WalkPages(t, "/api_keys?limit=4&filter="+url.QueryEscape(`obj.description == "tagged"`), "keys")
+	if len(got) != len(tagged) || pages != 3 {
+		t.Fatalf("filtered walk: %d items in %d pages, want %d in 3", len(got), pages, len(tagged))
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(tagged))) // newest first is descending id order
+	for i, id := range got {
+		if id != tagged[i] {
+			t.Fatalf("item %d = %s, want %s (descending ids)", i, id, tagged[i])
+		}
+	}
+	page := a.Do(t, "GET", "/api_keys?limit=4&filter="+url.QueryEscape(`obj.description == "tagged"`), nil).Expect(t, 200)
+	if next, _ := page["next_page_uri"].(string); !strings.Contains(next, "filter=") {
+		t.Fatalf("next_page_uri %q does not carry the filter", next)
+	}
+	c := a.Do(t, "POST", "/credentials", map[string]any{"acl": []string{"bind:x.example.com"}}).Expect(t, 201)
+	list := a.Do(t, "GET", "/credentials?filter="+url.QueryEscape(`"bind:x.example.com" in obj.acl && obj.created_at > timestamp(time.now).subtract("1h")`), nil).Expect(t, 200)
+	if items := list["credentials"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != c["id"] {
+		t.Fatalf("credential filter: %v", list)
+	}
+	a.Do(t, "GET", "/api_keys?filter="+url.QueryEscape(`obj.acl[0] == "x"`), nil).ExpectError(t, 400, "ERR_NGROK_250", "filter")
+	a.Do(t, "GET", "/bot_users?filter=x", nil).ExpectError(t, 400, "ERR_NGROK_231", "filter")
 }

@@ -8,6 +8,7 @@ import (
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/events"
 	"tunnelapi/shared/ids"
+	"tunnelapi/shared/listfilter"
 	"tunnelapi/shared/store"
 )
 
@@ -91,27 +92,56 @@ func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (any, error) {
 	return f.Render(r, it), nil
 }
 
+// maxFilterScan bounds how many items one filtered list page examines, so a filter that
+// matches rarely costs a bounded number of queries; the page then ends early with a
+// next_page_uri that resumes after the last item examined.
+const maxFilterScan = 1000
+
 func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
 	p, err := api.ParsePage(r, f.Prefix, f.Filter)
 	if err != nil {
 		return nil, err
 	}
+	var flt *listfilter.Filter
 	if p.Filter != "" {
-		return nil, api.BadRequest(api.CodeBadFilter, "filter", "filter expressions are not supported on this list")
+		if flt, err = listfilter.Compile(p.Filter); err != nil {
+			return nil, api.BadRequest(api.CodeBadFilter, "filter", "invalid filter: %s", err.Error())
+		}
 	}
 	items, more, err := f.Kit.Page(ctx, r, f.Prefix, p)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, len(items))
-	last := ""
-	for _, raw := range items {
-		it := P(new(T))
-		if err := store.Unmarshal(raw, it); err != nil {
+	last, examined := "", 0
+	for {
+		for i, raw := range items {
+			it := P(new(T))
+			if err := store.Unmarshal(raw, it); err != nil {
+				return nil, err
+			}
+			examined++
+			last = it.Base().ID
+			v := f.Render(r, it)
+			if flt != nil {
+				if ok, err := flt.Match(v); err != nil {
+					return nil, err
+				} else if !ok {
+					continue
+				}
+			}
+			out = append(out, v)
+			if len(out) == p.Limit {
+				more = more || i < len(items)-1
+				break
+			}
+		}
+		if flt == nil || len(out) == p.Limit || !more || examined >= maxFilterScan {
+			break
+		}
+		if items, more, err = f.Kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, f.Prefix), last, p.Limit); err != nil {
 			return nil, err
 		}
-		out = append(out, f.Render(r, it))
-		last = it.Base().ID
 	}
 	return api.List{Key: f.ListKey, Items: out, URI: r.URI(f.Path), NextPage: api.NextPageURI(r, f.Path, p, last, more)}, nil
 }

@@ -1,0 +1,108 @@
+package listfilter
+
+import (
+	"testing"
+	"time"
+)
+
+var key = map[string]any{
+	"id": "ak_2", "description": "ci key", "metadata": "", "created_at": "2026-11-20T10:00:00Z",
+	"token": nil, "owner_id": "usr_1", "acl": []any{"bind:a.com", "bind:k=v"}, "active": true,
+	"ip_policy": map[string]any{"id": "ipp_1"},
+}
+
+func TestMatch(t *testing.T) {
+	cases := []struct {
+		name, expr string
+		want       bool
+	}{
+		{"equal", `obj.description == "ci key"`, true},
+		{"not equal", `obj.description != "ci key"`, false},
+		{"single quotes", `obj.owner_id == 'usr_1'`, true},
+		{"and", `obj.id == "ak_2" && obj.owner_id == "usr_1"`, true},
+		{"or", `obj.id == "x" || obj.owner_id == "usr_1"`, true},
+		{"not", `!(obj.id == "x")`, true},
+		{"null", `obj.token == null`, true},
+		{"absent is null", `obj.nope == null`, true},
+		{"bool", `obj.active == true`, true},
+		{"in list field", `"bind:a.com" in obj.acl`, true},
+		{"in literal list", `obj.id in ["ak_1", "ak_2"]`, true},
+		{"not in", `!(obj.id in ["ak_1"])`, true},
+		{"size string", `size(obj.description) == 6`, true},
+		{"size list", `size(obj.acl) > 1`, true},
+		{"method size", `obj.acl.size() == 2`, true},
+		{"empty metadata", `size(obj.metadata) == 0`, true},
+		{"nested", `obj.ip_policy.id == "ipp_1"`, true},
+		{"timestamp after", `obj.created_at > timestamp("2026-11-01T00:00:00Z")`, true},
+		{"timestamp before", `obj.created_at < timestamp("2026-11-01T00:00:00Z")`, false},
+		{"now minus 7d", `obj.created_at > timestamp(time.now).subtract("7d")`, true},
+		{"now minus 1d", `obj.created_at > timestamp(time.now).subtract("24h")`, false},
+		{"add", `timestamp("2026-11-19T10:00:00Z").add("1d") == timestamp("2026-11-20T10:00:00Z")`, true},
+		{"field shift", `obj.created_at.add("1d") > timestamp("2026-11-21T00:00:00Z")`, true},
+		{"type mismatch does not match", `obj.description > 5`, false},
+		{"size of bool does not match", `size(obj.active) == 1`, false},
+		{"string order", `obj.id >= "ak_1"`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Compile(c.expr)
+			if err != nil {
+				t.Fatalf("compile %q: %v", c.expr, err)
+			}
+			f.now = func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }
+			got, err := f.Match(key)
+			if err != nil || got != c.want {
+				t.Fatalf("%q = %v (%v), want %v", c.expr, got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestCompileRefuses(t *testing.T) {
+	cases := []struct{ name, expr string }{
+		{"empty", ``},
+		{"arithmetic", `obj.n + 1 == 2`},
+		{"indexing", `obj.acl[0] == "x"`},
+		{"ternary", `obj.a ? true : false`},
+		{"regex", `obj.id.matches("a.*")`},
+		{"unknown name", `foo == 1`},
+		{"bad timestamp", `obj.created_at > timestamp("yesterday")`},
+		{"bad duration", `timestamp(time.now).add("a week") > obj.created_at`},
+		{"unterminated", `obj.id == "x`},
+		{"dangling", `obj.id ==`},
+		{"trailing", `obj.id == "x" obj`},
+		{"too deep", string(make([]byte, 0)) + repeat("!", 100) + `true`},
+		{"too long", `obj.id == "` + repeat("x", 5000) + `"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Compile(c.expr); err == nil {
+				t.Fatalf("%q compiled", c.expr)
+			}
+		})
+	}
+}
+
+func repeat(s string, n int) string {
+	out := ""
+	for i := 0; i < n; i++ {
+		out += s
+	}
+	return out
+}
+
+func FuzzCompileAndMatch(f *testing.F) {
+	for _, s := range []string{`obj.id == "x"`, `size(obj.acl) > 1 && !(obj.a in [1, "b"])`, `obj.created_at > timestamp(time.now).subtract("7d")`, `((`, `"\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		flt, err := Compile(expr)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("compile error of type %T", err)
+			}
+			return
+		}
+		flt.Match(key)
+	})
+}
