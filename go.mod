@@ -25,6 +25,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
 	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2 // indirect
+	github.com/google/cel-go v0.31.0 // indirect
 	github.com/segmentio/ksuid v1.0.4 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -156,8 +156,17 @@ func (a *Authenticator) verify(r *api.Request, t *TokenItem, acct *AccountItem) 
 		}
 	}
 	r.SetAccountVersion(acct.IPXVersion)
+	r.SetAccountState(acct)
 	r.Verified()
 	return nil
+}
+
+// Account returns the account item r's caller was last verified against (read in the request's
+// own round trip), or nil when the request has not read it. A write derived from it is safe:
+// GuardWrite conditions on the version of the restriction state it carries.
+func Account(r *api.Request) *AccountItem {
+	a, _ := r.AccountState().(*AccountItem)
+	return a
 }
 
 // Labels of the guard conditions in a write transaction.

@@ -14,6 +14,7 @@ import (
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/auth"
+	"tunnelapi/shared/iprestrict"
 	"tunnelapi/shared/resource"
 	"tunnelapi/shared/store"
 )
@@ -34,7 +35,8 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &auth.Authenticator{DB: db}
+	// Every request checks the account's API IP restrictions against the item auth reads anyway.
+	a := &auth.Authenticator{DB: db, Policy: iprestrict.Policy(log)}
 	return &Deps{
 		Kit:    &resource.Kit{DB: db, Auth: a, Log: log},
 		Server: &api.Server{Log: log, Source: api.RemoteAddrSource},
