@@ -4,6 +4,7 @@
 package app
 
 import (
+	"tunnelapi/shared/access"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 )
@@ -20,6 +21,9 @@ var Functions = []Function{
 	{Name: "ApiKeysFunction", Dir: "api_keys", Register: principals.RegisterAPIKeys},
 	{Name: "CredentialsFunction", Dir: "credentials", Register: principals.RegisterCredentials},
 	{Name: "BotUsersFunction", Dir: "bot_users", Register: principals.RegisterBotUsers},
+	{Name: "IPPoliciesFunction", Dir: "ip_policies", Register: access.RegisterIPPolicies},
+	{Name: "IPPolicyRulesFunction", Dir: "ip_policy_rules", Register: access.RegisterIPPolicyRules},
+	{Name: "IPRestrictionsFunction", Dir: "ip_restrictions", Register: access.RegisterIPRestrictions},
 }
 
 // Registers returns the registrations of every function, for the local server.
