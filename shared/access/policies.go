@@ -195,4 +195,6 @@ func ruleMapPath(key string) expression.NameBuilder {
 }
 
 // policyRef is the response form of a reference to an IP policy.
-func policyRef(r *api.Request, id string) api.Ref { return api.Ref{ID: id, URI: r.URI(PoliciesPath + "/" + id)} }
+func policyRef(r *api.Request, id string) api.Ref {
+	return api.Ref{ID: id, URI: r.URI(PoliciesPath + "/" + id)}
+}

@@ -258,4 +258,6 @@ func RegisterIPPolicies(k *resource.Kit, mux api.Mux, s *api.Server) { Policies(
 func RegisterIPPolicyRules(k *resource.Kit, mux api.Mux, s *api.Server) { Rules(k).Register(mux, s) }
 
 // RegisterIPRestrictions adds the /ip_restrictions routes.
-func RegisterIPRestrictions(k *resource.Kit, mux api.Mux, s *api.Server) { Restrictions(k).Register(mux, s) }
+func RegisterIPRestrictions(k *resource.Kit, mux api.Mux, s *api.Server) {
+	Restrictions(k).Register(mux, s)
+}

@@ -241,3 +241,30 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestStateChanges(t *testing.T) {
+	s := (&State{}).Clone()
+	s.PutRestriction(Restriction{ID: "ipx_a", Enforced: true, PolicyIDs: []string{"ipp_1"}}, map[string][]Rule{"ipp_1": {rule("10.0.0.0/8", false)}})
+	// Replacing the restriction with one more policy keeps the rules it already had.
+	s.PutRestriction(Restriction{ID: "ipx_a", Enforced: true, PolicyIDs: []string{"ipp_1", "ipp_2"}}, map[string][]Rule{"ipp_2": {rule("127.0.0.0/8", false)}})
+	c := s.Compile()
+	for _, a := range []string{"10.1.1.1", "127.0.0.1"} {
+		if v := c.Check(netip.MustParseAddr(a)); v.Refused != "" {
+			t.Fatalf("%s refused after adding a policy: %+v", a, s)
+		}
+	}
+	s.SetRule("ipp_2", netip.Prefix{}, rule("127.0.0.1/32", true))
+	s.SetRule("ipp_9", netip.Prefix{}, rule("1.0.0.0/8", false)) // unused policy: ignored
+	if v := s.Compile().Check(netip.MustParseAddr("127.0.0.1")); v.Refused != "ipx_a" {
+		t.Fatalf("deny rule not applied: %+v", v)
+	}
+	s.RemoveRule("ipp_2", netip.MustParsePrefix("127.0.0.1/32"))
+	s.SetRule("ipp_1", netip.MustParsePrefix("10.0.0.0/8"), rule("11.0.0.0/8", false))
+	if v := s.Compile().Check(netip.MustParseAddr("10.0.0.1")); v.Refused == "" || len(s.Policies) != 2 || s.Uses("ipp_9") {
+		t.Fatalf("moved rule still matches: %+v", s)
+	}
+	s.RemoveRestriction("ipx_a")
+	if !s.Empty() || len(s.Policies) != 0 || s.Encode() != nil {
+		t.Fatalf("not empty after removing the only restriction: %+v", s)
+	}
+}

@@ -67,7 +67,7 @@ func StateOf(acct *auth.AccountItem) (*State, error) {
 // Policy is the auth.Policy that enforces `api` restrictions: a request from an address an
 // enforced restriction refuses gets 403 ERR_NGROK_220; one an unenforced restriction would
 // refuse is served with a warning logged and a WarningHeader on the response.
-func Policy(log *slog.Logger) auth.Policy {
+func Policy(logger func() *slog.Logger) auth.Policy {
 	return func(r *api.Request, acct *auth.AccountItem) error {
 		c, err := CompiledFor(acct)
 		if err != nil || c == nil {
@@ -81,8 +81,9 @@ func Policy(log *slog.Logger) auth.Policy {
 		if v.Warned != "" {
 			msg := fmt.Sprintf("request from %s would have been refused by IP restriction %s, which is not enforced", r.Source, v.Warned)
 			r.Header().Set(WarningHeader, msg)
-			if log == nil {
-				log = slog.Default()
+			log := slog.Default()
+			if logger != nil && logger() != nil {
+				log = logger()
 			}
 			log.Warn("ip restriction not enforced", "op", r.OpID, "account", acct.ID, "source", r.Source.String(), "restriction", v.Warned)
 		}

@@ -60,7 +60,8 @@ func (s *State) Clone() *State {
 // PutRestriction adds or replaces restriction r; rules gives the rules of any policy of r that
 // the state does not hold yet.
 func (s *State) PutRestriction(r Restriction, rules map[string][]Rule) {
-	s.RemoveRestriction(r.ID)
+	// Not RemoveRestriction: its collection would drop rules of policies r keeps using.
+	s.Restrictions = slices.DeleteFunc(s.Restrictions, func(x Restriction) bool { return x.ID == r.ID })
 	s.Restrictions = append(s.Restrictions, r)
 	for _, p := range r.PolicyIDs {
 		if _, ok := s.Policies[p]; !ok {

@@ -60,7 +60,7 @@ func lastOf(p netip.Prefix) u128 {
 	case host == 0:
 		return start
 	case host >= 64:
-		return u128{start.hi | (1<<(host-64)-1) | boolMask(host == 128), ^uint64(0)}
+		return u128{start.hi | (1<<(host-64) - 1) | boolMask(host == 128), ^uint64(0)}
 	default:
 		return u128{start.hi, start.lo | (1<<host - 1)}
 	}

@@ -35,12 +35,11 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	if err != nil {
 		return nil, err
 	}
+	a := &auth.Authenticator{DB: db}
+	kit := &resource.Kit{DB: db, Auth: a, Log: log}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
-	a := &auth.Authenticator{DB: db, Policy: iprestrict.Policy(log)}
-	return &Deps{
-		Kit:    &resource.Kit{DB: db, Auth: a, Log: log},
-		Server: &api.Server{Log: log, Source: api.RemoteAddrSource},
-	}, nil
+	a.Policy = iprestrict.Policy(func() *slog.Logger { return kit.Log })
+	return &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}, nil
 }
 
 // Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for

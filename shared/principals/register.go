@@ -9,7 +9,9 @@ import (
 func RegisterAPIKeys(k *resource.Kit, mux api.Mux, s *api.Server) { APIKeys(k).Register(mux, s) }
 
 // RegisterCredentials adds the /credentials routes.
-func RegisterCredentials(k *resource.Kit, mux api.Mux, s *api.Server) { Credentials(k).Register(mux, s) }
+func RegisterCredentials(k *resource.Kit, mux api.Mux, s *api.Server) {
+	Credentials(k).Register(mux, s)
+}
 
 // RegisterBotUsers adds the /bot_users routes.
 func RegisterBotUsers(k *resource.Kit, mux api.Mux, s *api.Server) { BotUsers(k).Register(mux, s) }

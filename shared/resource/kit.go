@@ -174,7 +174,7 @@ func retrying(op func() error) error {
 			time.Sleep(time.Duration(rand.Int64N(int64(i)*int64(4*time.Millisecond))) + time.Millisecond)
 		}
 		err = op()
-		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) {
+		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrGuardChanged) {
 			return err
 		}
 	}
