@@ -5,6 +5,8 @@ package app
 
 import (
 	"tunnelapi/shared/access"
+	"tunnelapi/shared/backends"
+	"tunnelapi/shared/endpoints"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 )
@@ -24,6 +26,8 @@ var Functions = []Function{
 	{Name: "IPPoliciesFunction", Dir: "ip_policies", Register: access.RegisterIPPolicies},
 	{Name: "IPPolicyRulesFunction", Dir: "ip_policy_rules", Register: access.RegisterIPPolicyRules},
 	{Name: "IPRestrictionsFunction", Dir: "ip_restrictions", Register: access.RegisterIPRestrictions},
+	{Name: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends", Register: backends.RegisterTunnelGroupBackends},
+	{Name: "EndpointsFunction", Dir: "endpoints", Register: endpoints.RegisterEndpoints},
 }
 
 // Registers returns the registrations of every function, for the local server.

@@ -14,7 +14,7 @@ import (
 // deeper down (req.url.path, conn.client_ip.geo.location.city) are not checked, and action
 // results (actions.ngrok.*) and set-vars variables (vars.*) are open-ended.
 var namespaces = map[string][]string{
-	"conn": {"bytes_in", "bytes_out", "client_ip", "client_port", "server_ip", "server_port", "server_region", "ts", "tls", "geo", "k8s"},
+	"conn":     {"bytes_in", "bytes_out", "client_ip", "client_port", "server_ip", "server_port", "server_region", "ts", "tls", "geo", "k8s"},
 	"endpoint": {"addr", "host", "id", "port", "protocol", "url"},
 	"time":     {"now"},
 	"req": {"content_encoding", "content_length", "content_type", "cookies", "headers", "host", "location", "method",
@@ -60,7 +60,9 @@ func env(phase string) (*cel.Env, error) {
 	return envs[phase], envErr
 }
 
-func fn(name string, overloads ...cel.FunctionOpt) cel.EnvOption { return cel.Function(name, overloads...) }
+func fn(name string, overloads ...cel.FunctionOpt) cel.EnvOption {
+	return cel.Function(name, overloads...)
+}
 
 func global(id string, args []*cel.Type, result *cel.Type) cel.FunctionOpt {
 	return cel.Overload(id, args, result)

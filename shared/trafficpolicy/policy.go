@@ -558,4 +558,3 @@ func jsonError(doc string, err error) string {
 	}
 	return err.Error()
 }
-
