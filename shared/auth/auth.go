@@ -38,7 +38,8 @@ type AccountItem struct {
 	store.Key
 	ID      string   `dynamodbav:"id"`
 	Revoked []string `dynamodbav:"revoked,stringset,omitempty"`
-	// IPXVersion changes whenever the account's enforced API restrictions change; 0 means none.
+	// IPXVersion changes (to a fresh random value) whenever the account's API restrictions or
+	// the rules they use change; 0 means none. IPX is their compiled state (package iprestrict).
 	IPXVersion int64  `dynamodbav:"ipx_v,omitempty"`
 	IPX        []byte `dynamodbav:"ipx,omitempty"`
 	Created    int64  `dynamodbav:"created"`

@@ -96,7 +96,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 // Endpoints returns the /endpoints family.
 func Endpoints(k *resource.Kit) *resource.Family[Item, *Item] {
 	f := &resource.Family[Item, *Item]{
-		Kit: k, Prefix: ids.Endpoint, Path: "/endpoints", ListKey: "endpoints", EventKind: "endpoint",
+		Kit: k, Prefix: ids.Endpoint, Path: "/endpoints", ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	}
 	f.Render = func(r *api.Request, it *Item) any {
 		u, _ := ParseURL(it.URL)
