@@ -31,6 +31,7 @@ type Request struct {
 	headers    http.Header
 	acctV      int64
 	acctVKnown bool
+	acctState  any
 }
 
 type requestKey struct{}
@@ -60,6 +61,13 @@ func (r *Request) SetAccountVersion(v int64) { r.acctV, r.acctVKnown = v, true }
 
 // AccountVersion returns what SetAccountVersion recorded.
 func (r *Request) AccountVersion() (int64, bool) { return r.acctV, r.acctVKnown }
+
+// SetAccountState keeps the account state the caller was last verified against (the auth
+// package's account item), so handlers can derive writes from the state their guard holds.
+func (r *Request) SetAccountState(v any) { r.acctState = v }
+
+// AccountState returns what SetAccountState recorded, or nil.
+func (r *Request) AccountState() any { return r.acctState }
 
 // Header returns response headers a handler may add to (for example an IP-restriction warning).
 func (r *Request) Header() http.Header { return r.headers }

@@ -4,6 +4,9 @@
 package app
 
 import (
+	"tunnelapi/shared/access"
+	"tunnelapi/shared/backends"
+	"tunnelapi/shared/endpoints"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 )
@@ -20,6 +23,11 @@ var Functions = []Function{
 	{Name: "ApiKeysFunction", Dir: "api_keys", Register: principals.RegisterAPIKeys},
 	{Name: "CredentialsFunction", Dir: "credentials", Register: principals.RegisterCredentials},
 	{Name: "BotUsersFunction", Dir: "bot_users", Register: principals.RegisterBotUsers},
+	{Name: "IPPoliciesFunction", Dir: "ip_policies", Register: access.RegisterIPPolicies},
+	{Name: "IPPolicyRulesFunction", Dir: "ip_policy_rules", Register: access.RegisterIPPolicyRules},
+	{Name: "IPRestrictionsFunction", Dir: "ip_restrictions", Register: access.RegisterIPRestrictions},
+	{Name: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends", Register: backends.RegisterTunnelGroupBackends},
+	{Name: "EndpointsFunction", Dir: "endpoints", Register: endpoints.RegisterEndpoints},
 }
 
 // Registers returns the registrations of every function, for the local server.

@@ -155,6 +155,16 @@ func mainRegistration(t *testing.T, path string) string {
 	return out
 }
 
+// prerequisites are resources a function's samples refer to; they are created over HTTP before
+// the samples run, and each one's id replaces its placeholder in the samples.
+var prerequisites = map[string][]struct {
+	placeholder, path string
+	body              any
+}{
+	"ip_policy_rules": {{"{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for rule samples"}}},
+	"ip_restrictions": {{"{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for restriction samples"}}},
+}
+
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
 // handler: create, list, get, update, delete, each with its documented status.
 func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
@@ -169,6 +179,9 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			sort.Strings(files)
 			handler := s.Deps.Handler(f.Register)
 			vars := map[string]string{"{{token}}": a.Token}
+			for _, p := range prerequisites[f.Dir] {
+				vars[p.placeholder] = a.Do(t, "POST", p.path, p.body).Expect(t, http.StatusCreated)["id"].(string)
+			}
 			covered := map[string]bool{}
 			for _, file := range files {
 				raw, err := os.ReadFile(file)

@@ -38,7 +38,8 @@ type AccountItem struct {
 	store.Key
 	ID      string   `dynamodbav:"id"`
 	Revoked []string `dynamodbav:"revoked,stringset,omitempty"`
-	// IPXVersion changes whenever the account's enforced API restrictions change; 0 means none.
+	// IPXVersion changes (to a fresh random value) whenever the account's API restrictions or
+	// the rules they use change; 0 means none. IPX is their compiled state (package iprestrict).
 	IPXVersion int64  `dynamodbav:"ipx_v,omitempty"`
 	IPX        []byte `dynamodbav:"ipx,omitempty"`
 	Created    int64  `dynamodbav:"created"`
@@ -156,8 +157,17 @@ func (a *Authenticator) verify(r *api.Request, t *TokenItem, acct *AccountItem) 
 		}
 	}
 	r.SetAccountVersion(acct.IPXVersion)
+	r.SetAccountState(acct)
 	r.Verified()
 	return nil
+}
+
+// Account returns the account item r's caller was last verified against (read in the request's
+// own round trip), or nil when the request has not read it. A write derived from it is safe:
+// GuardWrite conditions on the version of the restriction state it carries.
+func Account(r *api.Request) *AccountItem {
+	a, _ := r.AccountState().(*AccountItem)
+	return a
 }
 
 // Labels of the guard conditions in a write transaction.

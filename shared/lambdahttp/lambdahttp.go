@@ -15,6 +15,7 @@ import (
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/auth"
 	"tunnelapi/shared/awsconfig"
+	"tunnelapi/shared/iprestrict"
 	"tunnelapi/shared/resource"
 	"tunnelapi/shared/seal"
 	"tunnelapi/shared/store"
@@ -41,11 +42,10 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 		return nil, err
 	}
 	a := &auth.Authenticator{DB: db}
-	sealer := seal.FromEnv(cfg)
-	return &Deps{
-		Kit:    &resource.Kit{DB: db, Auth: a, Seal: sealer, Log: log},
-		Server: &api.Server{Log: log, Source: api.RemoteAddrSource},
-	}, nil
+	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log}
+	// Every request checks the account's API IP restrictions against the item auth reads anyway.
+	a.Policy = iprestrict.Policy(func() *slog.Logger { return kit.Log })
+	return &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}, nil
 }
 
 // Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for

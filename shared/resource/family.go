@@ -60,20 +60,24 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) 
 	now := time.Now().UTC()
 	var resp any
 	var it P
-	err = f.Kit.Commit(ctx, r, func(m *Mutation) error {
-		it = new(T)
-		meta := it.Base()
-		meta.ID = ids.NewAt(f.Prefix, now)
-		meta.AccountID = c.AccountID
-		meta.Key = store.ResourceKey(c.AccountID, meta.ID)
-		meta.CreatedAt = now.Unix()
-		meta.Version = 1
-		var err error
-		if resp, err = f.Create(ctx, r, it, m); err != nil {
-			return err
-		}
-		m.Put(labelItem, it, store.Absent())
-		return m.Event(events.Type(f.EventKind, "created"), f.Render(r, it))
+	// A create is retried only when it lost a race it can simply be rebuilt for (a concurrent
+	// transaction on a shared item, or a RetryOn label); a fresh id is drawn each time.
+	err = retrying(func() error {
+		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			it = new(T)
+			meta := it.Base()
+			meta.ID = ids.NewAt(f.Prefix, now)
+			meta.AccountID = c.AccountID
+			meta.Key = store.ResourceKey(c.AccountID, meta.ID)
+			meta.CreatedAt = now.Unix()
+			meta.Version = 1
+			var err error
+			if resp, err = f.Create(ctx, r, it, m); err != nil {
+				return err
+			}
+			m.Put(labelItem, it, store.Absent())
+			return m.Event(events.Type(f.EventKind, "created"), f.Render(r, it))
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 
 	"errors"
 	"log/slog"
+	"math/rand/v2"
+	"time"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/auth"
@@ -102,7 +104,21 @@ type Mutation struct {
 	r          *api.Request
 	events     []*events.Envelope
 	acctUpdate *expression.UpdateBuilder
+	retry      map[string]bool
 }
+
+// RetryOn marks the write labelled label as one whose failed condition means the state the
+// mutation was derived from changed under it: the whole operation is read and built again
+// (bounded, like version conflicts) instead of failing.
+func (m *Mutation) RetryOn(label string) {
+	if m.retry == nil {
+		m.retry = map[string]bool{}
+	}
+	m.retry[label] = true
+}
+
+// errRetry reports a commit that failed on a RetryOn label.
+var errRetry = errors.New("resource: state changed during the mutation")
 
 // UpdateAccount applies upd to the caller's account item in this transaction (it is merged
 // with the auth guard on that item). Successive calls replace the update.
@@ -133,6 +149,14 @@ func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation
 		return m.acctUpdate, nil
 	})
 	if err != nil {
+		var c *store.CanceledError
+		if m != nil && errors.As(err, &c) {
+			for _, l := range c.Failed {
+				if m.retry[l] {
+					return errRetry
+				}
+			}
+		}
 		return err
 	}
 	if k.Published != nil && len(m.events) > 0 {
@@ -148,8 +172,12 @@ const maxAttempts = 8
 func retrying(op func() error) error {
 	var err error
 	for i := 0; i < maxAttempts; i++ {
+		if i > 0 {
+			// Jittered, growing pauses keep contending writers from retrying in lockstep.
+			time.Sleep(time.Duration(rand.Int64N(int64(i)*int64(4*time.Millisecond))) + time.Millisecond)
+		}
 		err = op()
-		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) {
+		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrGuardChanged) {
 			return err
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
@@ -36,6 +37,7 @@ type Stack struct {
 	Server *httptest.Server
 	Calls  *Counter
 	ledger ledger
+	regs   []lambdahttp.Register
 }
 
 // Counter counts DynamoDB operations by name.
@@ -130,6 +132,7 @@ func Start(t testing.TB, regs ...lambdahttp.Register) *Stack {
 		srv.Close()
 		d.Kit.DB.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	})
+	st.regs = regs
 	return st
 }
 
@@ -230,6 +233,45 @@ func (s *Stack) Do(t testing.TB, method, path, token string, body any) *Response
 		t.Fatal(err)
 	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// DoFrom sends a request as API Gateway would deliver it from source (its request context's
+// sourceIp) through the Lambda handler of every registered family, for tests about the caller's
+// address. Nothing goes over the network: source is only a field of the event.
+func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body any) *Response {
+	t.Helper()
+	var raw string
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = b
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = string(j)
+	}
+	p, q, _ := strings.Cut(path, "?")
+	host := strings.TrimPrefix(s.Server.URL, "http://")
+	headers := map[string]string{"authorization": "Bearer " + token, "ngrok-version": "2", "host": host}
+	if body != nil {
+		headers["content-type"] = "application/json"
+	}
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: p, RawQueryString: q, Headers: headers, Body: raw,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: host,
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: p, Protocol: "HTTP/1.1", SourceIP: source}},
+	}
+	res, err := s.Deps.Handler(s.regs...)(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	for k, v := range res.Headers {
+		h.Set(k, v)
+	}
+	return &Response{Status: res.StatusCode, Header: h, Body: []byte(res.Body)}
 }
 
 // Do is Stack.Do with the account's admin token.

@@ -1,0 +1,58 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/events"
+	"tunnelapi/shared/store"
+	"tunnelapi/shared/testkit"
+)
+
+// Every mutation of the access, backend and endpoint families records its audit event, with the
+// resource as GET returns it, in the mutation's own transaction.
+func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	type step struct {
+		path, kind  string
+		body, patch any
+	}
+	pol := a.Do(t, "POST", "/ip_policies", map[string]any{}).Expect(t, http.StatusCreated)["id"].(string)
+	steps := []step{
+		{"/ip_policies", "ip_policy", map[string]any{"description": "x"}, map[string]any{"description": "y"}},
+		{"/ip_policy_rules", "ip_policy_rule", map[string]any{"ip_policy_id": pol, "cidr": "192.0.2.0/24", "action": "deny"}, map[string]any{"cidr": "192.0.2.0/25"}},
+		{"/ip_restrictions", "ip_restriction", map[string]any{"type": "agent", "ip_policy_ids": []string{pol}}, map[string]any{"enforced": true}},
+		{"/backends/tunnel_group", "tunnel_group_backend", map[string]any{"labels": map[string]string{"a": "b"}}, map[string]any{"description": "d"}},
+		{"/endpoints", "endpoint", map[string]any{"url": "https://audit.example.com", "traffic_policy": "on_http_request: []"}, map[string]any{"metadata": "m"}},
+	}
+	want := map[string]int{}
+	for _, st := range steps {
+		id := a.Do(t, "POST", st.path, st.body).Expect(t, http.StatusCreated)["id"].(string)
+		a.Do(t, "PATCH", st.path+"/"+id, st.patch).Expect(t, http.StatusOK)
+		a.Do(t, "DELETE", st.path+"/"+id, nil).Expect(t, http.StatusNoContent)
+		for _, verb := range []string{"created", "updated", "deleted"} {
+			want[events.Type(st.kind, verb)]++
+		}
+	}
+	want[events.Type("ip_policy", "created")]++ // the policy the rule and restriction used
+	items, err := s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, raw := range items {
+		var ev events.LogItem
+		if err := store.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		got[ev.EventType]++
+	}
+	for typ, n := range want {
+		if got[typ] != n {
+			t.Errorf("%s recorded %d times, want %d (all: %v)", typ, got[typ], n, got)
+		}
+	}
+}
