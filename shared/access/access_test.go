@@ -16,6 +16,8 @@ import (
 	"tunnelapi/shared/testkit"
 )
 
+func TestMain(m *testing.M) { testkit.Main(m) }
+
 func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
 
 func newPolicy(t testing.TB, a *testkit.Account) string {

@@ -9,6 +9,8 @@ import (
 	"tunnelapi/shared/testkit"
 )
 
+func TestMain(m *testing.M) { testkit.Main(m) }
+
 func TestTunnelGroupBackendsConformance(t *testing.T) {
 	s := testkit.Shared(t, app.Registers()...)
 	s.Conformance(t, testkit.FamilySpec{

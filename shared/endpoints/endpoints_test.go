@@ -14,6 +14,8 @@ import (
 
 const policy = "on_http_request:\n  - actions:\n      - type: deny\n        config:\n          status_code: 404\n"
 
+func TestMain(m *testing.M) { testkit.Main(m) }
+
 func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
 
 func TestEndpointsConformance(t *testing.T) {

@@ -30,19 +30,24 @@ func (l *ledger) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: 200}
 		next.ServeHTTP(rec, r)
-		if r.Method == http.MethodGet || rec.status >= 300 {
-			return
-		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.mutations++
-		var body map[string]any
-		if json.Unmarshal(rec.body, &body) == nil {
-			if tok, ok := body["token"].(string); ok && tok != "" {
-				l.secrets = append(l.secrets, tok)
-			}
-		}
+		l.record(r.Method, rec.status, rec.body)
 	})
+}
+
+// record notes a response: a 2xx to anything but GET is a committed mutation.
+func (l *ledger) record(method string, status int, body []byte) {
+	if method == http.MethodGet || status >= 300 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mutations++
+	var m map[string]any
+	if json.Unmarshal(body, &m) == nil {
+		if tok, ok := m["token"].(string); ok && tok != "" {
+			l.secrets = append(l.secrets, tok)
+		}
+	}
 }
 
 type recorder struct {

@@ -267,6 +267,7 @@ func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body an
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.ledger.record(method, res.StatusCode, []byte(res.Body))
 	h := http.Header{}
 	for k, v := range res.Headers {
 		h.Set(k, v)
