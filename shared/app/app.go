@@ -4,6 +4,7 @@
 package app
 
 import (
+	"tunnelapi/shared/eventsub"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 )
@@ -20,6 +21,8 @@ var Functions = []Function{
 	{Name: "ApiKeysFunction", Dir: "api_keys", Register: principals.RegisterAPIKeys},
 	{Name: "CredentialsFunction", Dir: "credentials", Register: principals.RegisterCredentials},
 	{Name: "BotUsersFunction", Dir: "bot_users", Register: principals.RegisterBotUsers},
+	{Name: "EventDestinationsFunction", Dir: "event_destinations", Register: eventsub.RegisterEventDestinations},
+	{Name: "EventSubscriptionsFunction", Dir: "event_subscriptions", Register: eventsub.RegisterEventSubscriptions},
 }
 
 // Registers returns the registrations of every function, for the local server.

@@ -118,6 +118,20 @@ func (m *Mutation) Event(eventType string, object any) error {
 	return nil
 }
 
+// Reference adds delta to the reference count of the resource id in the caller's account
+// (a kind whose Family sets InUse) and bumps its version, so a concurrent delete of it, which
+// conditions on the version it read, fails and re-reads. The referenced item must exist;
+// when it does not, the commit returns missing (or a *store.CanceledError when missing is nil).
+func (m *Mutation) Reference(id string, delta int64, missing error) {
+	label := "ref:" + id
+	upd := expression.Add(expression.Name(store.AttrRefs), expression.Value(delta)).
+		Add(expression.Name(store.AttrVersion), expression.Value(1))
+	m.Update(label, store.ResourceKey(m.r.Caller().AccountID, id), upd, store.Exists())
+	if missing != nil {
+		m.Refuse(label, missing)
+	}
+}
+
 // Commit builds a mutation with build and commits it, guarded by the caller's credentials,
 // then hands its events to the publisher.
 func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {
