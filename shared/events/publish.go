@@ -52,6 +52,9 @@ type Publisher struct {
 	wg sync.WaitGroup
 }
 
+// Logger is the publisher's logger (the default one when Log is unset).
+func (p *Publisher) Logger() *slog.Logger { return p.log() }
+
 func (p *Publisher) log() *slog.Logger {
 	if p.Log != nil {
 		return p.Log
@@ -197,4 +200,25 @@ func (f sendFailures) Error() string {
 		return "sqs refused " + id + ": " + why
 	}
 	return "sqs refused a message"
+}
+
+// SweepEvery sweeps the outbox every interval until ctx ends (the local server's stand-in for
+// the scheduled function).
+func (p *Publisher) SweepEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := p.Sweep(ctx)
+			if err != nil && ctx.Err() == nil {
+				p.log().Warn("sweep failed", "err", err.Error())
+			}
+			if n > 0 {
+				p.log().Info("outbox swept", "republished", n)
+			}
+		}
+	}
 }
