@@ -4,9 +4,11 @@
 package app
 
 import (
+	"tunnelapi/shared/delivery"
 	"tunnelapi/shared/eventsub"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
+	"tunnelapi/shared/scheduler"
 )
 
 // Function is one HTTP Lambda.
@@ -23,6 +25,22 @@ var Functions = []Function{
 	{Name: "BotUsersFunction", Dir: "bot_users", Register: principals.RegisterBotUsers},
 	{Name: "EventDestinationsFunction", Dir: "event_destinations", Register: eventsub.RegisterEventDestinations},
 	{Name: "EventSubscriptionsFunction", Dir: "event_subscriptions", Register: eventsub.RegisterEventSubscriptions},
+}
+
+// Worker is one non-HTTP Lambda, run by a queue or a schedule rather than by routes.
+type Worker struct {
+	Name string // logical id in template.yaml
+	Dir  string // folder under functions/
+	// Trigger is the type of its event in template.yaml: "SQS" or "Schedule".
+	Trigger string
+	// Main is the function functions/<Dir>/main.go calls.
+	Main func()
+}
+
+// Workers is every non-HTTP function of the service.
+var Workers = []Worker{
+	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
+	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main},
 }
 
 // Registers returns the registrations of every function, for the local server.

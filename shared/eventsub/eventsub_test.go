@@ -151,7 +151,9 @@ func TestDestinationValidation(t *testing.T) {
 	}
 	creds := map[string]any{"creds": map[string]any{"aws_access_key_id": akid, "aws_secret_access_key": secretKey}}
 	role := map[string]any{"role": map[string]any{"role_arn": roleARN}}
-	dd := func(fields map[string]any) map[string]any { return map[string]any{"target": map[string]any{"datadog": fields}} }
+	dd := func(fields map[string]any) map[string]any {
+		return map[string]any{"target": map[string]any{"datadog": fields}}
+	}
 	az := func(drop string, set map[string]any) map[string]any {
 		t := azureTarget()
 		delete(t, drop)
