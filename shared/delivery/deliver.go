@@ -2,12 +2,10 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
@@ -18,7 +16,51 @@ import (
 	"tunnelapi/shared/store"
 )
 
-// pendingDelivery is a delivery message with its parsed body and the record it carries.
+// Message is one delivery: an event on its way to one destination. On the queue its Event is
+// the body, verbatim, and everything else is a message attribute.
+type Message struct {
+	EventID, EventType, AccountID, DestinationID string
+	// DestinationVersion is the destination's version when the event was fanned out; the
+	// worker uses a cached destination only if it is at least this new.
+	DestinationVersion int64
+	// Attempt counts deliveries, this one included (1 for the first).
+	Attempt   int
+	LastError string
+	Event     []byte
+}
+
+// Queued is the message as sent to the queue, with id unique in its batch and a delay.
+func (m Message) Queued(id string, delay int32) queue.Message {
+	attrs := map[string]string{events.AttrKind: events.KindDelivery, AttrDestination: m.DestinationID,
+		AttrDestinationVersion: strconv.FormatInt(m.DestinationVersion, 10), AttrAccount: m.AccountID,
+		AttrEventID: m.EventID, AttrEventType: m.EventType, AttrAttempts: strconv.Itoa(m.Attempt)}
+	if m.LastError != "" {
+		attrs[AttrLastError] = m.LastError
+	}
+	return queue.Message{ID: id, Body: string(m.Event), Delay: delay, Attrs: attrs}
+}
+
+// ParseMessage reads a delivery message as the queue delivers it.
+func ParseMessage(m lambdaevents.SQSMessage) (Message, error) {
+	attr := func(k string) string {
+		if a, ok := m.MessageAttributes[k]; ok && a.StringValue != nil {
+			return *a.StringValue
+		}
+		return ""
+	}
+	out := Message{EventID: attr(AttrEventID), EventType: attr(AttrEventType), AccountID: attr(AttrAccount),
+		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body)}
+	v, verr := strconv.ParseInt(attr(AttrDestinationVersion), 10, 64)
+	n, nerr := strconv.Atoi(attr(AttrAttempts))
+	if verr != nil || nerr != nil || n < 1 || !ids.Is(out.DestinationID, ids.EventDestination) ||
+		!ids.Is(out.AccountID, ids.Account) || !ids.Is(out.EventID, ids.Event) || out.EventType == "" || len(out.Event) == 0 {
+		return out, errors.New("the delivery lacks its routing attributes")
+	}
+	out.DestinationVersion, out.Attempt = v, n
+	return out, nil
+}
+
+// pendingDelivery is a delivery message with its parsed routing and the record it carries.
 type pendingDelivery struct {
 	m   lambdaevents.SQSMessage
 	msg Message
@@ -26,26 +68,13 @@ type pendingDelivery struct {
 }
 
 func parseDelivery(m lambdaevents.SQSMessage) (pendingDelivery, error) {
-	p := pendingDelivery{m: m}
-	if err := json.Unmarshal([]byte(m.Body), &p.msg); err != nil {
-		return p, fmt.Errorf("unreadable delivery: %w", err)
-	}
-	if !ids.Is(p.msg.DestinationID, ids.EventDestination) || !ids.Is(p.msg.AccountID, ids.Account) {
-		return p, errors.New("the delivery lacks destination_id or account_id")
-	}
-	h, err := parseEnvelope(string(p.msg.Event))
+	msg, err := ParseMessage(m)
 	if err != nil {
-		return p, err
+		return pendingDelivery{m: m}, err
 	}
-	if h.AccountID != p.msg.AccountID {
-		return p, errors.New("the delivery's event belongs to another account")
-	}
-	t, err := time.Parse(time.RFC3339, h.EventTimestamp)
-	if err != nil {
-		t, _ = ids.Time(h.EventID)
-	}
-	p.rec = Record{EventID: h.EventID, EventType: h.EventType, Time: t, Data: p.msg.Event}
-	return p, nil
+	// Event ids carry their creation second, which is the envelope's event_timestamp.
+	t, _ := ids.Time(msg.EventID)
+	return pendingDelivery{m: m, msg: msg, rec: Record{EventID: msg.EventID, EventType: msg.EventType, Time: t, Data: msg.Event}}, nil
 }
 
 // deliver sends delivery messages to their destinations, one batch per destination, all
@@ -63,7 +92,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 	for _, m := range msgs {
 		p, err := parseDelivery(m)
 		if err != nil {
-			if !w.toDLQ(ctx, m, "delivery", err, nil) {
+			if !w.toDLQ(ctx, "delivery", queue.Message{ID: "dlq", Body: m.Body, Attrs: plainAttrs(m)}, m.MessageId, err) {
 				failed = append(failed, m.MessageId)
 			}
 			continue
@@ -104,7 +133,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 			continue
 		}
 		wg.Add(1)
-		go func() {
+		work := func() {
 			defer wg.Done()
 			errs := w.send(ctx, d, g.ps)
 			for i, p := range g.ps {
@@ -117,7 +146,12 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 					mu.Unlock()
 				}
 			}
-		}()
+		}
+		if len(order) == 1 {
+			work() // the common case needs no goroutine
+		} else {
+			go work()
+		}
 	}
 	wg.Wait()
 	return failed
@@ -142,21 +176,11 @@ func (w *Worker) retry(ctx context.Context, p pendingDelivery, cause error) bool
 	next := p.msg
 	next.LastError = truncate(cause.Error(), 1024)
 	if p.msg.Attempt >= w.maxAttempts() {
-		body, _ := json.Marshal(next)
-		m := p.m
-		m.Body = string(body)
-		return w.toDLQ(ctx, m, "delivery", cause, map[string]string{AttrDestination: p.msg.DestinationID,
-			AttrEventID: p.msg.EventID, AttrAttempts: strconv.Itoa(p.msg.Attempt)})
+		return w.toDLQ(ctx, "delivery", next.Queued("dlq", 0), p.m.MessageId, cause)
 	}
 	next.Attempt = p.msg.Attempt + 1
-	body, err := json.Marshal(next)
-	if err != nil {
-		return false
-	}
 	delay := w.backoff(p.msg.Attempt)
-	failed, err := queue.SendAll(ctx, w.SQS, w.QueueURL, []queue.Message{{ID: "retry", Body: string(body), Delay: delay,
-		Attrs: map[string]string{events.AttrKind: events.KindDelivery, AttrDestination: p.msg.DestinationID,
-			AttrEventID: p.msg.EventID, AttrAttempts: strconv.Itoa(p.msg.Attempt)}}})
+	failed, err := queue.SendAll(ctx, w.SQS, w.QueueURL, []queue.Message{next.Queued("retry", delay)})
 	if err != nil || len(failed) > 0 {
 		return false
 	}

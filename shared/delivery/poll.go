@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/logging"
 
 	"tunnelapi/shared/queue"
 	"tunnelapi/shared/seal"
@@ -29,6 +30,9 @@ func (w *Worker) Poll(ctx context.Context, batch int) {
 			QueueUrl: aws.String(w.QueueURL), MaxNumberOfMessages: int32(min(max(batch, 1), 10)), WaitTimeSeconds: 1,
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount},
+		}, func(o *sqs.Options) {
+			// Stopping cancels a long poll in flight; the SDK would log that as a warning.
+			o.Logger = logging.Nop{}
 		})
 		if err != nil {
 			if ctx.Err() == nil {

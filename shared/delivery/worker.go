@@ -40,13 +40,17 @@ const (
 	MaxBackoff = 15 * time.Minute
 )
 
-// Attributes of the messages the worker writes.
+// Attributes of the messages the worker writes. A delivery's routing travels in attributes
+// and its body is the envelope verbatim, so delivering needs no parsing of the body.
 const (
-	AttrDestination = "destination_id"
-	AttrEventID     = "event_id"
-	AttrLastError   = "last_error"
-	AttrAttempts    = "attempts"
-	AttrStage       = "stage"
+	AttrDestination        = "destination_id"
+	AttrDestinationVersion = "destination_version"
+	AttrAccount            = "account_id"
+	AttrEventID            = "event_id"
+	AttrEventType          = "event_type"
+	AttrAttempts           = "attempts"
+	AttrLastError          = "last_error"
+	AttrStage              = "stage"
 )
 
 // Worker processes batches of the events queue.
@@ -99,19 +103,6 @@ func (w *Worker) log() *slog.Logger {
 	return slog.Default()
 }
 
-// Message is one delivery: an event on its way to one destination.
-type Message struct {
-	EventID       string `json:"event_id"`
-	AccountID     string `json:"account_id"`
-	DestinationID string `json:"destination_id"`
-	// DestinationVersion is the destination's version when the event was fanned out; the
-	// worker uses a cached destination only if it is at least this new.
-	DestinationVersion int64           `json:"destination_version"`
-	Attempt            int             `json:"attempt"`
-	LastError          string          `json:"last_error,omitempty"`
-	Event              json.RawMessage `json:"event"`
-}
-
 func kindOf(m lambdaevents.SQSMessage) string {
 	if a, ok := m.MessageAttributes[events.AttrKind]; ok && a.StringValue != nil {
 		return *a.StringValue
@@ -132,22 +123,17 @@ func (w *Worker) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaev
 		}
 	}
 	var failed []string
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	run := func(f func(context.Context, []lambdaevents.SQSMessage) []string, ms []lambdaevents.SQSMessage) {
-		defer wg.Done()
-		if len(ms) == 0 {
-			return
-		}
-		ids := f(ctx, ms)
-		mu.Lock()
-		failed = append(failed, ids...)
-		mu.Unlock()
+	switch {
+	case len(dels) == 0:
+		failed = w.fanOut(ctx, evs)
+	case len(evs) == 0:
+		failed = w.deliver(ctx, dels)
+	default:
+		// Both kinds in one batch: neither waits for the other.
+		done := make(chan []string, 1)
+		go func() { done <- w.fanOut(ctx, evs) }()
+		failed = append(w.deliver(ctx, dels), <-done...)
 	}
-	wg.Add(2)
-	go run(w.fanOut, evs)
-	go run(w.deliver, dels)
-	wg.Wait()
 	if w.Fault != nil && w.Fault() {
 		return lambdaevents.SQSEventResponse{}, errors.New("delivery: injected crash")
 	}
@@ -214,7 +200,7 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 	for _, m := range msgs {
 		h, err := parseEnvelope(m.Body)
 		if err != nil {
-			if !w.toDLQ(ctx, m, "fanout", err, nil) {
+			if !w.toDLQ(ctx, "fanout", queue.Message{ID: "dlq", Body: m.Body, Attrs: plainAttrs(m)}, m.MessageId, err) {
 				failed = append(failed, m.MessageId)
 			}
 			continue
@@ -225,7 +211,7 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 	var wg sync.WaitGroup
 	for account, ps := range byAccount {
 		wg.Add(1)
-		go func() {
+		work := func() {
 			defer wg.Done()
 			bad, err := w.fanOutAccount(ctx, account, ps)
 			for i, p := range ps {
@@ -242,7 +228,12 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 					mu.Unlock()
 				}
 			}
-		}()
+		}
+		if len(byAccount) == 1 {
+			work() // the common case needs no goroutine
+		} else {
+			go work()
+		}
 	}
 	wg.Wait()
 	return failed
@@ -316,16 +307,10 @@ func (w *Worker) fanOutAccount(ctx context.Context, account string, ps []pending
 			if !ok {
 				continue
 			}
-			body, err := json.Marshal(Message{EventID: p.h.EventID, AccountID: account, DestinationID: d,
-				DestinationVersion: v, Attempt: 1, Event: json.RawMessage(p.m.Body)})
-			if err != nil {
-				bad[i] = err
-				continue
-			}
 			id := "d" + strconv.Itoa(len(out))
 			owner[id] = i
-			out = append(out, queue.Message{ID: id, Body: string(body), Attrs: map[string]string{
-				events.AttrKind: events.KindDelivery, AttrDestination: d, AttrEventID: p.h.EventID}})
+			out = append(out, Message{EventID: p.h.EventID, EventType: p.h.EventType, AccountID: account, DestinationID: d,
+				DestinationVersion: v, Attempt: 1, Event: []byte(p.m.Body)}.Queued(id, 0))
 		}
 	}
 	failed, _ := queue.SendAll(ctx, w.SQS, w.QueueURL, out)
@@ -340,7 +325,7 @@ func (w *Worker) fanOutAccount(ctx context.Context, account string, ps []pending
 func (w *Worker) retryEvent(ctx context.Context, m lambdaevents.SQSMessage, reason error) (done bool) {
 	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	if n >= w.maxAttempts() {
-		return w.toDLQ(ctx, m, "fanout", reason, nil)
+		return w.toDLQ(ctx, "fanout", queue.Message{ID: "dlq", Body: m.Body, Attrs: plainAttrs(m)}, m.MessageId, reason)
 	}
 	w.log().Warn("fan-out failed; will retry", "message", m.MessageId, "receives", n, "err", reason.Error())
 	if m.ReceiptHandle != "" {
@@ -351,19 +336,35 @@ func (w *Worker) retryEvent(ctx context.Context, m lambdaevents.SQSMessage, reas
 	return false
 }
 
-// toDLQ moves a message to the dead-letter queue with the reason as attributes; extra adds
-// attributes. It reports whether the DLQ took it.
-func (w *Worker) toDLQ(ctx context.Context, m lambdaevents.SQSMessage, stage string, reason error, extra map[string]string) bool {
-	attrs := map[string]string{events.AttrKind: kindOf(m), AttrStage: stage, AttrLastError: truncate(reason.Error(), 1024)}
-	for k, v := range extra {
-		attrs[k] = v
+// plainAttrs are a received message's string attributes.
+func plainAttrs(m lambdaevents.SQSMessage) map[string]string {
+	out := map[string]string{}
+	for k, a := range m.MessageAttributes {
+		if a.StringValue != nil {
+			out[k] = *a.StringValue
+		}
 	}
-	failed, err := queue.SendAll(ctx, w.SQS, w.DLQURL, []queue.Message{{ID: "dlq", Body: m.Body, Attrs: attrs}})
+	return out
+}
+
+// toDLQ sends out (the failed message, with its attributes) to the dead-letter queue with the
+// stage and reason added as attributes. It reports whether the DLQ took it.
+func (w *Worker) toDLQ(ctx context.Context, stage string, out queue.Message, messageID string, reason error) bool {
+	if out.Attrs == nil {
+		out.Attrs = map[string]string{}
+	}
+	if out.Attrs[events.AttrKind] == "" {
+		out.Attrs[events.AttrKind] = events.KindEvent
+	}
+	out.Attrs[AttrStage] = stage
+	out.Attrs[AttrLastError] = truncate(reason.Error(), 1024)
+	out.Delay = 0
+	failed, err := queue.SendAll(ctx, w.SQS, w.DLQURL, []queue.Message{out})
 	if err != nil || len(failed) > 0 {
-		w.log().Error("dead-letter send failed", "message", m.MessageId, "err", errString(err))
+		w.log().Error("dead-letter send failed", "message", messageID, "err", errString(err))
 		return false
 	}
-	w.log().Warn("dead-lettered", "message", m.MessageId, "stage", stage, "reason", reason.Error())
+	w.log().Warn("dead-lettered", "message", messageID, "stage", stage, "reason", reason.Error())
 	return true
 }
 
