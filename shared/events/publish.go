@@ -30,6 +30,10 @@ const (
 	StepDelete Step = "delete"
 )
 
+// SendTimeout bounds publishing on the request path: a slow queue delays a response at most
+// this long, and what was not sent by then the sweep republishes.
+const SendTimeout = 2 * time.Second
+
 // DefaultGrace is how long the sweep leaves an outbox item to the request that wrote it.
 const DefaultGrace = 5 * time.Second
 
@@ -78,7 +82,9 @@ func (p *Publisher) Publish(ctx context.Context, evs []*Envelope) {
 		}
 		msgs = append(msgs, eventMessage(e.EventID, e.EventType, string(b)))
 	}
-	failed, err := queue.SendAll(ctx, p.SQS, p.QueueURL, msgs)
+	sctx, cancel := context.WithTimeout(ctx, SendTimeout)
+	failed, err := queue.SendAll(sctx, p.SQS, p.QueueURL, msgs)
+	cancel()
 	if err != nil || len(failed) > 0 {
 		p.log().Warn("publish: left for the sweep", "failed", len(failed), "err", errString(err))
 	}
