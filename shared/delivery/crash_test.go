@@ -159,7 +159,9 @@ func TestLocalServerKilledBetweenCommitAndPublish(t *testing.T) {
 	name := fmt.Sprintf("crash-%d", time.Now().UnixNano())
 	env := append(os.Environ(), "TABLE_NAME="+name, "QUEUE_PREFIX="+name, "PORT="+port, "STATE_DIR="+dir,
 		"DYNAMODB_ENDPOINT="+ddb, "SWEEP_INTERVAL=300ms", "OUTBOX_GRACE=1s",
-		"SINK_ENDPOINT_KINESIS="+ep.Kinesis, "SINK_ENDPOINT_STS="+ep.STS)
+		"SINK_ENDPOINT_KINESIS="+ep.Kinesis, "SINK_ENDPOINT_STS="+ep.STS,
+		// Its own queues, whatever the calling shell has exported.
+		"EVENTS_QUEUE_URL=", "EVENTS_DLQ_URL=", "CERT_JOBS_QUEUE_URL=", "CERT_JOBS_DLQ_URL=")
 	if os.Getenv("SEAL_KEY_FILE") == "" {
 		env = append(env, "SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"))
 	}

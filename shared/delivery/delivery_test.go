@@ -173,7 +173,7 @@ func eventData(t testing.TB, sink string, b []byte) []byte {
 // cache period.
 func TestRoleCredentialsCachedPerPeriod(t *testing.T) {
 	h := newHarness(t, func(w *delivery.Worker) { w.AWS().ExpiryWindow = 2 * time.Second })
-	h.st.STS.TTL.Store(int64(4 * time.Second)) // renewed 2 s after issue
+	h.st.STS.TTL.Store(int64(6 * time.Second)) // renewed 4 s after issue
 	a := h.s.NewAccount(t)
 	subscribe(t, a, []string{"api_key_created.v0"}, destination(t, a, h.kinesisRole("cached")))
 	deliver := func(n int) {
@@ -187,7 +187,7 @@ func TestRoleCredentialsCachedPerPeriod(t *testing.T) {
 	if n := len(h.st.STS.Assumed()); n != 1 {
 		t.Fatalf("%d AssumeRole calls within one period, want 1", n)
 	}
-	time.Sleep(time.Until(first.Add(2500 * time.Millisecond)))
+	time.Sleep(time.Until(first.Add(4500 * time.Millisecond)))
 	deliver(4)
 	deliver(5)
 	if n := len(h.st.STS.Assumed()); n != 2 {
