@@ -97,11 +97,12 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 			}
 			continue
 		}
-		g := groups[p.msg.DestinationID]
+		key := destRef{account: p.msg.AccountID, id: p.msg.DestinationID}.key()
+		g := groups[key]
 		if g == nil {
 			g = &group{account: p.msg.AccountID, id: p.msg.DestinationID}
-			groups[p.msg.DestinationID] = g
-			order = append(order, p.msg.DestinationID)
+			groups[key] = g
+			order = append(order, key)
 		}
 		g.version = max(g.version, p.msg.DestinationVersion)
 		g.ps = append(g.ps, p)
@@ -125,11 +126,11 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, id := range order {
-		g := groups[id]
-		d := dests[id]
+	for _, key := range order {
+		g := groups[key]
+		d := dests[key]
 		if d == nil {
-			w.log().Info("destination gone; deliveries dropped", "destination", id, "count", len(g.ps))
+			w.log().Info("destination gone; deliveries dropped", "destination", g.id, "count", len(g.ps))
 			continue
 		}
 		wg.Add(1)
@@ -194,10 +195,12 @@ type destRef struct {
 	version     int64
 }
 
+func (r destRef) key() string { return r.account + "/" + r.id }
+
 // maxDests bounds the destination cache; past it the cache starts over.
 const maxDests = 10000
 
-// destinations returns the destinations wanted, from the cache when the cached one is at
+// destinations returns the destinations wanted (by destRef.key), from the cache when the cached one is at
 // least as new as the version the delivery was fanned out with, else read (one round trip for
 // all misses) with their secrets opened. An absent destination maps to nil.
 func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*Destination, error) {
@@ -205,8 +208,8 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*
 	var miss []destRef
 	w.mu.Lock()
 	for _, r := range want {
-		if d, ok := w.dests[r.id]; ok && d.Version >= r.version && d.AccountID == r.account {
-			out[r.id] = d
+		if d, ok := w.dests[r.key()]; ok && d.Version >= r.version {
+			out[r.key()] = d
 		} else {
 			miss = append(miss, r)
 		}
@@ -225,7 +228,7 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*
 		for i, raw := range items {
 			r := chunk[i]
 			if raw == nil {
-				out[r.id] = nil
+				out[r.key()] = nil
 				continue
 			}
 			var it eventsub.DestinationItem
@@ -244,13 +247,13 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*
 			}
 			// The secret stays in memory only; the stored target keeps just the sealed form.
 			d.Target.Secret = nil
-			out[r.id] = d
+			out[r.key()] = d
 			w.mu.Lock()
 			if w.dests == nil || len(w.dests) >= maxDests {
 				w.dests = map[string]*Destination{}
 			}
-			if old, ok := w.dests[d.ID]; !ok || old.Version < d.Version {
-				w.dests[d.ID] = d
+			if old, ok := w.dests[r.key()]; !ok || old.Version < d.Version {
+				w.dests[r.key()] = d
 			}
 			w.mu.Unlock()
 		}

@@ -169,10 +169,9 @@ func (w *Worker) maxAttempts() int {
 
 // envelopeHead is the part of an envelope the worker routes by.
 type envelopeHead struct {
-	EventID        string `json:"event_id"`
-	EventType      string `json:"event_type"`
-	EventTimestamp string `json:"event_timestamp"`
-	AccountID      string `json:"account_id"`
+	EventID   string `json:"event_id"`
+	EventType string `json:"event_type"`
+	AccountID string `json:"account_id"`
 }
 
 func parseEnvelope(body string) (envelopeHead, error) {
