@@ -5,7 +5,11 @@ SHELL := /bin/bash
 GO        ?= go
 STACK     := infra/stack/stack.sh
 # The Lambda functions: <logical id in template.yaml>:<folder under functions/>.
-FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users IPPoliciesFunction:ip_policies IPPolicyRulesFunction:ip_policy_rules IPRestrictionsFunction:ip_restrictions TunnelGroupBackendsFunction:tunnel_group_backends EndpointsFunction:endpoints
+FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users \
+             IPPoliciesFunction:ip_policies IPPolicyRulesFunction:ip_policy_rules IPRestrictionsFunction:ip_restrictions \
+             TunnelGroupBackendsFunction:tunnel_group_backends EndpointsFunction:endpoints \
+             EventDestinationsFunction:event_destinations EventSubscriptionsFunction:event_subscriptions \
+             EventWorkerFunction:event_worker SchedulerFunction:scheduler
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: help run bootstrap test unit bench build clean stack-start stack-stop

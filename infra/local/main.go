@@ -17,7 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"tunnelapi/shared/awsconfig"
+
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/delivery"
+	"tunnelapi/shared/events"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 	"tunnelapi/shared/store"
@@ -51,7 +55,7 @@ func env(name, def string) string {
 
 func setDefaults() {
 	for k, v := range map[string]string{
-		"TABLE_NAME": "tunnelapi", "DYNAMODB_ENDPOINT": "http://127.0.0.1:8000",
+		"TABLE_NAME": "tunnelapi", "DYNAMODB_ENDPOINT": "http://127.0.0.1:8000", "SQS_ENDPOINT": "http://127.0.0.1:9324",
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
 	} {
 		if os.Getenv(k) == "" {
@@ -74,8 +78,17 @@ func bootstrap(ctx context.Context) error {
 	return nil
 }
 
+// serve runs the API, and beside it what AWS runs on queues and schedules: the event worker
+// polling the events queue and the outbox sweep every SWEEP_INTERVAL (default 2s; OUTBOX_GRACE
+// is the age an event must reach before the sweep republishes it). FAULT_CRASH_AT=send or
+// delete makes the process exit right after a commit, before that publishing step (fault
+// injection for crash tests).
 func serve(ctx context.Context) error {
 	setDefaults()
+	cfg := awsconfig.FromEnv()
+	if err := createQueues(ctx, cfg); err != nil {
+		return err
+	}
 	d, err := lambdahttp.NewDeps(ctx, store.Options{})
 	if err != nil {
 		return err
@@ -84,8 +97,29 @@ func serve(ctx context.Context) error {
 	if err := db.CreateTable(ctx); err != nil {
 		return err
 	}
-	if err := createQueues(ctx); err != nil {
+	if at := os.Getenv("FAULT_CRASH_AT"); at != "" {
+		d.Publisher.Fault = func(step events.Step) bool {
+			if string(step) == at {
+				fmt.Fprintf(os.Stderr, "local: FAULT_CRASH_AT=%s: exiting after a commit\n", at)
+				os.Exit(3)
+			}
+			return false
+		}
+	}
+	if g, err := time.ParseDuration(os.Getenv("OUTBOX_GRACE")); err == nil {
+		d.Publisher.Grace = g
+	}
+	interval := 2 * time.Second
+	if v, err := time.ParseDuration(os.Getenv("SWEEP_INTERVAL")); err == nil && v > 0 {
+		interval = v
+	}
+	worker, err := delivery.FromEnv(ctx, d.Kit.Log)
+	if err != nil {
 		return err
+	}
+	go d.Publisher.SweepEvery(ctx, interval)
+	for i := 0; i < 2; i++ {
+		go worker.Poll(ctx, 10)
 	}
 	b, err := principals.Bootstrap(ctx, db, "admin@local", "local admin key")
 	if err != nil {
@@ -112,8 +146,9 @@ admin token (also in %[3]s):
 try it:
   curl -s -H "Authorization: Bearer %[4]s" -H "Ngrok-Version: 2" http://%[1]s/api_keys
 
+Committed events go to %[5]s; the event worker and the outbox sweep run in this process.
 Ctrl-C stops the server.
-`, addr, db.Table, tokenFile, b.Token)
+`, addr, db.Table, tokenFile, b.Token, os.Getenv("EVENTS_QUEUE_URL"))
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -123,6 +158,7 @@ Ctrl-C stops the server.
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	d.Publisher.Flush()
 	slog.Info("stopped")
 	return nil
 }

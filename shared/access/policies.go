@@ -33,7 +33,6 @@ var textCodes = api.TextCodes{Description: CodeTextTooLong, Metadata: CodeTextTo
 // knows every rule to delete with it, and compiling a restriction needs one read per policy.
 type PolicyItem struct {
 	store.Meta
-	resource.Referenced
 	Description string `dynamodbav:"description"`
 	Metadata    string `dynamodbav:"metadata"`
 	// Rules maps cidrKey(cidr) to "<rule id> <action> <cidr>"; never nil once stored, as
@@ -106,9 +105,10 @@ func Policies(k *resource.Kit) *resource.Family[PolicyItem, *PolicyItem] {
 		return nil
 	}
 	f.Delete = func(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
-		if err := resource.CheckUnreferenced(&it.Referenced, api.BadRequest(CodePolicyReferred, "id",
-			"IP policy %s is used by %d IP restriction(s) or edge module(s); remove it from them before deleting it", it.ID, it.Refs)); err != nil {
-			return err
+		// References bump the policy's version, so this read is current at commit or the delete retries.
+		if it.Refs > 0 {
+			return api.BadRequest(CodePolicyReferred, "id",
+				"IP policy %s is used by %d IP restriction(s) or edge module(s); remove it from them before deleting it", it.ID, it.Refs)
 		}
 		if len(it.Rules) > maxCascade {
 			return api.Conflict("IP policy %s has %d rules; a policy is deleted atomically with at most %d rules, so delete %d of its rules first",

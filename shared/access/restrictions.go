@@ -159,7 +159,7 @@ func Restrictions(k *resource.Kit) *resource.Family[RestrictionItem, *Restrictio
 			}
 			for _, p := range it.PolicyIDs {
 				if !slices.Contains(pids, p) {
-					m.Reference("ref "+p, store.ResourceKey(it.AccountID, p), -1)
+					m.Reference(p, -1, nil)
 				}
 			}
 			changed = changed || !slices.Equal(pids, it.PolicyIDs)
@@ -175,7 +175,7 @@ func Restrictions(k *resource.Kit) *resource.Family[RestrictionItem, *Restrictio
 	}
 	f.Delete = func(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
 		for _, p := range it.PolicyIDs {
-			m.Reference("ref "+p, store.ResourceKey(it.AccountID, p), -1)
+			m.Reference(p, -1, nil)
 		}
 		if it.Type != TypeAPI {
 			return nil
@@ -189,12 +189,11 @@ func Restrictions(k *resource.Kit) *resource.Family[RestrictionItem, *Restrictio
 // reference counts restriction it as a referrer of policy p. For an `api` restriction the
 // policy's rules are compiled from this read, so its version must not have moved at commit.
 func reference(m *resource.Mutation, it *RestrictionItem, p *PolicyItem, delta int64) {
-	key := store.ResourceKey(it.AccountID, p.ID)
 	if it.Type == TypeAPI {
-		m.Reference("ref "+p.ID, key, delta, store.AtVersion(p.Version))
+		m.Reference(p.ID, delta, nil, store.AtVersion(p.Version))
 		return
 	}
-	m.Reference("ref "+p.ID, key, delta)
+	m.Reference(p.ID, delta, nil)
 }
 
 // syncRestriction puts an `api` restriction into the compiled state; read holds the policies

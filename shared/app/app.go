@@ -6,9 +6,12 @@ package app
 import (
 	"tunnelapi/shared/access"
 	"tunnelapi/shared/backends"
+	"tunnelapi/shared/delivery"
 	"tunnelapi/shared/endpoints"
+	"tunnelapi/shared/eventsub"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
+	"tunnelapi/shared/scheduler"
 )
 
 // Function is one HTTP Lambda.
@@ -28,6 +31,24 @@ var Functions = []Function{
 	{Name: "IPRestrictionsFunction", Dir: "ip_restrictions", Register: access.RegisterIPRestrictions},
 	{Name: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends", Register: backends.RegisterTunnelGroupBackends},
 	{Name: "EndpointsFunction", Dir: "endpoints", Register: endpoints.RegisterEndpoints},
+	{Name: "EventDestinationsFunction", Dir: "event_destinations", Register: eventsub.RegisterEventDestinations},
+	{Name: "EventSubscriptionsFunction", Dir: "event_subscriptions", Register: eventsub.RegisterEventSubscriptions},
+}
+
+// Worker is one non-HTTP Lambda, run by a queue or a schedule rather than by routes.
+type Worker struct {
+	Name string // logical id in template.yaml
+	Dir  string // folder under functions/
+	// Trigger is the type of its event in template.yaml: "SQS" or "Schedule".
+	Trigger string
+	// Main is the function functions/<Dir>/main.go calls.
+	Main func()
+}
+
+// Workers is every non-HTTP function of the service.
+var Workers = []Worker{
+	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
+	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main},
 }
 
 // Registers returns the registrations of every function, for the local server.

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -11,16 +12,21 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/delivery"
+	evs "tunnelapi/shared/events"
+	"tunnelapi/shared/scheduler"
 	"tunnelapi/shared/testkit"
 )
 
@@ -45,15 +51,16 @@ type template struct {
 			Events map[string]struct {
 				Type       string `yaml:"Type"`
 				Properties struct {
-					Method string `yaml:"Method"`
-					Path   string `yaml:"Path"`
+					Method                string   `yaml:"Method"`
+					Path                  string   `yaml:"Path"`
+					FunctionResponseTypes []string `yaml:"FunctionResponseTypes"`
 				} `yaml:"Properties"`
 			} `yaml:"Events"`
 		} `yaml:"Properties"`
 	} `yaml:"Resources"`
 }
 
-func templateRoutes(t *testing.T) map[string][]string {
+func readTemplate(t *testing.T) template {
 	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +69,11 @@ func templateRoutes(t *testing.T) map[string][]string {
 	if err := yaml.Unmarshal(b, &tpl); err != nil {
 		t.Fatal(err)
 	}
+	return tpl
+}
+
+func templateRoutes(t *testing.T) map[string][]string {
+	tpl := readTemplate(t)
 	out := map[string][]string{}
 	for name, res := range tpl.Resources {
 		if res.Type != "AWS::Serverless::Function" {
@@ -125,6 +137,69 @@ func TestMainsAndMakefileMatchFunctions(t *testing.T) {
 			t.Errorf("Makefile FUNCTIONS lacks %s:%s", f.Name, f.Dir)
 		}
 	}
+	for _, w := range app.Workers {
+		want := runtime.FuncForPC(reflect.ValueOf(w.Main).Pointer()).Name()
+		if got := mainCall(t, filepath.Join(root, "functions", w.Dir, "main.go")); got != want {
+			t.Errorf("functions/%s/main.go calls %q, app.Workers says %q", w.Dir, got, want)
+		}
+		if !strings.Contains(string(mk), w.Name+":"+w.Dir) {
+			t.Errorf("Makefile FUNCTIONS lacks %s:%s", w.Name, w.Dir)
+		}
+	}
+}
+
+// Each worker is a function in template.yaml with its trigger, and SQS triggers report partial
+// batch failures.
+func TestWorkersInTemplate(t *testing.T) {
+	tpl := readTemplate(t)
+	for _, w := range app.Workers {
+		res, ok := tpl.Resources[w.Name]
+		if !ok || res.Type != "AWS::Serverless::Function" {
+			t.Errorf("template.yaml has no function %s", w.Name)
+			continue
+		}
+		found := false
+		for _, ev := range res.Properties.Events {
+			if ev.Type != w.Trigger {
+				continue
+			}
+			found = true
+			if w.Trigger == "SQS" && !slices.Contains(ev.Properties.FunctionResponseTypes, "ReportBatchItemFailures") {
+				t.Errorf("%s: the SQS trigger does not report batch item failures", w.Name)
+			}
+		}
+		if !found {
+			t.Errorf("%s has no %s event in template.yaml", w.Name, w.Trigger)
+		}
+	}
+}
+
+// mainCall returns "<import path>.<Func>" of the argument-less call in a worker's main.
+func mainCall(t *testing.T, path string) string {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := map[string]string{}
+	for _, im := range file.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		imports[filepath.Base(p)] = p
+	}
+	var out string
+	ast.Inspect(file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 0 {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				out = imports[id.Name] + "." + sel.Sel.Name
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // mainRegistration returns "<import path>.<Func>" of the argument passed to lambdahttp.Main.
@@ -155,14 +230,21 @@ func mainRegistration(t *testing.T, path string) string {
 	return out
 }
 
-// prerequisites are resources a function's samples refer to; they are created over HTTP before
-// the samples run, and each one's id replaces its placeholder in the samples.
-var prerequisites = map[string][]struct {
-	placeholder, path string
-	body              any
-}{
-	"ip_policy_rules": {{"{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for rule samples"}}},
-	"ip_restrictions": {{"{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for restriction samples"}}},
+// setups make what a function's samples refer to besides their own resource, as placeholders.
+var setups = map[string]func(t *testing.T, a *testkit.Account) map[string]string{
+	"ip_policy_rules": ipPolicySetup,
+	"ip_restrictions": ipPolicySetup,
+	"event_subscriptions": func(t *testing.T, a *testkit.Account) map[string]string {
+		d := a.Do(t, "POST", "/event_destinations", map[string]any{"target": map[string]any{"datadog": map[string]any{
+			"api_key": "0123456789abcdef0123456789abcdef"}}}).Expect(t, http.StatusCreated)
+		return map[string]string{"{{destination_id}}": d["id"].(string)}
+	},
+}
+
+// ipPolicySetup makes the IP policy that rule and restriction samples refer to.
+func ipPolicySetup(t *testing.T, a *testkit.Account) map[string]string {
+	p := a.Do(t, "POST", "/ip_policies", map[string]any{"description": "for samples"}).Expect(t, http.StatusCreated)
+	return map[string]string{"{{ip_policy_id}}": p["id"].(string)}
 }
 
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
@@ -179,8 +261,10 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			sort.Strings(files)
 			handler := s.Deps.Handler(f.Register)
 			vars := map[string]string{"{{token}}": a.Token}
-			for _, p := range prerequisites[f.Dir] {
-				vars[p.placeholder] = a.Do(t, "POST", p.path, p.body).Expect(t, http.StatusCreated)["id"].(string)
+			if setup := setups[f.Dir]; setup != nil {
+				for k, v := range setup(t, a) {
+					vars[k] = v
+				}
 			}
 			covered := map[string]bool{}
 			for _, file := range files {
@@ -212,7 +296,9 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 					if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
 						t.Fatal(err)
 					}
-					vars["{{id}}"] = body["id"].(string)
+					if id, ok := body["id"].(string); ok {
+						vars["{{id}}"] = id
+					}
 					if uri := body["uri"].(string); !strings.HasPrefix(uri, "https://"+ev.RequestContext.DomainName+"/") {
 						t.Fatalf("%s: uri %s is not on the API's own host", file, uri)
 					}
@@ -222,6 +308,72 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			for _, r := range codeRoutes(f) {
 				if !covered[r] {
 					t.Errorf("no sample event in events/%s for %s", f.Dir, r)
+				}
+			}
+		})
+	}
+}
+
+// workerHandlers feed one sample event (raw JSON) to a worker's real Lambda handler, built on
+// the test stack; a worker without an entry fails the test.
+func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.Context, raw []byte) error {
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := testkit.NewQueues(t, nil)
+	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
+	w.Log = s.Deps.Kit.Log
+	p := &evs.Publisher{DB: s.DB, SQS: q.Client, QueueURL: q.Events, Log: s.Deps.Kit.Log}
+	return map[string]func(context.Context, []byte) error{
+		"event_worker": func(ctx context.Context, raw []byte) error {
+			var ev events.SQSEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return err
+			}
+			res, err := w.Handle(ctx, ev)
+			if err != nil {
+				return err
+			}
+			if len(res.BatchItemFailures) > 0 {
+				return fmt.Errorf("batch item failures %v", res.BatchItemFailures)
+			}
+			return nil
+		},
+		"scheduler": func(ctx context.Context, raw []byte) error {
+			var ev events.EventBridgeEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return err
+			}
+			_, err := scheduler.Handler(p)(ctx, ev)
+			return err
+		},
+	}
+}
+
+// The sample events in events/<dir>/ of every worker go through its real Lambda handler and
+// succeed (no batch item failures).
+func TestWorkerSampleEvents(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	handlers := workerHandlers(t, s)
+	for _, w := range app.Workers {
+		t.Run(w.Dir, func(t *testing.T) {
+			h := handlers[w.Dir]
+			if h == nil {
+				t.Fatalf("no sample-event handler for worker %s", w.Dir)
+			}
+			files, _ := filepath.Glob(filepath.Join(root, "events", w.Dir, "*.json"))
+			if len(files) == 0 {
+				t.Fatalf("no sample events in events/%s", w.Dir)
+			}
+			sort.Strings(files)
+			for _, file := range files {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := h(context.Background(), raw); err != nil {
+					t.Fatalf("%s: %v", file, err)
 				}
 			}
 		})

@@ -60,6 +60,16 @@ func NewAt(prefix string, t time.Time) string {
 	return prefix + "_" + k.String()
 }
 
+// Floor returns the smallest id of the kind prefix stamped with t: every id made at t or later
+// sorts at or above it, every id made before t sorts below it.
+func Floor(prefix string, t time.Time) string {
+	k, err := ksuid.FromParts(t, make([]byte, 16))
+	if err != nil {
+		panic("ids: Floor: " + err.Error())
+	}
+	return prefix + "_" + k.String()
+}
+
 // Parse splits id into its prefix and KSUID, checking both are well formed.
 func Parse(id string) (prefix string, k ksuid.KSUID, err error) {
 	i := strings.LastIndexByte(id, '_')

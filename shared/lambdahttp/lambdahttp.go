@@ -8,14 +8,16 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/aws/aws-lambda-go/events"
+	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/auth"
 	"tunnelapi/shared/awsconfig"
+	"tunnelapi/shared/events"
 	"tunnelapi/shared/iprestrict"
+	"tunnelapi/shared/queue"
 	"tunnelapi/shared/resource"
 	"tunnelapi/shared/seal"
 	"tunnelapi/shared/store"
@@ -28,9 +30,14 @@ type Register func(k *resource.Kit, mux api.Mux, s *api.Server)
 type Deps struct {
 	Kit    *resource.Kit
 	Server *api.Server
+	// Publisher sends committed events to the events queue; nil when EVENTS_QUEUE_URL is unset
+	// (then the outbox keeps them until a sweep runs with a queue).
+	Publisher *events.Publisher
 }
 
-// NewDeps builds the dependencies from the environment with no network I/O.
+// NewDeps builds the dependencies from the environment with no network I/O. With
+// EVENTS_QUEUE_URL set, every committed mutation's events are published to that queue right
+// after commit (SQS_ENDPOINT points the client at a local emulator).
 func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	cfg := awsconfig.FromEnv()
@@ -45,7 +52,12 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
 	a.Policy = iprestrict.Policy(func() *slog.Logger { return kit.Log })
-	return &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}, nil
+	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
+	if url := os.Getenv("EVENTS_QUEUE_URL"); url != "" {
+		d.Publisher = &events.Publisher{DB: db, SQS: queue.NewClient(cfg), QueueURL: url, Log: log}
+		kit.Published = d.Publisher.Publish
+	}
+	return d, nil
 }
 
 // Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for
@@ -60,7 +72,7 @@ func (d *Deps) Mux(regs ...Register) http.Handler {
 }
 
 // Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving regs.
-func (d *Deps) Handler(regs ...Register) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+func (d *Deps) Handler(regs ...Register) func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
 	return httpadapter.NewV2(d.Mux(regs...)).ProxyWithContext
 }
 

@@ -2,8 +2,11 @@ package resource
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/events"
@@ -28,6 +31,9 @@ type Family[T any, P interface {
 	Prefix, Path, ListKey, EventKind string
 	// Filter enables the list's filter parameter.
 	Filter bool
+	// InUse, when set, makes the kind referenceable (Mutation.Reference): deleting an item that
+	// is still referenced is refused with this error, decided in the delete's transaction.
+	InUse *api.Error
 
 	// Render returns the item as GET returns it.
 	Render func(r *api.Request, it P) any
@@ -151,16 +157,37 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
 }
 
 func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (any, error) {
+	it, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it P, m *Mutation) error {
+		return f.Update(ctx, r, it, m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.Render(r, it), nil
+}
+
+// ErrUnchanged, returned by a Modify callback, ends the modification without writing: the
+// item as read is returned.
+var ErrUnchanged = errors.New("resource: unchanged")
+
+// Modify is a read-modify-write of the item id under optimistic concurrency, recording the
+// kind's updated event. Sub-resources kept inside their parent (a subscription's sources) use
+// it as their update path. notFound replaces the 404 for an absent item when set; change
+// applies the modification and adds any further writes to m.
+func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (P, error) {
 	var it P
 	err := retrying(func() error {
 		it = P(new(T))
-		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+		if err := f.Kit.Get(ctx, r, f.Prefix, id, it); err != nil {
+			if err == api.ErrNotFound && notFound != nil {
+				return notFound
+			}
 			return err
 		}
 		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
 			meta := it.Base()
 			prev := meta.Version
-			if err := f.Update(ctx, r, it, m); err != nil {
+			if err := change(it, m); err != nil {
 				return err
 			}
 			meta.Version = prev + 1
@@ -168,10 +195,20 @@ func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (any, error) 
 			return m.Event(events.Type(f.EventKind, "updated"), f.Render(r, it))
 		})
 	})
-	if err != nil {
-		return nil, err
+	if errors.Is(err, ErrUnchanged) {
+		return it, nil
 	}
-	return f.Render(r, it), nil
+	return it, err
+}
+
+// Load reads the item id of r's account; notFound replaces the 404 for an absent item when set.
+func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notFound error) (P, error) {
+	it := P(new(T))
+	err := f.Kit.Get(ctx, r, f.Prefix, id, it)
+	if err == api.ErrNotFound && notFound != nil {
+		return nil, notFound
+	}
+	return it, err
 }
 
 func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (any, error) {
@@ -186,7 +223,15 @@ func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (any, error) 
 					return err
 				}
 			}
-			m.Delete(labelItem, it.Base().Key, store.AtVersion(it.Base().Version))
+			conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
+			if f.InUse != nil {
+				if it.Base().Refs > 0 {
+					return f.InUse
+				}
+				// References bump the version too; this states the invariant where it is relied on.
+				conds = append(conds, store.Unreferenced())
+			}
+			m.Delete(labelItem, it.Base().Key, conds...)
 			return m.Event(events.Type(f.EventKind, "deleted"), f.Render(r, it))
 		})
 	})

@@ -134,6 +134,21 @@ func (m *Mutation) Event(eventType string, object any) error {
 	return nil
 }
 
+// Reference adds delta to the reference count (Meta.Refs) of the resource id in the caller's
+// account, in m's transaction, and bumps its version (see Touch): a referrer can never be
+// created against an item whose deletion commits first, and the item's delete, which reads Refs
+// and conditions on its version, can never succeed while a referrer exists. When the item is
+// missing or cond does not hold, the commit returns missing when it is set; otherwise the whole
+// operation is read and built again, so the caller decides from a fresh read.
+func (m *Mutation) Reference(id string, delta int64, missing error, cond ...expression.ConditionBuilder) {
+	label := "ref:" + id
+	m.Touch(label, store.ResourceKey(m.r.Caller().AccountID, id),
+		expression.Add(expression.Name(store.AttrRefs), expression.Value(delta)), cond...)
+	if missing != nil {
+		m.Refuse(label, missing)
+	}
+}
+
 // Commit builds a mutation with build and commits it, guarded by the caller's credentials,
 // then hands its events to the publisher.
 func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -84,6 +85,9 @@ func OutboxKey(eventID string) Key {
 	h.Write([]byte(eventID))
 	return Key{PK: OutboxPartition(int(h.Sum32() % OutboxShards)), SK: eventID}
 }
+
+// OutboxBefore is the outbox sort key below which every event was recorded before t.
+func OutboxBefore(t time.Time) string { return ids.Floor(ids.Event, t) }
 
 // EventLogKey is the key of an event in its account's audit log.
 func EventLogKey(account, eventID string) Key {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -88,19 +89,42 @@ func (db *DB) PageQuery(ctx context.Context, partition, before string, limit int
 }
 
 // QueryAll reads every item of a partition (for small, bounded collections such as the
-// children of one parent). It pages internally.
-func (db *DB) QueryAll(ctx context.Context, partition string) ([]Item, error) {
-	kc := expression.Key(AttrPK).Equal(expression.Value(partition))
-	e, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+// children of one parent). It pages internally. attrs, when given, limits the attributes read.
+func (db *DB) QueryAll(ctx context.Context, partition string, attrs ...string) ([]Item, error) {
+	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)), 0, attrs)
+}
+
+// QueryBefore reads up to limit items of a partition whose sort key is strictly below before,
+// oldest first (limit 0: all of them). The outbox sweep reads what has waited too long with it.
+func (db *DB) QueryBefore(ctx context.Context, partition, before string, limit int) ([]Item, error) {
+	kc := expression.Key(AttrPK).Equal(expression.Value(partition)).
+		And(expression.Key(AttrSK).LessThan(expression.Value(before)))
+	return db.queryAll(ctx, kc, limit, nil)
+}
+
+func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, limit int, attrs []string) ([]Item, error) {
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	if len(attrs) > 0 {
+		proj := expression.NamesList(expression.Name(attrs[0]))
+		for _, a := range attrs[1:] {
+			proj = proj.AddNames(expression.Name(a))
+		}
+		b = b.WithProjection(proj)
+	}
+	e, err := b.Build()
 	if err != nil {
 		return nil, err
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(db.Table),
 		KeyConditionExpression:    e.KeyCondition(),
+		ProjectionExpression:      e.Projection(),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ConsistentRead:            aws.Bool(true),
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
 	}
 	var out []Item
 	p := dynamodb.NewQueryPaginator(db.Client, in)
@@ -110,6 +134,42 @@ func (db *DB) QueryAll(ctx context.Context, partition string) ([]Item, error) {
 			return nil, err
 		}
 		out = append(out, res.Items...)
+		if limit > 0 && len(out) >= limit {
+			return out[:limit], nil
+		}
 	}
 	return out, nil
+}
+
+// DeleteKeys removes the items at keys unconditionally, 25 per BatchWriteItem call, retrying
+// what DynamoDB leaves unprocessed. It is for items whose removal is idempotent (outbox items
+// already published), never for resources, which are deleted in transactions.
+func (db *DB) DeleteKeys(ctx context.Context, keys ...Key) error {
+	for len(keys) > 0 {
+		n := min(len(keys), 25)
+		reqs := make([]types.WriteRequest, n)
+		for i, k := range keys[:n] {
+			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}}
+		}
+		keys = keys[n:]
+		pending := map[string][]types.WriteRequest{db.Table: reqs}
+		for attempt := 0; len(pending[db.Table]) > 0; attempt++ {
+			if attempt == 5 {
+				return fmt.Errorf("store: %d deletes left unprocessed", len(pending[db.Table]))
+			}
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(time.Duration(attempt*attempt) * 20 * time.Millisecond):
+				}
+			}
+			res, err := db.Client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return err
+			}
+			pending = res.UnprocessedItems
+		}
+	}
+	return nil
 }

@@ -161,6 +161,16 @@ func AtVersion(v int64) expression.ConditionBuilder {
 	return expression.Name(AttrVersion).Equal(expression.Value(v))
 }
 
+// AttrRefs is the reference count of a referenced item (Meta.Refs).
+const AttrRefs = "refs"
+
+// Unreferenced is the condition that nothing references the item any more.
+func Unreferenced() expression.ConditionBuilder {
+	return expression.Or(
+		expression.AttributeNotExists(expression.Name(AttrRefs)),
+		expression.Name(AttrRefs).LessThanEqual(expression.Value(0)))
+}
+
 // CanceledError reports a transaction DynamoDB refused. Failed holds the labels of the writes
 // whose condition did not hold; Conflict is set when it lost to a concurrent transaction.
 type CanceledError struct {

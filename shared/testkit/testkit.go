@@ -25,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
+	"tunnelapi/shared/api"
+	evs "tunnelapi/shared/events"
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 	"tunnelapi/shared/store"
@@ -35,16 +37,23 @@ type Stack struct {
 	DB     *store.DB
 	Deps   *lambdahttp.Deps
 	Server *httptest.Server
-	Calls  *Counter
+	// Calls counts DynamoDB operations, SQSCalls SQS operations.
+	Calls, SQSCalls *Counter
+	// Queues are the stack's own events queues (nil without SQS_ENDPOINT); its handlers publish
+	// committed events to Queues.Events.
+	Queues *Queues
 	ledger ledger
 	regs   []lambdahttp.Register
 }
 
-// Counter counts DynamoDB operations by name.
+// Counter counts AWS operations by name. Operations made on behalf of an API request (their
+// context carries the request) are counted in Total and ByName; those made detached from any
+// request, such as background work after the response, only in Detached.
 type Counter struct {
-	mu     sync.Mutex
-	byName map[string]int
-	total  atomic.Int64
+	mu       sync.Mutex
+	byName   map[string]int
+	total    atomic.Int64
+	detached atomic.Int64
 }
 
 // Reset zeroes the counter.
@@ -53,10 +62,14 @@ func (c *Counter) Reset() {
 	c.byName = map[string]int{}
 	c.mu.Unlock()
 	c.total.Store(0)
+	c.detached.Store(0)
 }
 
-// Total is the number of operations since the last Reset.
+// Total is the number of operations on behalf of requests since the last Reset.
 func (c *Counter) Total() int { return int(c.total.Load()) }
+
+// Detached is the number of operations outside any request since the last Reset.
+func (c *Counter) Detached() int { return int(c.detached.Load()) }
 
 // ByName returns a copy of the per-operation counts.
 func (c *Counter) ByName() map[string]int {
@@ -69,21 +82,26 @@ func (c *Counter) ByName() map[string]int {
 	return out
 }
 
-func (c *Counter) middleware(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				name := middleware.GetOperationName(ctx)
-				c.mu.Lock()
-				if c.byName == nil {
-					c.byName = map[string]int{}
-				}
-				c.byName[name]++
-				c.mu.Unlock()
-				c.total.Add(1)
+func (c *Counter) middleware(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.Add) }
+
+// Add installs the counter on an SDK client's middleware stack (append it to APIOptions).
+func (c *Counter) Add(s *middleware.Stack) error {
+	return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if _, onRequest := api.FromContext(ctx); !onRequest {
+				c.detached.Add(1)
 				return next.HandleInitialize(ctx, in)
-			}), middleware.After)
-	})
+			}
+			name := middleware.GetOperationName(ctx)
+			c.mu.Lock()
+			if c.byName == nil {
+				c.byName = map[string]int{}
+			}
+			c.byName[name]++
+			c.mu.Unlock()
+			c.total.Add(1)
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
 }
 
 // Endpoint returns the DynamoDB Local endpoint, failing (under `make test`, which sets
@@ -125,11 +143,15 @@ func Start(t testing.TB, regs ...lambdahttp.Register) *Stack {
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		d.Kit.Log, d.Server.Log = quiet, quiet
 	}
-	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c}
-	srv := httptest.NewServer(st.ledger.observe(d.Mux(regs...)))
-	st.Server = srv
+	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
+	if os.Getenv("SQS_ENDPOINT") != "" {
+		st.Queues = NewQueues(t, st.SQSCalls)
+		d.Publisher = &evs.Publisher{DB: d.Kit.DB, SQS: st.Queues.Client, QueueURL: st.Queues.Events, Log: d.Kit.Log}
+		d.Kit.Published = d.Publisher.Publish
+	}
+	st.Server = httptest.NewServer(st.ledger.observe(d.Mux(regs...)))
 	t.Cleanup(func() {
-		srv.Close()
+		st.Server.Close()
 		d.Kit.DB.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	})
 	st.regs = regs

@@ -1,0 +1,7 @@
+// Command scheduler is the Lambda function an EventBridge schedule runs every minute: it
+// republishes committed events left in the outbox.
+package main
+
+import "tunnelapi/shared/scheduler"
+
+func main() { scheduler.Main() }
