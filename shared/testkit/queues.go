@@ -41,10 +41,7 @@ func NewQueues(t testing.TB, calls *Counter) *Queues {
 		t.Skip("no SQS emulator: run `make test`")
 	}
 	ctx := context.Background()
-	cfg, err := awsconfig.FromEnv(), error(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := awsconfig.FromEnv()
 	var opts []func(*sqs.Options)
 	if calls != nil {
 		opts = append(opts, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, calls.Add) })
