@@ -5,7 +5,10 @@ SHELL := /bin/bash
 GO        ?= go
 STACK     := infra/stack/stack.sh
 # The Lambda functions: <logical id in template.yaml>:<folder under functions/>.
-FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users
+FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users \
+             TLSCertificatesFunction:tls_certificates CertificateAuthoritiesFunction:certificate_authorities \
+             SSHCertificateAuthoritiesFunction:ssh_certificate_authorities \
+             SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: help run bootstrap test unit bench build clean stack-start stack-stop

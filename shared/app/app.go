@@ -6,6 +6,8 @@ package app
 import (
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
+	"tunnelapi/shared/sshcerts"
+	"tunnelapi/shared/tlscerts"
 )
 
 // Function is one HTTP Lambda.
@@ -20,6 +22,11 @@ var Functions = []Function{
 	{Name: "ApiKeysFunction", Dir: "api_keys", Register: principals.RegisterAPIKeys},
 	{Name: "CredentialsFunction", Dir: "credentials", Register: principals.RegisterCredentials},
 	{Name: "BotUsersFunction", Dir: "bot_users", Register: principals.RegisterBotUsers},
+	{Name: "TLSCertificatesFunction", Dir: "tls_certificates", Register: tlscerts.RegisterTLSCertificates},
+	{Name: "CertificateAuthoritiesFunction", Dir: "certificate_authorities", Register: tlscerts.RegisterCertificateAuthorities},
+	{Name: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Register: sshcerts.RegisterAuthorities},
+	{Name: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Register: sshcerts.RegisterUserCertificates},
+	{Name: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Register: sshcerts.RegisterHostCertificates},
 }
 
 // Registers returns the registrations of every function, for the local server.

@@ -2,10 +2,18 @@ package app_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,8 +23,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"golang.org/x/crypto/ssh"
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/api"
@@ -169,6 +179,11 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			sort.Strings(files)
 			handler := s.Deps.Handler(f.Register)
 			vars := map[string]string{"{{token}}": a.Token}
+			if setup, ok := sampleSetup[f.Dir]; ok {
+				for k, v := range setup(t, a) {
+					vars["{{"+k+"}}"] = v
+				}
+			}
 			covered := map[string]bool{}
 			for _, file := range files {
 				raw, err := os.ReadFile(file)
@@ -177,7 +192,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 				}
 				text := string(raw)
 				for k, v := range vars {
-					text = strings.ReplaceAll(text, k, v)
+					text = strings.ReplaceAll(text, k, inBody(v))
 				}
 				var ev events.APIGatewayV2HTTPRequest
 				if err := json.Unmarshal([]byte(text), &ev); err != nil {
@@ -213,4 +228,68 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sampleSetup makes the prerequisites of a function's sample events (a resource the create
+// refers to, a key pair made at test time) and names them as placeholders: {{name}} in an
+// event is replaced by the value.
+var sampleSetup = map[string]func(t *testing.T, a *testkit.Account) map[string]string{
+	"tls_certificates": func(t *testing.T, a *testkit.Account) map[string]string {
+		cert, key := selfSigned(t, false)
+		return map[string]string{"cert_pem": cert, "key_pem": key}
+	},
+	"certificate_authorities": func(t *testing.T, a *testkit.Account) map[string]string {
+		cert, _ := selfSigned(t, true)
+		return map[string]string{"ca_pem": cert}
+	},
+	"ssh_user_certificates": sshSetup,
+	"ssh_host_certificates": sshSetup,
+}
+
+func sshSetup(t *testing.T, a *testkit.Account) map[string]string {
+	ca := a.Do(t, "POST", "/ssh_certificate_authorities", map[string]any{"private_key_type": "ed25519"}).Expect(t, http.StatusCreated)
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"ssh_ca_id": ca["id"].(string), "ssh_public_key": strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"}
+}
+
+// selfSigned returns a fresh self-signed ECDSA certificate (a CA when ca) and its PKCS#8 key.
+func selfSigned(t *testing.T, ca bool) (certPEM, keyPEM string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "sample.example.com"},
+		DNSNames: []string{"sample.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: ca,
+	}
+	if ca {
+		tpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+}
+
+// inBody escapes v for where placeholders sit: inside a JSON string (the request body) that is
+// itself a JSON string of the event. Ids and tokens come out unchanged.
+func inBody(v string) string {
+	once, _ := json.Marshal(v)
+	twice, _ := json.Marshal(string(once[1 : len(once)-1]))
+	return string(twice[1 : len(twice)-1])
 }
