@@ -184,7 +184,7 @@ func ParseChain(text string) ([]*x509.Certificate, error) {
 	chain := make([]*x509.Certificate, 0, len(blocks))
 	for i, b := range blocks {
 		if b.Type != "CERTIFICATE" {
-			return nil, bad("certificate_pem block %d is a %s block; only CERTIFICATE blocks belong in a chain", i+1, api.Describe(b.Type))
+			return nil, bad("certificate_pem block %d is %s; only CERTIFICATE blocks belong in a chain", i+1, blockKind(b.Type))
 		}
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
@@ -251,10 +251,10 @@ func ParsePrivateKey(text string) (crypto.Signer, string, error) {
 	case "PRIVATE KEY":
 		parsed, err = x509.ParsePKCS8PrivateKey(key.Bytes)
 	default:
-		return nil, "", bad("private_key_pem is a %s block; expected RSA PRIVATE KEY (PKCS#1), EC PRIVATE KEY (SEC1) or PRIVATE KEY (PKCS#8)", api.Describe(key.Type))
+		return nil, "", bad("private_key_pem is %s; expected a PKCS#1 (RSA), SEC1 (EC) or PKCS#8 private key", blockKind(key.Type))
 	}
 	if err != nil {
-		return nil, "", bad("private_key_pem is not a valid %s", strings.ToLower(key.Type))
+		return nil, "", bad("private_key_pem does not hold a valid %s private key", keyFormats[key.Type])
 	}
 	switch k := parsed.(type) {
 	case *rsa.PrivateKey:
@@ -266,6 +266,18 @@ func ParsePrivateKey(text string) (crypto.Signer, string, error) {
 	default:
 		return nil, "", bad("private_key_pem holds an unsupported key type; use RSA, ECDSA or Ed25519")
 	}
+}
+
+// keyFormats names the encodings of the key block types accepted.
+var keyFormats = map[string]string{"RSA PRIVATE KEY": "PKCS#1", "EC PRIVATE KEY": "SEC1", "PRIVATE KEY": "PKCS#8"}
+
+// blockKind describes a PEM block type for an error message. Private key block types are not
+// echoed: a response never carries a private-key marker, even in a message.
+func blockKind(typ string) string {
+	if strings.Contains(typ, "PRIVATE KEY") {
+		return "a private key"
+	}
+	return "a " + api.Describe(typ) + " block"
 }
 
 // Matches reports whether key is the private half of the certificate's public key.
@@ -284,7 +296,7 @@ func ParseCA(text string) (*x509.Certificate, error) {
 	var cert *pem.Block
 	for i, b := range blocks {
 		if b.Type != "CERTIFICATE" {
-			return nil, api.BadRequest(CodeCANotCert, fieldCAPEM, "ca_pem block %d is a %s block; it must hold one CERTIFICATE block", i+1, api.Describe(b.Type))
+			return nil, api.BadRequest(CodeCANotCert, fieldCAPEM, "ca_pem block %d is %s; it must hold one CERTIFICATE block", i+1, blockKind(b.Type))
 		}
 		if cert != nil {
 			return nil, api.BadRequest(CodeCAMultiple, fieldCAPEM, "ca_pem holds more than one certificate; upload each certificate authority separately")
