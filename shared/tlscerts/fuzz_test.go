@@ -42,7 +42,9 @@ func seedPEMs(f *testing.F) (chain string, keys []string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	enc := func(typ string, der []byte) string { return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})) }
+	enc := func(typ string, der []byte) string {
+		return string(pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
+	}
 	chain = enc("CERTIFICATE", leafDER) + enc("CERTIFICATE", rootDER)
 	sec1, _ := x509.MarshalECPrivateKey(leafKey)
 	pkcs8, _ := x509.MarshalPKCS8PrivateKey(leafKey)
