@@ -132,17 +132,32 @@ func certificates(k *resource.Kit, kd kind) *resource.Family[Certificate, *Certi
 			CriticalOptions: orEmpty(it.CriticalOptions), Extensions: orEmpty(it.Extensions),
 			ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
 	}
-	// Reading the CA and signing happen once per request; each transaction attempt then only
-	// counts the certificate on the CA, conditioned on the CA still existing.
+	signers := &signerCache{}
+	// Signing happens once per request; each transaction attempt then only counts the
+	// certificate on the CA, conditioned on the CA still existing. The CA's key comes from the
+	// cache or is read (with the caller check, in one round trip) and opened.
 	f.Prepare = func(ctx context.Context, r *api.Request, it *Certificate) error {
-		if err := decodeCertificate(r, kd, it); err != nil {
-			return err
-		}
-		ca, err := loadAuthority(ctx, k, r, it.AuthorityID)
+		pub, err := decodeCertificate(r, kd, it)
 		if err != nil {
 			return err
 		}
-		return sign(ctx, k, kd, ca, it)
+		signer := signers.get(it.AccountID, it.AuthorityID)
+		if signer == nil {
+			ca, err := loadAuthority(ctx, k, r, it.AuthorityID)
+			if err != nil {
+				return err
+			}
+			if signer, err = ca.Signer(ctx, k.Seal); err != nil {
+				return err
+			}
+			signers.put(it.AccountID, it.AuthorityID, signer)
+		}
+		cert, err := NewCertificate(signer, pub, kd.certType, it)
+		if err != nil {
+			return err
+		}
+		it.Certificate = AuthorizedKey(cert)
+		return nil
 	}
 	f.Create = func(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) (any, error) {
 		m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(1), store.Exists())
@@ -173,7 +188,7 @@ func caNotFound(id string) error {
 }
 
 // decodeCertificate validates a create body into it; nothing is read or signed yet.
-func decodeCertificate(r *api.Request, kd kind, it *Certificate) error {
+func decodeCertificate(r *api.Request, kd kind, it *Certificate) (ssh.PublicKey, error) {
 	var in userCertificateCreate
 	var err error
 	if kd.certType == ssh.HostCert {
@@ -182,36 +197,36 @@ func decodeCertificate(r *api.Request, kd kind, it *Certificate) error {
 		err = api.Decode(r, &in)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := api.CheckText(certificateTextCodes, in.Description, in.Metadata); err != nil {
-		return err
+		return nil, err
 	}
 	if in.SSHCertificateAuthorityID == nil || *in.SSHCertificateAuthorityID == "" {
-		return api.BadRequest(CodeCANotFound, "ssh_certificate_authority_id", "ssh_certificate_authority_id is required")
+		return nil, api.BadRequest(CodeCANotFound, "ssh_certificate_authority_id", "ssh_certificate_authority_id is required")
 	}
 	if in.PublicKey == nil {
-		return api.BadRequest(CodePublicKeyMissing, "public_key", "public_key is required")
+		return nil, api.BadRequest(CodePublicKeyMissing, "public_key", "public_key is required")
 	}
-	_, keyType, err := ParsePublicKey(*in.PublicKey)
+	pub, keyType, err := ParsePublicKey(*in.PublicKey)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	principals, err := Principals(in.Principals)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if kd.certType == ssh.UserCert {
 		if it.CriticalOptions, err = CriticalOptions(in.CriticalOptions); err != nil {
-			return err
+			return nil, err
 		}
 		if it.Extensions, err = Extensions(in.Extensions); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	va, vu, err := Validity(in.ValidAfter, in.ValidUntil, time.Now(), kd.validity)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	api.Set(&it.Description, in.Description)
 	api.Set(&it.Metadata, in.Metadata)
@@ -220,7 +235,7 @@ func decodeCertificate(r *api.Request, kd kind, it *Certificate) error {
 	it.KeyType = keyType
 	it.Principals = principals
 	it.ValidAfter, it.ValidUntil = va.Unix(), vu.Unix()
-	return nil
+	return pub, nil
 }
 
 // loadAuthority reads the CA in the same consistent round trip that verifies the caller.
@@ -240,24 +255,6 @@ func loadAuthority(ctx context.Context, k *resource.Kit, r *api.Request, id stri
 		return nil, err
 	}
 	return &ca, nil
-}
-
-// sign issues the certificate for it with ca's key. Its key id is the certificate's own id.
-func sign(ctx context.Context, k *resource.Kit, kd kind, ca *Authority, it *Certificate) error {
-	signer, err := ca.Signer(ctx, k.Seal)
-	if err != nil {
-		return err
-	}
-	pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(it.PublicKey))
-	if err != nil {
-		return err
-	}
-	cert, err := NewCertificate(signer, pub, kd.certType, it)
-	if err != nil {
-		return err
-	}
-	it.Certificate = AuthorizedKey(cert)
-	return nil
 }
 
 // NewCertificate signs pub with signer as it describes: type, key id, principals, validity,

@@ -15,8 +15,10 @@ import (
 // Bounds on certificate contents: generous for real use, small enough that a request cannot make
 // a certificate (or its item) unreasonably large.
 const (
+	maxPublicKeyBytes = 16 << 10 // an RSA 16384 key is under 3 KB in authorized-keys form
 	maxPrincipals     = 256
 	maxPrincipalBytes = 255
+	maxListBytes      = 16 << 10 // all principals together; all extensions together
 	maxExtensions     = 64
 	maxOptionBytes    = 4096
 	minRSABits        = 1024 // OpenSSH refuses smaller RSA keys
@@ -33,6 +35,9 @@ func ParsePublicKey(text string) (ssh.PublicKey, string, error) {
 	}
 	bad := func(format string, args ...any) error {
 		return api.BadRequest(CodeInvalidPublicKey, "public_key", format, args...)
+	}
+	if len(text) > maxPublicKeyBytes {
+		return nil, "", bad("public_key is %d bytes long; the limit is %d bytes", len(text), maxPublicKeyBytes)
 	}
 	pub, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(text))
 	if err != nil {
@@ -74,7 +79,11 @@ func Principals(v *[]string) ([]string, error) {
 		return nil, api.Invalid("principals", "principals has %d entries; at most %d are accepted", len(*v), maxPrincipals)
 	}
 	out := make([]string, 0, len(*v))
+	total := 0
 	for i, p := range *v {
+		if total += len(p); total > maxListBytes {
+			return nil, api.Invalid("principals", "principals are %d bytes or more together; the limit is %d bytes", total, maxListBytes)
+		}
 		if p == "" || len(p) > maxPrincipalBytes || strings.ContainsFunc(p, func(r rune) bool {
 			return r == ',' || unicode.IsSpace(r) || unicode.IsControl(r) || r == unicode.ReplacementChar
 		}) {
@@ -156,7 +165,11 @@ func Extensions(v *map[string]string) (map[string]string, error) {
 		return nil, api.Invalid("extensions", "extensions has %d entries; at most %d are accepted", len(*v), maxExtensions)
 	}
 	out := map[string]string{}
+	total := 0
 	for name, value := range *v {
+		if total += len(name) + len(value); total > maxListBytes {
+			return nil, api.Invalid("extensions", "extensions are %d bytes or more together; the limit is %d bytes", total, maxListBytes)
+		}
 		if name == "" || len(name) > maxPrincipalBytes || strings.ContainsFunc(name, func(r rune) bool {
 			return unicode.IsSpace(r) || unicode.IsControl(r)
 		}) {

@@ -523,7 +523,10 @@ func TestBadCertificateRequests(t *testing.T) {
 		{"a certificate as the public key", with(map[string]any{"public_key": cert["certificate"]}), "ERR_NGROK_612", "public_key"},
 		{"a security key", with(map[string]any{"public_key": skKey}), "ERR_NGROK_612", "public_key"},
 		{"a private key", with(map[string]any{"public_key": d.keygen("k", "-t", "ed25519") + "\n" + d.read("k")}), "ERR_NGROK_612", "public_key"},
+		{"public key over 16 KB", with(map[string]any{"public_key": key + " " + strings.Repeat("c", 16<<10)}), "ERR_NGROK_612", "public_key"},
 		{"empty principal", with(map[string]any{"principals": []string{""}}), "ERR_NGROK_215", "principals"},
+		{"principals over 16 KB together", with(map[string]any{"principals": manyNames(100, 200)}), "ERR_NGROK_215", "principals"},
+		{"principals over 256", with(map[string]any{"principals": manyNames(257, 3)}), "ERR_NGROK_215", "principals"},
 		{"principal with a space", with(map[string]any{"principals": []string{"a b"}}), "ERR_NGROK_215", "principals"},
 		{"principal with a comma", with(map[string]any{"principals": []string{"a,b"}}), "ERR_NGROK_215", "principals"},
 		{"valid_after not rfc 3339", with(map[string]any{"valid_after": "yesterday"}), "ERR_NGROK_241", "valid_after"},
@@ -545,6 +548,10 @@ func TestBadCertificateRequests(t *testing.T) {
 		{"critical option not a string", with(map[string]any{"critical_options": map[string]any{"force-command": 1}}), "ERR_NGROK_215", ""},
 		{"standard extension with a value", with(map[string]any{"extensions": map[string]string{"permit-pty": "yes"}}), "ERR_NGROK_215", "extensions"},
 		{"empty extension name", with(map[string]any{"extensions": map[string]string{"": ""}}), "ERR_NGROK_215", "extensions"},
+		{"extensions over 16 KB together", with(map[string]any{"extensions": map[string]string{"a@example.com": strings.Repeat("v", 4000),
+			"b@example.com": strings.Repeat("v", 4000), "c@example.com": strings.Repeat("v", 4000), "d@example.com": strings.Repeat("v", 4000),
+			"e@example.com": strings.Repeat("v", 4000)}}), "ERR_NGROK_215", "extensions"},
+		{"force-command over 4 KB", with(map[string]any{"critical_options": map[string]string{"force-command": strings.Repeat("x", 4097)}}), "ERR_NGROK_215", "critical_options"},
 	}
 	hostOnly := []badCase{
 		{"critical options on a host certificate", with(map[string]any{"critical_options": map[string]string{}}), "ERR_NGROK_214", "critical_options"},
@@ -660,8 +667,9 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 	}
 }
 
-// TestRoundTrips: issuing a certificate costs two DynamoDB round trips (the CA read with the
-// caller check, then the transaction); reads one, lists two in parallel.
+// TestRoundTrips: issuing a certificate costs two DynamoDB round trips the first time a CA signs
+// in a process (the CA read with the caller check, then the transaction) and one afterwards;
+// reads one, lists two in parallel.
 func TestRoundTrips(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
@@ -669,12 +677,15 @@ func TestRoundTrips(t *testing.T) {
 	body := map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t)}
 	cert := a.Do(t, "POST", "/ssh_user_certificates", body).Expect(t, http.StatusCreated)
 	p := "/ssh_user_certificates/" + cert["id"].(string)
+	fresh := newCA(t, s, a, map[string]any{})
 	cases := []struct {
 		name, method, path string
 		body               any
 		max                int
 	}{
-		{"issue", "POST", "/ssh_user_certificates", body, 2},
+		{"issue with a CA not yet used", "POST", "/ssh_host_certificates",
+			map[string]any{"ssh_certificate_authority_id": fresh["id"], "public_key": goKey(t)}, 2},
+		{"issue", "POST", "/ssh_user_certificates", body, 1},
 		{"get", "GET", p, nil, 1},
 		{"list", "GET", "/ssh_user_certificates", nil, 2},
 		{"update", "PATCH", p, map[string]any{"description": "x"}, 2},
@@ -746,4 +757,32 @@ func accountItems(t testing.TB, s *testkit.Stack, a *testkit.Account) []map[stri
 		}
 	}
 	return out
+}
+
+// manyNames returns n distinct names of size bytes each.
+func manyNames(n, size int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%0*d", size, i)
+	}
+	return out
+}
+
+// TestLargestCertificateIsStored issues a user certificate at every size limit at once: it must
+// be stored with its audit event, not fail in DynamoDB.
+func TestLargestCertificateIsStored(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	ca := newCA(t, s, a, map[string]any{"private_key_type": "rsa", "key_size": 2048})
+	exts := map[string]string{}
+	for i := 0; i < 4; i++ {
+		exts[fmt.Sprintf("x%d@example.com", i)] = strings.Repeat("v", 4000)
+	}
+	cert := a.Do(t, "POST", "/ssh_user_certificates", map[string]any{
+		"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t) + strings.Repeat("c", 15<<10),
+		"principals": manyNames(160, 100), "extensions": exts,
+		"critical_options": map[string]string{"force-command": strings.Repeat("x", 4096), "source-address": "10.0.0.0/8"},
+		"description":      strings.Repeat("d", 255), "metadata": strings.Repeat("m", 4096),
+	}).Expect(t, http.StatusCreated)
+	a.Do(t, "DELETE", "/ssh_user_certificates/"+cert["id"].(string), nil).Expect(t, http.StatusNoContent)
 }

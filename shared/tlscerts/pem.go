@@ -33,6 +33,9 @@ const (
 // Bounds on uploads, so that a hostile body cannot make parsing or key validation expensive.
 const (
 	maxChainCerts = 10
+	// maxPEM keeps a certificate item (its PEM and the names derived from it) and the audit
+	// event that repeats both inside DynamoDB's 400 KB item limit; real chains are a few KB.
+	maxPEM = 128 << 10
 	// maxKeyDER admits RSA keys up to 8192 bits in any of the accepted encodings.
 	maxKeyDER = 6 << 10
 )
@@ -171,6 +174,9 @@ func ParseChain(text string) ([]*x509.Certificate, error) {
 	bad := func(format string, args ...any) error {
 		return api.BadRequest(CodeBadCertPEM, fieldCertificatePEM, format, args...)
 	}
+	if len(text) > maxPEM {
+		return nil, bad("certificate_pem is %d bytes long; the limit is %d bytes", len(text), maxPEM)
+	}
 	blocks, err := pemBlocks(text)
 	if err != nil {
 		return nil, bad("certificate_pem is not valid PEM: %s", err.Error())
@@ -218,6 +224,9 @@ func issuedBy(child, parent *x509.Certificate) bool {
 func ParsePrivateKey(text string) (crypto.Signer, string, error) {
 	bad := func(format string, args ...any) error {
 		return api.BadRequest(CodeBadKeyPEM, fieldPrivateKeyPEM, format, args...)
+	}
+	if len(text) > maxPEM {
+		return nil, "", bad("private_key_pem is %d bytes long; the limit is %d bytes", len(text), maxPEM)
 	}
 	blocks, err := pemBlocks(text)
 	if err != nil {
@@ -289,6 +298,9 @@ func Matches(c *x509.Certificate, key crypto.Signer) bool {
 // ParseCA parses a certificate authority upload: exactly one CERTIFICATE block (1911 when
 // there is none or another kind of block, 1912 for more than one) that is a CA (1913).
 func ParseCA(text string) (*x509.Certificate, error) {
+	if len(text) > maxPEM {
+		return nil, api.BadRequest(CodeCANotCert, fieldCAPEM, "ca_pem is %d bytes long; the limit is %d bytes", len(text), maxPEM)
+	}
 	blocks, err := pemBlocks(text)
 	if err != nil {
 		return nil, api.BadRequest(CodeCANotCert, fieldCAPEM, "ca_pem is not valid PEM: %s", err.Error())

@@ -316,6 +316,9 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 		{"key in the certificate field", body(key, key), "ERR_NGROK_1900", "certificate_pem"},
 		{"certificate in the key field", body(cert, cert), "ERR_NGROK_1903", "private_key_pem"},
 		{"two keys", body(cert, key+o.read("other.pem")), "ERR_NGROK_1903", "private_key_pem"},
+		{"chain of eleven certificates", body(strings.Repeat(cert, 11), key), "ERR_NGROK_1900", "certificate_pem"},
+		{"certificate_pem over 128 KB", body(cert+strings.Repeat(" ", 128<<10), key), "ERR_NGROK_1900", "certificate_pem"},
+		{"private_key_pem over 128 KB", body(cert, key+strings.Repeat("\n", 128<<10)), "ERR_NGROK_1903", "private_key_pem"},
 		{"no certificate", body(nil, key), "ERR_NGROK_1900", "certificate_pem"},
 		{"no key", body(cert, nil), "ERR_NGROK_1903", "private_key_pem"},
 		{"empty certificate", body("", key), "ERR_NGROK_1900", "certificate_pem"},
@@ -389,6 +392,7 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 		{"not pem", "hello", "ERR_NGROK_1911"},
 		{"truncated", caPEM[:len(caPEM)/2], "ERR_NGROK_1911"},
 		{"empty", "", "ERR_NGROK_1911"},
+		{"over 128 KB", caPEM + strings.Repeat(" ", 128<<10), "ERR_NGROK_1911"},
 	}
 	before := len(accountItems(t, s, a))
 	for _, c := range cases {
@@ -453,4 +457,42 @@ func accountItems(t *testing.T, s *testkit.Stack, a *testkit.Account) []map[stri
 		}
 	}
 	return out
+}
+
+// TestLargestCertificateIsStored uploads a certificate just under the size limit, nearly all of
+// it subject alternative names: it must be stored (with its audit event), not fail in DynamoDB.
+func TestLargestCertificateIsStored(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needles.AddKey("large certificate key", key)
+	var certPEM string
+	for n := 1000; ; n += 50 {
+		tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "big.example.com"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		for i := 0; i < n; i++ {
+			tpl.DNSNames = append(tpl.DNSNames, fmt.Sprintf("host-%05d.a-rather-long-subdomain-name.example.com", i))
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		if len(next) > 128<<10 {
+			break
+		}
+		certPEM = next
+	}
+	kder, _ := x509.MarshalPKCS8PrivateKey(key)
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+	got := a.Do(t, "POST", "/tls_certificates", map[string]any{"certificate_pem": certPEM, "private_key_pem": keyPEM,
+		"description": strings.Repeat("d", 255), "metadata": strings.Repeat("m", 4096)}).Expect(t, http.StatusCreated)
+	if n := len(got["subject_alternative_names"].(map[string]any)["dns_names"].([]any)); n < 1000 {
+		t.Fatalf("%d names", n)
+	}
+	a.Do(t, "PATCH", "/tls_certificates/"+got["id"].(string), map[string]any{"description": "x"}).Expect(t, http.StatusOK)
+	a.Do(t, "DELETE", "/tls_certificates/"+got["id"].(string), nil).Expect(t, http.StatusNoContent)
 }
