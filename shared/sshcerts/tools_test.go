@@ -134,12 +134,14 @@ type syncLog struct {
 	buf bytes.Buffer
 }
 
+// Write appends p.
 func (l *syncLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
+// String is the whole log.
 func (l *syncLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
