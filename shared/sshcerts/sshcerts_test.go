@@ -652,6 +652,7 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 		}
 		var it sshcerts.Authority
 		err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &it)
+		t.Logf("round %d: delete %d, %d issued", round, deleted, created)
 		switch deleted {
 		case http.StatusNoContent:
 			if !store.IsNotFound(err) || created != 0 || named != 0 {
