@@ -328,29 +328,30 @@ func ParseCA(text string) (*x509.Certificate, error) {
 	return c, nil
 }
 
-// errStray reports bytes outside any PEM block (or a block cut short).
-var errStray = errors.New("it holds data outside PEM blocks or a truncated block")
+// errBroken reports a block cut short or otherwise malformed.
+var errBroken = errors.New("it holds a truncated or malformed PEM block")
 
-// pemBlocks splits text into PEM blocks. Whitespace between blocks is allowed; anything else,
-// including a block without its END line, is an error, so that a truncated upload is refused
-// rather than silently shortened.
+// pemBlocks splits text into PEM blocks. Explanatory text around blocks is allowed (RFC 7468;
+// openssl writes "Bag Attributes" and subject lines there), but a block marker outside a
+// well-formed block is an error, so that a truncated upload is refused rather than silently
+// shortened.
 func pemBlocks(text string) ([]*pem.Block, error) {
+	begin, end := []byte("-----BEGIN"), []byte("-----END")
 	rest := []byte(text)
 	var out []*pem.Block
 	for {
-		rest = bytes.TrimSpace(rest)
-		if len(rest) == 0 {
-			return out, nil
-		}
 		b, r := pem.Decode(rest)
 		if b == nil {
-			return nil, errStray
+			if bytes.Contains(rest, begin) || bytes.Contains(rest, end) {
+				return nil, errBroken
+			}
+			return out, nil
 		}
-		// pem.Decode skips text before a block, and a malformed block before a good one; both
-		// are refused: the block decoded must be the one the text starts with.
+		// pem.Decode skips whatever precedes the block it returns, including broken blocks.
 		consumed := rest[:len(rest)-len(r)]
-		if !bytes.HasPrefix(rest, []byte("-----BEGIN")) || bytes.Count(consumed, []byte("-----BEGIN")) != 1 {
-			return nil, errStray
+		skipped := consumed[:bytes.LastIndex(consumed, begin)]
+		if bytes.Contains(skipped, begin) || bytes.Contains(skipped, end) {
+			return nil, errBroken
 		}
 		out = append(out, b)
 		rest = r

@@ -310,7 +310,8 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 		{"non-pem certificate", body("not a certificate", key), "ERR_NGROK_1900", "certificate_pem"},
 		{"bare base64 der certificate", body(der, key), "ERR_NGROK_1900", "certificate_pem"},
 		{"non-pem key", body(cert, "hunter2"), "ERR_NGROK_1903", "private_key_pem"},
-		{"garbage after the certificate", body(cert+"trailing junk\n", key), "ERR_NGROK_1900", "certificate_pem"},
+		{"a truncated second certificate", body(cert+o.read("root.pem")[:300], key), "ERR_NGROK_1900", "certificate_pem"},
+		{"a stray end line", body(cert+"-----END CERTIFICATE-----\n", key), "ERR_NGROK_1900", "certificate_pem"},
 		{"chain out of order", body(o.read("root.pem")+cert, key), "ERR_NGROK_1900", "certificate_pem"},
 		{"leaf followed by an unrelated root", body(cert+o.read("root.pem"), key), "ERR_NGROK_1900", "certificate_pem"},
 		{"key in the certificate field", body(key, key), "ERR_NGROK_1900", "certificate_pem"},
@@ -338,7 +339,10 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 	if after := len(accountItems(t, s, a)); after != before {
 		t.Fatalf("refused uploads stored %d items", after-before)
 	}
-	// The same material in order is accepted; PATCH changes only description and metadata.
+	// The same material is accepted, with explanatory text around the blocks (RFC 7468) and
+	// Windows line endings; PATCH changes only description and metadata.
+	a.Do(t, "POST", "/tls_certificates", body("Bag Attributes\n    friendlyName: good\nsubject=CN = good.example.com\n"+cert+"\nthe end\n",
+		strings.ReplaceAll(key, "\n", "\r\n"))).Expect(t, http.StatusCreated)
 	good := a.Do(t, "POST", "/tls_certificates", body(cert, key)).Expect(t, http.StatusCreated)
 	p := "/tls_certificates/" + good["id"].(string)
 	a.Do(t, "PATCH", p, map[string]any{"certificate_pem": cert}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "certificate_pem")
