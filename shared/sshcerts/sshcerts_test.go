@@ -80,7 +80,8 @@ func secretsAtRest() []string {
 	var out []string
 	for _, it := range items {
 		for _, f := range needles.FindInItem(it) {
-			out = append(out, fmt.Sprintf("item %v: %s", it["sk"], f))
+			sk, _ := it["sk"].(*types.AttributeValueMemberS)
+			out = append(out, fmt.Sprintf("item %s: %s", sk.Value, f))
 		}
 	}
 	for _, f := range needles.Find(logs.Bytes()) {

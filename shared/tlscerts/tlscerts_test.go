@@ -70,7 +70,8 @@ func secretsAtRest() []string {
 			sealed++
 		}
 		for _, f := range needles.FindInItem(it) {
-			out = append(out, fmt.Sprintf("item %v: %s", it["sk"], f))
+			sk, _ := it["sk"].(*types.AttributeValueMemberS)
+			out = append(out, fmt.Sprintf("item %s: %s", sk.Value, f))
 		}
 	}
 	if sealed == 0 {
