@@ -112,6 +112,27 @@ func EmptyUpdate(fields ...string) *Error {
 	return BadRequest(CodeEmptyUpdate, "body", "the update supplies none of the changeable fields (%s)", strings.Join(fields, ", "))
 }
 
+// UpdateText applies a PATCH body that may change only description and metadata (the shape of
+// many families' updates): 606 when it supplies neither, the family's codes when too long.
+func UpdateText(r *Request, codes TextCodes, description, metadata *string) error {
+	var in struct {
+		Description *string `json:"description"`
+		Metadata    *string `json:"metadata"`
+	}
+	if err := Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil {
+		return EmptyUpdate("description", "metadata")
+	}
+	if err := CheckText(codes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	Set(description, in.Description)
+	Set(metadata, in.Metadata)
+	return nil
+}
+
 // Set copies *src into *dst when the client supplied it; it reports whether it did.
 func Set[T any](dst *T, src *T) bool {
 	if src == nil {

@@ -12,6 +12,8 @@ import (
 	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/principals"
 	"tunnelapi/shared/scheduler"
+	"tunnelapi/shared/sshcerts"
+	"tunnelapi/shared/tlscerts"
 )
 
 // Function is one HTTP Lambda.
@@ -33,6 +35,11 @@ var Functions = []Function{
 	{Name: "EndpointsFunction", Dir: "endpoints", Register: endpoints.RegisterEndpoints},
 	{Name: "EventDestinationsFunction", Dir: "event_destinations", Register: eventsub.RegisterEventDestinations},
 	{Name: "EventSubscriptionsFunction", Dir: "event_subscriptions", Register: eventsub.RegisterEventSubscriptions},
+	{Name: "TLSCertificatesFunction", Dir: "tls_certificates", Register: tlscerts.RegisterTLSCertificates},
+	{Name: "CertificateAuthoritiesFunction", Dir: "certificate_authorities", Register: tlscerts.RegisterCertificateAuthorities},
+	{Name: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Register: sshcerts.RegisterAuthorities},
+	{Name: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Register: sshcerts.RegisterUserCertificates},
+	{Name: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Register: sshcerts.RegisterHostCertificates},
 }
 
 // Worker is one non-HTTP Lambda, run by a queue or a schedule rather than by routes.

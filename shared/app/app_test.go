@@ -2,11 +2,19 @@ package app_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,13 +25,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"golang.org/x/crypto/ssh"
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/awsconfig"
 	"tunnelapi/shared/delivery"
 	evs "tunnelapi/shared/events"
 	"tunnelapi/shared/scheduler"
@@ -274,7 +284,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 				}
 				text := string(raw)
 				for k, v := range vars {
-					text = strings.ReplaceAll(text, k, v)
+					text = strings.ReplaceAll(text, k, inBody(v))
 				}
 				var ev events.APIGatewayV2HTTPRequest
 				if err := json.Unmarshal([]byte(text), &ev); err != nil {
@@ -317,10 +327,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 // workerHandlers feed one sample event (raw JSON) to a worker's real Lambda handler, built on
 // the test stack; a worker without an entry fails the test.
 func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.Context, raw []byte) error {
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := awsconfig.FromEnv()
 	q := testkit.NewQueues(t, nil)
 	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
 	w.Log = s.Deps.Kit.Log
@@ -397,4 +404,74 @@ func TestNoScanOutsideTests(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// The certificate families' sample setups join the others (they need key material made at
+// test time; values are escaped for the JSON string they land in, see inBody).
+func init() {
+	for dir, f := range certSetups {
+		setups[dir] = f
+	}
+}
+
+// certSetups make the key pairs and CAs the certificate families' samples refer to.
+var certSetups = map[string]func(t *testing.T, a *testkit.Account) map[string]string{
+	"tls_certificates": func(t *testing.T, a *testkit.Account) map[string]string {
+		cert, key := selfSigned(t, false)
+		return map[string]string{"{{cert_pem}}": cert, "{{key_pem}}": key}
+	},
+	"certificate_authorities": func(t *testing.T, a *testkit.Account) map[string]string {
+		cert, _ := selfSigned(t, true)
+		return map[string]string{"{{ca_pem}}": cert}
+	},
+	"ssh_user_certificates": sshSetup,
+	"ssh_host_certificates": sshSetup,
+}
+
+func sshSetup(t *testing.T, a *testkit.Account) map[string]string {
+	ca := a.Do(t, "POST", "/ssh_certificate_authorities", map[string]any{"private_key_type": "ed25519"}).Expect(t, http.StatusCreated)
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"{{ssh_ca_id}}": ca["id"].(string), "{{ssh_public_key}}": strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"}
+}
+
+// selfSigned returns a fresh self-signed ECDSA certificate (a CA when ca) and its PKCS#8 key.
+func selfSigned(t *testing.T, ca bool) (certPEM, keyPEM string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "sample.example.com"},
+		DNSNames: []string{"sample.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: ca,
+	}
+	if ca {
+		tpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+}
+
+// inBody escapes v for where placeholders sit: inside a JSON string (the request body) that is
+// itself a JSON string of the event. Ids and tokens come out unchanged.
+func inBody(v string) string {
+	once, _ := json.Marshal(v)
+	twice, _ := json.Marshal(string(once[1 : len(once)-1]))
+	return string(twice[1 : len(twice)-1])
 }

@@ -37,8 +37,14 @@ type Family[T any, P interface {
 
 	// Render returns the item as GET returns it.
 	Render func(r *api.Request, it P) any
-	// Create fills a new item (its Meta already set) from the request body. It may return the
-	// create response when that differs from Render (a secret shown once); nil means Render.
+	// Prepare, when set, runs once per create request before any transaction is built, on the
+	// new item (its Meta already set): work that must not repeat when the transaction is retried,
+	// such as generating a key pair or signing. Each attempt's Create starts from a copy of it.
+	Prepare func(ctx context.Context, r *api.Request, it P) error
+	// Create fills a new item (its Meta already set) from the request body and adds the writes
+	// it implies; it runs once per transaction attempt and may be nil when Prepare did it all.
+	// It may return the create response when that differs from Render (a secret shown once);
+	// nil means Render.
 	Create func(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error)
 	// Update applies the PATCH body to the current item.
 	Update func(ctx context.Context, r *api.Request, it P, m *Mutation) error
@@ -63,23 +69,34 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The id is chosen once, so a retried transaction and anything Prepare bound to the id (a
+	// signature, the sealing context of a private key) still agree.
 	now := time.Now().UTC()
+	prepared := P(new(T))
+	meta := prepared.Base()
+	meta.ID = ids.NewAt(f.Prefix, now)
+	meta.AccountID = c.AccountID
+	meta.Key = store.ResourceKey(c.AccountID, meta.ID)
+	meta.CreatedAt = now.Unix()
+	meta.Version = 1
+	if f.Prepare != nil {
+		if err := f.Prepare(ctx, r, prepared); err != nil {
+			return nil, err
+		}
+	}
 	var resp any
 	var it P
-	// A create is retried only when it lost a race it can simply be rebuilt for (a concurrent
-	// transaction on a shared item, or a RetryOn label); a fresh id is drawn each time.
+	// A create that touches a shared item (a parent's counter) can lose to a concurrent
+	// transaction; it is retried like an update.
 	err = retrying(func() error {
 		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
-			it = new(T)
-			meta := it.Base()
-			meta.ID = ids.NewAt(f.Prefix, now)
-			meta.AccountID = c.AccountID
-			meta.Key = store.ResourceKey(c.AccountID, meta.ID)
-			meta.CreatedAt = now.Unix()
-			meta.Version = 1
-			var err error
-			if resp, err = f.Create(ctx, r, it, m); err != nil {
-				return err
+			it = P(new(T))
+			*it = *prepared
+			if f.Create != nil {
+				var err error
+				if resp, err = f.Create(ctx, r, it, m); err != nil {
+					return err
+				}
 			}
 			m.Put(labelItem, it, store.Absent())
 			return m.Event(events.Type(f.EventKind, "created"), f.Render(r, it))

@@ -195,6 +195,9 @@ func retrying(op func() error) error {
 		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrGuardChanged) {
 			return err
 		}
+		// A short random pause spreads out writers contending for one item (a parent's
+		// counter), so that they do not collide again in lockstep.
+		time.Sleep(time.Duration(rand.Int64N(int64(i+1) * int64(5*time.Millisecond))))
 	}
 	if err != nil {
 		return api.Conflict("the resource was changed concurrently too many times; retry the request")

@@ -34,6 +34,12 @@ type Sealer interface {
 	Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error)
 }
 
+// ResourceContext is the aad of a secret stored on the resource id of account, so that a sealed
+// value copied onto another resource or account does not open.
+func ResourceContext(account, id string) map[string]string {
+	return map[string]string{"account": account, "id": id}
+}
+
 // ErrOpen reports a sealed value that does not open (wrong key, tampered, or wrong aad).
 var ErrOpen = errors.New("seal: cannot open sealed value")
 

@@ -1,0 +1,178 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/store"
+)
+
+// Items scans the stack's whole table (tests only: no request path scans). It takes no
+// testing.TB so that a TestMain can check the table after the whole suite.
+func (s *Stack) Items(ctx context.Context) ([]store.Item, error) {
+	var out []store.Item
+	p := dynamodb.NewScanPaginator(s.DB.Client, &dynamodb.ScanInput{TableName: aws.String(s.DB.Table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+	}
+	return out, nil
+}
+
+// PEMPrivateKeyMarker appears in every PEM-encoded private key, whatever its format.
+var PEMPrivateKeyMarker = []byte("PRIVATE KEY")
+
+// Needles are byte strings whose presence reveals a secret, with what each one is.
+type Needles struct {
+	mu   sync.Mutex
+	list []needle
+}
+
+type needle struct {
+	b    []byte
+	what string
+}
+
+// Add records secret in the forms it could leak in: raw, base64 and hex.
+func (n *Needles) Add(what string, secret []byte) {
+	if len(secret) < 16 {
+		return // too short to search for without false positives
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.list = append(n.list,
+		needle{append([]byte(nil), secret...), what + " (raw)"},
+		needle{[]byte(base64.StdEncoding.EncodeToString(secret)), what + " (base64)"},
+		needle{[]byte(hex.EncodeToString(secret)), what + " (hex)"})
+}
+
+// AddKey records a private key: its PKCS#8 DER and its secret number (RSA private exponent and
+// primes, ECDSA scalar, Ed25519 seed).
+func (n *Needles) AddKey(what string, key any) {
+	if der, err := x509.MarshalPKCS8PrivateKey(key); err == nil {
+		n.Add(what+" PKCS#8", der)
+	}
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		n.Add(what+" RSA d", k.D.Bytes())
+		for i, p := range k.Primes {
+			n.Add(fmt.Sprintf("%s RSA prime %d", what, i), p.Bytes())
+		}
+		n.Add(what+" PKCS#1", x509.MarshalPKCS1PrivateKey(k))
+	case *ecdsa.PrivateKey:
+		if b, err := k.Bytes(); err == nil {
+			n.Add(what+" ECDSA scalar", b)
+		}
+		if der, err := x509.MarshalECPrivateKey(k); err == nil {
+			n.Add(what+" SEC1", der)
+		}
+	case ed25519.PrivateKey:
+		n.Add(what+" Ed25519 seed", k.Seed())
+	}
+}
+
+// Find reports every needle (and the PEM private-key marker) found in b.
+func (n *Needles) Find(b []byte) []string {
+	var out []string
+	if bytes.Contains(b, PEMPrivateKeyMarker) {
+		out = append(out, "PEM private-key marker")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, nd := range n.list {
+		if bytes.Contains(b, nd.b) {
+			out = append(out, nd.what)
+		}
+	}
+	return out
+}
+
+// Len is the number of needles recorded.
+func (n *Needles) Len() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.list)
+}
+
+// FindInItem reports every needle found in any attribute value of it, at any depth.
+func (n *Needles) FindInItem(it store.Item) []string {
+	var out []string
+	var walk func(path string, v types.AttributeValue)
+	walk = func(path string, v types.AttributeValue) {
+		var found []string
+		switch a := v.(type) {
+		case *types.AttributeValueMemberS:
+			found = n.Find([]byte(a.Value))
+		case *types.AttributeValueMemberB:
+			found = n.Find(a.Value)
+		case *types.AttributeValueMemberSS:
+			for _, s := range a.Value {
+				found = append(found, n.Find([]byte(s))...)
+			}
+		case *types.AttributeValueMemberBS:
+			for _, b := range a.Value {
+				found = append(found, n.Find(b)...)
+			}
+		case *types.AttributeValueMemberM:
+			for k, e := range a.Value {
+				walk(path+"."+k, e)
+			}
+		case *types.AttributeValueMemberL:
+			for i, e := range a.Value {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+		for _, f := range found {
+			out = append(out, path+": "+f)
+		}
+	}
+	for k, v := range it {
+		walk(k, v)
+	}
+	return out
+}
+
+// LogCapture collects every log line the stack writes, so a test can check none leaks a secret.
+type LogCapture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (l *LogCapture) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// Bytes returns a copy of everything logged so far.
+func (l *LogCapture) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]byte(nil), l.buf.Bytes()...)
+}
+
+// CaptureLogs routes the stack's request and handler logs (at debug level and above) into a
+// new LogCapture.
+func (s *Stack) CaptureLogs() *LogCapture {
+	l := &LogCapture{}
+	lg := slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s.Deps.Kit.Log, s.Deps.Server.Log = lg, lg
+	return l
+}
