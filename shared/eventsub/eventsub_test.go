@@ -24,6 +24,8 @@ const (
 	azSecret  = "azure~client~secret~value"
 )
 
+func TestMain(m *testing.M) { testkit.Main(m) }
+
 func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
 
 func kinesisBody(description string) map[string]any {

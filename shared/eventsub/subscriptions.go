@@ -324,7 +324,7 @@ func registerSources(f *resource.Family[SubscriptionItem, *SubscriptionItem], mu
 			case i < 0:
 				return errNoSource(typ)
 			case *in.Type == typ:
-				return resource.ErrUnchanged
+				return nil // like every PATCH, a no-op still commits (and records) an update
 			case slices.Contains(it.Sources, *in.Type):
 				return api.BadRequest(CodeDuplicateSource, "type", "event type %s is already a source of this subscription", *in.Type)
 			}

@@ -2,7 +2,6 @@ package resource
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -183,10 +182,6 @@ func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (any, error) 
 	return f.Render(r, it), nil
 }
 
-// ErrUnchanged, returned by a Modify callback, ends the modification without writing: the
-// item as read is returned.
-var ErrUnchanged = errors.New("resource: unchanged")
-
 // Modify is a read-modify-write of the item id under optimistic concurrency, recording the
 // kind's updated event. Sub-resources kept inside their parent (a subscription's sources) use
 // it as their update path. notFound replaces the 404 for an absent item when set; change
@@ -212,9 +207,6 @@ func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, no
 			return m.Event(events.Type(f.EventKind, "updated"), f.Render(r, it))
 		})
 	})
-	if errors.Is(err, ErrUnchanged) {
-		return it, nil
-	}
 	return it, err
 }
 

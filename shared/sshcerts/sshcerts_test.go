@@ -6,9 +6,9 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -46,14 +46,12 @@ func start(t testing.TB) *testkit.Stack {
 // TestMain runs the suite, then checks that no CA private key is anywhere in the table or in a
 // log line, in PEM, DER, base64 or hex.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 && stack != nil {
+	testkit.Main(m, func(*testkit.Stack) error {
 		if problems := secretsAtRest(); len(problems) > 0 {
-			fmt.Fprintln(os.Stderr, "private key material found after the suite:\n  "+strings.Join(problems, "\n  "))
-			code = 1
+			return errors.New("private key material found after the suite:\n  " + strings.Join(problems, "\n  "))
 		}
-	}
-	os.Exit(code)
+		return nil
+	})
 }
 
 func secretsAtRest() []string {

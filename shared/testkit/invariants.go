@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"tunnelapi/shared/lambdahttp"
 	"tunnelapi/shared/store"
 )
 
@@ -145,18 +144,23 @@ func (s *Stack) CheckInvariants(ctx context.Context) error {
 	return nil
 }
 
-// Main runs a package's tests on a shared stack and then checks the table's invariants, failing
-// the binary if any is violated.
-func Main(m *testing.M, regs ...lambdahttp.Register) {
+// Main runs a package's tests on a shared stack and then checks the table's invariants and any
+// checks of the package's own (such as a scan for private key material), failing the binary if
+// any is violated.
+func Main(m *testing.M, checks ...func(*Stack) error) {
 	code := m.Run()
 	sharedMu.Lock()
 	s := sharedStack
 	sharedMu.Unlock()
 	if code == 0 && s != nil {
-		if err := s.CheckInvariants(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		} else {
+		checks = append([]func(*Stack) error{func(s *Stack) error { return s.CheckInvariants(context.Background()) }}, checks...)
+		for _, check := range checks {
+			if err := check(s); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				code = 1
+			}
+		}
+		if code == 0 {
 			fmt.Printf("table invariants hold (%d committed mutations checked)\n", s.ledger.mutations)
 		}
 	}

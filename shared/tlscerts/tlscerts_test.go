@@ -8,10 +8,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -45,14 +45,12 @@ func start(t *testing.T) *testkit.Stack {
 // TestMain runs the suite, then checks that no private key it uploaded is anywhere in the table
 // or in a log line, in PEM, DER, base64 or hex.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 && stack != nil {
+	testkit.Main(m, func(*testkit.Stack) error {
 		if problems := secretsAtRest(); len(problems) > 0 {
-			fmt.Fprintln(os.Stderr, "private key material found after the suite:\n  "+strings.Join(problems, "\n  "))
-			code = 1
+			return errors.New("private key material found after the suite:\n  " + strings.Join(problems, "\n  "))
 		}
-	}
-	os.Exit(code)
+		return nil
+	})
 }
 
 func secretsAtRest() []string {
