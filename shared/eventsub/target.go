@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 
@@ -230,35 +231,41 @@ func (t *Target) JSON() TargetJSON {
 }
 
 var (
-	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d{1,2}$`)
-	accountRE    = regexp.MustCompile(`^\d{12}$`)
-	streamRE     = regexp.MustCompile(`^stream/[a-zA-Z0-9_.-]{1,128}$`)
-	deliveryRE   = regexp.MustCompile(`^deliverystream/[a-zA-Z0-9_.-]{1,64}$`)
-	logGroupRE   = regexp.MustCompile(`^log-group:[.\-_/#A-Za-z0-9]{1,512}(:\*)?$`)
-	roleRE       = regexp.MustCompile(`^role/([\x21-\x7e]{0,510}/)?[\w+=,.@-]{1,64}$`)
-	accessKeyRE  = regexp.MustCompile(`^[A-Z0-9]{16,128}$`)
-	ddKeyRE      = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	guidRE       = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	tenantRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`)
-	ruleIDRE     = regexp.MustCompile(`^dcr-[0-9a-f]{32}$`)
-	dcrStreamRE  = regexp.MustCompile(`^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`)
+	regionRE     = lazyRE(`^[a-z]{2}(-[a-z]+)+-\d{1,2}$`)
+	accountRE    = lazyRE(`^\d{12}$`)
+	streamRE     = lazyRE(`^stream/[a-zA-Z0-9_.-]{1,128}$`)
+	deliveryRE   = lazyRE(`^deliverystream/[a-zA-Z0-9_.-]{1,64}$`)
+	logGroupRE   = lazyRE(`^log-group:[.\-_/#A-Za-z0-9]{1,512}(:\*)?$`)
+	roleRE       = lazyRE(`^role/([\x21-\x7e]{0,510}/)?[\w+=,.@-]{1,64}$`)
+	accessKeyRE  = lazyRE(`^[A-Z0-9]{16,128}$`)
+	ddKeyRE      = lazyRE(`^[0-9a-f]{32}$`)
+	guidRE       = lazyRE(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	tenantRE     = lazyRE(`^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`)
+	ruleIDRE     = lazyRE(`^dcr-[0-9a-f]{32}$`)
+	dcrStreamRE  = lazyRE(`^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`)
 	partitions   = map[string]bool{"aws": true, "aws-cn": true, "aws-us-gov": true}
 	maxDDTags    = 1024
 	maxDDService = 256
 	maxSecret    = 1024
 )
 
+// lazyRE compiles a pattern on first use: some of these take a millisecond or more to compile
+// (counted repetitions), which would otherwise land in every cold start of the function.
+func lazyRE(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
+
 // resourceARN checks that s is an ARN of service whose resource matches re.
 func resourceARN(s, service string, re *regexp.Regexp) bool {
 	a, err := arn.Parse(s)
-	return err == nil && partitions[a.Partition] && a.Service == service && regionRE.MatchString(a.Region) &&
-		accountRE.MatchString(a.AccountID) && re.MatchString(a.Resource)
+	return err == nil && partitions[a.Partition] && a.Service == service && regionRE().MatchString(a.Region) &&
+		accountRE().MatchString(a.AccountID) && re.MatchString(a.Resource)
 }
 
 func roleARN(s string) bool {
 	a, err := arn.Parse(s)
 	return err == nil && partitions[a.Partition] && a.Service == "iam" && a.Region == "" &&
-		accountRE.MatchString(a.AccountID) && roleRE.MatchString(a.Resource)
+		accountRE().MatchString(a.AccountID) && roleRE().MatchString(a.Resource)
 }
 
 func badTarget(field, format string, args ...any) *api.Error {
@@ -304,13 +311,13 @@ func parseTarget(in *targetIn, prev *Target) (Target, *string, error) {
 	field := "target." + kind
 	switch kind {
 	case KindFirehose:
-		return parseAWS(t, prev, field, in.Firehose.Auth, in.Firehose.DeliveryStreamARN, "delivery_stream_arn", "firehose", deliveryRE,
+		return parseAWS(t, prev, field, in.Firehose.Auth, in.Firehose.DeliveryStreamARN, "delivery_stream_arn", "firehose", deliveryRE(),
 			"arn:aws:firehose:<region>:<account>:deliverystream/<name>")
 	case KindKinesis:
-		return parseAWS(t, prev, field, in.Kinesis.Auth, in.Kinesis.StreamARN, "stream_arn", "kinesis", streamRE,
+		return parseAWS(t, prev, field, in.Kinesis.Auth, in.Kinesis.StreamARN, "stream_arn", "kinesis", streamRE(),
 			"arn:aws:kinesis:<region>:<account>:stream/<name>")
 	case KindCloudWatchLogs:
-		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN, "log_group_arn", "logs", logGroupRE,
+		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN, "log_group_arn", "logs", logGroupRE(),
 			"arn:aws:logs:<region>:<account>:log-group:<name>")
 	case KindDatadog:
 		return parseDatadog(t, prev, field, in.Datadog)
@@ -349,7 +356,7 @@ func parseAWS(t Target, prev *Target, field string, auth *awsAuthIn, arnIn *stri
 	}
 	c := auth.Creds
 	kf := af + ".creds.aws_access_key_id"
-	if c.AccessKeyID == nil || !accessKeyRE.MatchString(*c.AccessKeyID) {
+	if c.AccessKeyID == nil || !accessKeyRE().MatchString(*c.AccessKeyID) {
 		return t, nil, api.BadRequest(CodeBadAuth, kf, "%s must be an AWS access key id (16 to 128 upper-case letters and digits)", kf)
 	}
 	t.AccessKeyID = *c.AccessKeyID
@@ -402,7 +409,7 @@ func parseDatadog(t Target, prev *Target, field string, in *datadogIn) (Target, 
 		}
 		return t, nil, api.BadRequest(CodeDDAPIKey, kf, "%s is required", kf)
 	}
-	if !ddKeyRE.MatchString(*in.APIKey) {
+	if !ddKeyRE().MatchString(*in.APIKey) {
 		return t, nil, api.BadRequest(CodeDDAPIKey, kf, "%s must be a Datadog API key (32 lower-case hex digits)", kf)
 	}
 	return t, in.APIKey, nil
@@ -420,10 +427,10 @@ func parseAzure(t Target, prev *Target, field string, in *azureIn) (Target, *str
 		return *v, nil
 	}
 	var err error
-	if t.TenantID, err = req("tenant_id", in.TenantID, tenantRE, "a tenant id or domain"); err != nil {
+	if t.TenantID, err = req("tenant_id", in.TenantID, tenantRE(), "a tenant id or domain"); err != nil {
 		return t, nil, err
 	}
-	if t.ClientID, err = req("client_id", in.ClientID, guidRE, "an application (client) id GUID"); err != nil {
+	if t.ClientID, err = req("client_id", in.ClientID, guidRE(), "an application (client) id GUID"); err != nil {
 		return t, nil, err
 	}
 	if t.IngestionURI, err = req("logs_ingestion_uri", in.LogsIngestionURI, nil, ""); err != nil {
@@ -435,10 +442,10 @@ func parseAzure(t Target, prev *Target, field string, in *azureIn) (Target, *str
 			api.Describe(t.IngestionURI), azureIngestionSuffixes[0])
 	}
 	t.IngestionURI = strings.TrimSuffix(t.IngestionURI, "/")
-	if t.RuleID, err = req("data_collection_rule_id", in.DataCollectionRuleID, ruleIDRE, "a data collection rule immutable id (dcr-<32 hex digits>)"); err != nil {
+	if t.RuleID, err = req("data_collection_rule_id", in.DataCollectionRuleID, ruleIDRE(), "a data collection rule immutable id (dcr-<32 hex digits>)"); err != nil {
 		return t, nil, err
 	}
-	if t.StreamName, err = req("data_collection_stream_name", in.DataCollectionStreamName, dcrStreamRE, "a stream name (Custom-<name> or Microsoft-<name>)"); err != nil {
+	if t.StreamName, err = req("data_collection_stream_name", in.DataCollectionStreamName, dcrStreamRE(), "a stream name (Custom-<name> or Microsoft-<name>)"); err != nil {
 		return t, nil, err
 	}
 	sf := field + ".client_secret"
