@@ -360,3 +360,39 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 		t.Fatalf("%d rules left after deleting every policy", n)
 	}
 }
+
+// Every request reads the account item without its compiled restriction; the whole item (up to
+// hundreds of KB with many rules) is read once per process and restriction version, so a warm
+// request stays one round trip however many rules the account has.
+func TestCompiledRestrictionReadOncePerVersion(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	pol := a.Do(t, "POST", "/ip_policies", map[string]any{}).Expect(t, 201)["id"].(string)
+	for i := 0; i < 50; i++ {
+		a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": pol, "cidr": fmt.Sprintf("10.1.%d.0/24", i), "action": "deny"}).Expect(t, 201)
+	}
+	a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": pol, "cidr": "127.0.0.0/8", "action": "allow"}).Expect(t, 201)
+	a.Do(t, "POST", "/ip_restrictions", map[string]any{"type": "api", "enforced": true, "ip_policy_ids": []string{pol}}).Expect(t, 201)
+	path := "/api_keys/" + a.APIKeyID
+	calls := func() int {
+		s.Calls.Reset()
+		a.Do(t, "GET", path, nil).Expect(t, 200)
+		return s.Calls.Total()
+	}
+	if n := calls(); n > 2 {
+		t.Fatalf("first request after a restriction change made %d calls, want at most 2", n)
+	}
+	for i := 0; i < 3; i++ {
+		if n := calls(); n != 1 {
+			t.Fatalf("warm request made %d calls %v, want 1", n, s.Calls.ByName())
+		}
+	}
+	// A rule change is a new version: read once more, then warm again, and enforced.
+	a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": pol, "cidr": "10.2.0.0/16", "action": "deny"}).Expect(t, 201)
+	if n := calls(); n > 2 {
+		t.Fatalf("first request after a rule change made %d calls", n)
+	}
+	if n := calls(); n != 1 {
+		t.Fatalf("warm request made %d calls, want 1", n)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/api"
-	"tunnelapi/shared/auth"
 	"tunnelapi/shared/ids"
 	"tunnelapi/shared/iprestrict"
 	"tunnelapi/shared/resource"
@@ -169,7 +168,11 @@ func (p *PolicyItem) ruleAt(key string) (string, bool) {
 // naming field) to m. The state comes from the account item this request was verified against,
 // and the write guard conditions on its version, so concurrent changes retry instead of racing.
 func syncIPX(r *api.Request, m *resource.Mutation, field string, affected func(*iprestrict.State) bool, change func(*iprestrict.State)) error {
-	cur, err := iprestrict.StateOf(auth.Account(r))
+	acct, err := m.Account()
+	if err != nil {
+		return err
+	}
+	cur, err := iprestrict.StateOf(acct)
 	if err != nil {
 		return err
 	}

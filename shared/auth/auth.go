@@ -5,6 +5,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -120,14 +121,26 @@ func (a *Authenticator) Forget(hash string) {
 	a.mu.Unlock()
 }
 
-// ReadKeys are the items a read must fetch alongside its data to verify the caller.
-func ReadKeys(c *api.Caller) []store.Key {
-	return []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
+// accountCheckAttrs are the account item's attributes every request reads: the compiled IP
+// restriction itself (up to hundreds of KB) is read only when this process has not compiled
+// that version yet (ErrNeedAccount).
+var accountCheckAttrs = []string{store.AttrPK, store.AttrSK, "id", "revoked", "ipx_v", "created"}
+
+// ReadGets are the items a read must fetch alongside its data to verify the caller.
+func ReadGets(c *api.Caller) []store.Get {
+	return []store.Get{{Key: store.TokenKey(c.TokenHash)}, {Key: store.AccountKey(c.AccountID), Attrs: accountCheckAttrs}}
 }
+
+// ErrNeedAccount is what a Policy returns when it must see the whole account item (its
+// compiled state for this version is not in memory); the check is then repeated with it.
+var ErrNeedAccount = errors.New("auth: policy needs the whole account item")
+
+// IsPartial reports whether acct was read without its compiled IP restriction while it has one.
+func (a *AccountItem) IsPartial() bool { return a.IPXVersion != 0 && a.IPX == nil }
 
 // VerifyRead confirms the caller from the token and account items fetched with the data.
 // Only after it succeeds may anything read be released.
-func (a *Authenticator) VerifyRead(r *api.Request, token, account store.Item) error {
+func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, account store.Item) error {
 	c := r.Caller()
 	if c == nil || token == nil || account == nil {
 		return errUnknownKey
@@ -140,10 +153,10 @@ func (a *Authenticator) VerifyRead(r *api.Request, token, account store.Item) er
 	if err := store.Unmarshal(account, &acct); err != nil {
 		return err
 	}
-	return a.verify(r, &t, &acct)
+	return a.verify(ctx, r, &t, &acct)
 }
 
-func (a *Authenticator) verify(r *api.Request, t *TokenItem, acct *AccountItem) error {
+func (a *Authenticator) verify(ctx context.Context, r *api.Request, t *TokenItem, acct *AccountItem) error {
 	c := r.Caller()
 	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID {
 		return errUnknownKey
@@ -152,7 +165,15 @@ func (a *Authenticator) verify(r *api.Request, t *TokenItem, acct *AccountItem) 
 		return errUnknownKey
 	}
 	if a.Policy != nil {
-		if err := a.Policy(r, acct); err != nil {
+		err := a.Policy(r, acct)
+		if errors.Is(err, ErrNeedAccount) && acct.IsPartial() {
+			full, ferr := a.FullAccount(ctx, c.AccountID)
+			if ferr != nil {
+				return ferr
+			}
+			return a.verify(ctx, r, t, full)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -162,12 +183,31 @@ func (a *Authenticator) verify(r *api.Request, t *TokenItem, acct *AccountItem) 
 	return nil
 }
 
-// Account returns the account item r's caller was last verified against (read in the request's
-// own round trip), or nil when the request has not read it. A write derived from it is safe:
-// GuardWrite conditions on the version of the restriction state it carries.
-func Account(r *api.Request) *AccountItem {
-	a, _ := r.AccountState().(*AccountItem)
-	return a
+// Account returns the whole account item r's caller was verified against, reading it (with a
+// consistent read) when the request's own round trip projected the compiled restriction away;
+// nil when the request has not been verified. A write derived from it is safe: GuardWrite
+// conditions on the version of the restriction state it carries.
+func (a *Authenticator) Account(ctx context.Context, r *api.Request) (*AccountItem, error) {
+	acct, _ := r.AccountState().(*AccountItem)
+	if acct == nil || !acct.IsPartial() {
+		return acct, nil
+	}
+	full, err := a.FullAccount(ctx, acct.ID)
+	if err != nil {
+		return nil, err
+	}
+	r.SetAccountState(full)
+	r.SetAccountVersion(full.IPXVersion)
+	return full, nil
+}
+
+// FullAccount reads the whole account item with a consistent read.
+func (a *Authenticator) FullAccount(ctx context.Context, account string) (*AccountItem, error) {
+	var full AccountItem
+	if err := a.DB.Get(ctx, store.AccountKey(account), &full); err != nil {
+		return nil, err
+	}
+	return &full, nil
 }
 
 // Labels of the guard conditions in a write transaction.
@@ -224,11 +264,11 @@ func (a *Authenticator) Commit(ctx context.Context, r *api.Request, build func(t
 		case store.ConditionFailed(err, labelToken):
 			return errUnknownKey
 		case store.ConditionFailed(err, labelAccount):
-			items, gerr := a.DB.GetMany(ctx, ReadKeys(r.Caller())...)
+			items, gerr := a.DB.Fetch(ctx, ReadGets(r.Caller())...)
 			if gerr != nil {
 				return gerr
 			}
-			if err := a.VerifyRead(r, items[0], items[1]); err != nil {
+			if err := a.VerifyRead(ctx, r, items[0], items[1]); err != nil {
 				return err
 			}
 			continue

@@ -33,7 +33,7 @@ const maxCached = 10000
 
 // CompiledFor returns the compiled form of an account item's state (nil when it has none).
 func CompiledFor(acct *auth.AccountItem) (*Compiled, error) {
-	if acct == nil || acct.IPXVersion == 0 || len(acct.IPX) == 0 {
+	if acct == nil || acct.IPXVersion == 0 {
 		return nil, nil
 	}
 	cache.Lock()
@@ -41,6 +41,9 @@ func CompiledFor(acct *auth.AccountItem) (*Compiled, error) {
 	cache.Unlock()
 	if ok && e.v == acct.IPXVersion {
 		return e.c, nil
+	}
+	if acct.IsPartial() {
+		return nil, auth.ErrNeedAccount
 	}
 	s, err := Decode(acct.IPX)
 	if err != nil {
@@ -60,6 +63,9 @@ func CompiledFor(acct *auth.AccountItem) (*Compiled, error) {
 func StateOf(acct *auth.AccountItem) (*State, error) {
 	if acct == nil || acct.IPXVersion == 0 {
 		return &State{Policies: map[string][]Rule{}}, nil
+	}
+	if acct.IsPartial() {
+		return nil, auth.ErrNeedAccount
 	}
 	return Decode(acct.IPX)
 }

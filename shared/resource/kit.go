@@ -40,12 +40,15 @@ func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]st
 	if err != nil {
 		return nil, err
 	}
-	all := append(auth.ReadKeys(c), keys...)
-	items, err := k.DB.GetMany(ctx, all...)
+	gets := auth.ReadGets(c)
+	for _, key := range keys {
+		gets = append(gets, store.Get{Key: key})
+	}
+	items, err := k.DB.Fetch(ctx, gets...)
 	if err != nil {
 		return nil, err
 	}
-	if err := k.Auth.VerifyRead(r, items[0], items[1]); err != nil {
+	if err := k.Auth.VerifyRead(ctx, r, items[0], items[1]); err != nil {
 		return nil, err
 	}
 	return items[2:], nil
@@ -101,6 +104,8 @@ func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Pag
 // Mutation is one transaction being built: its writes and the audit events they imply.
 type Mutation struct {
 	*store.Tx
+	ctx        context.Context
+	kit        *Kit
 	r          *api.Request
 	events     []*events.Envelope
 	acctUpdate *expression.UpdateBuilder
@@ -119,6 +124,10 @@ func (m *Mutation) RetryOn(label string) {
 
 // errRetry reports a commit that failed on a RetryOn label.
 var errRetry = errors.New("resource: state changed during the mutation")
+
+// Account returns the whole account item the caller was verified against (see
+// auth.Authenticator.Account), for writes derived from the account's state.
+func (m *Mutation) Account() (*auth.AccountItem, error) { return m.kit.Auth.Account(m.ctx, m.r) }
 
 // UpdateAccount applies upd to the caller's account item in this transaction (it is merged
 // with the auth guard on that item). Successive calls replace the update.
@@ -157,7 +166,7 @@ func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation
 	}
 	var m *Mutation
 	err := k.Auth.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
-		m = &Mutation{Tx: tx, r: r}
+		m = &Mutation{Tx: tx, ctx: ctx, kit: k, r: r}
 		if err := build(m); err != nil {
 			return nil, err
 		}

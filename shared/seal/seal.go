@@ -10,6 +10,7 @@ import (
 
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/x509"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -164,4 +165,25 @@ func gcm(key []byte) (cipher.AEAD, error) {
 		return nil, err
 	}
 	return cipher.NewGCM(b)
+}
+
+// SealPrivateKey seals a crypto private key (as PKCS#8 DER) for the resource id of account; the
+// DER copy is wiped once sealed.
+func SealPrivateKey(ctx context.Context, s Sealer, key any, account, id string) (Sealed, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return Sealed{}, err
+	}
+	defer clear(der)
+	return s.Seal(ctx, der, ResourceContext(account, id))
+}
+
+// OpenPrivateKey opens what SealPrivateKey sealed for the resource id of account.
+func OpenPrivateKey(ctx context.Context, s Sealer, sealed Sealed, account, id string) (any, error) {
+	der, err := s.Open(ctx, sealed, ResourceContext(account, id))
+	if err != nil {
+		return nil, err
+	}
+	defer clear(der)
+	return x509.ParsePKCS8PrivateKey(der)
 }

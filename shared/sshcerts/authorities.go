@@ -13,7 +13,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -195,12 +194,7 @@ func Authorities(k *resource.Kit) *resource.Family[Authority, *Authority] {
 		if err != nil {
 			return err
 		}
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return err
-		}
-		sealed, err := k.Seal.Seal(ctx, der, seal.ResourceContext(it.AccountID, it.ID))
-		clear(der)
+		sealed, err := seal.SealPrivateKey(ctx, k.Seal, key, it.AccountID, it.ID)
 		if err != nil {
 			return err
 		}
@@ -226,12 +220,7 @@ func Authorities(k *resource.Kit) *resource.Family[Authority, *Authority] {
 
 // Signer opens the CA's sealed private key for signing.
 func (a *Authority) Signer(ctx context.Context, s seal.Sealer) (ssh.Signer, error) {
-	der, err := s.Open(ctx, a.PrivateKey, seal.ResourceContext(a.AccountID, a.ID))
-	if err != nil {
-		return nil, err
-	}
-	defer clear(der)
-	key, err := x509.ParsePKCS8PrivateKey(der)
+	key, err := seal.OpenPrivateKey(ctx, s, a.PrivateKey, a.AccountID, a.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -242,13 +242,13 @@ func TestAuthorityKeyTypes(t *testing.T) {
 		{"metadata too long", map[string]any{"metadata": strings.Repeat("m", 4097)}, "ERR_NGROK_1917", "metadata"},
 		{"a private key cannot be uploaded", map[string]any{"private_key": "x"}, "ERR_NGROK_214", "private_key"},
 	}
-	before := len(accountItems(t, s, a))
+	before := len(a.Items(t))
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
 			a.Do(t, "POST", "/ssh_certificate_authorities", c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		})
 	}
-	if after := len(accountItems(t, s, a)); after != before {
+	if after := len(a.Items(t)); after != before {
 		t.Fatalf("refused creates stored %d items", after-before)
 	}
 }
@@ -556,7 +556,7 @@ func TestBadCertificateRequests(t *testing.T) {
 		{"critical options on a host certificate", with(map[string]any{"critical_options": map[string]string{}}), "ERR_NGROK_214", "critical_options"},
 		{"extensions on a host certificate", with(map[string]any{"extensions": map[string]string{}}), "ERR_NGROK_214", "extensions"},
 	}
-	before := len(accountItems(t, s, a))
+	before := len(a.Items(t))
 	for _, fam := range []struct {
 		path  string
 		cases []badCase
@@ -569,7 +569,7 @@ func TestBadCertificateRequests(t *testing.T) {
 			})
 		}
 	}
-	if after := len(accountItems(t, s, a)); after != before {
+	if after := len(a.Items(t)); after != before {
 		t.Fatalf("refused requests stored %d items", after-before)
 	}
 	if count() != 1 {
@@ -644,7 +644,7 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 			}
 		}
 		named := 0
-		for _, it := range accountItems(t, s, a) {
+		for _, it := range a.Items(t) {
 			if it["ca_id"] == id && strings.HasPrefix(it["sk"], ids.SSHUserCertificate+"_") {
 				named++
 			}
@@ -718,7 +718,7 @@ func TestAuditEvents(t *testing.T) {
 	}
 	a.Do(t, "DELETE", caPath, nil).Expect(t, http.StatusNoContent)
 	var got []string
-	for _, it := range accountItems(t, s, a) {
+	for _, it := range a.Items(t) {
 		if strings.HasPrefix(it["pk"], "E#") {
 			got = append(got, it["event_type"])
 		}
@@ -734,29 +734,6 @@ func TestAuditEvents(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("audit log %v, want %v", got, want)
 	}
-}
-
-// accountItems returns the string attributes of every item of a's account: its resources and
-// its audit log.
-func accountItems(t testing.TB, s *testkit.Stack, a *testkit.Account) []map[string]string {
-	t.Helper()
-	items, err := s.Items(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]string
-	for _, it := range items {
-		m := map[string]string{}
-		for k, v := range it {
-			if sv, ok := v.(*types.AttributeValueMemberS); ok {
-				m[k] = sv.Value
-			}
-		}
-		if strings.HasPrefix(m["pk"], "A#"+a.AccountID+"#") || m["pk"] == "E#"+a.AccountID {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // manyNames returns n distinct names of size bytes each.

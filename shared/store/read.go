@@ -32,15 +32,42 @@ func (db *DB) Get(ctx context.Context, k Key, out any) error {
 // GetMany reads keys in one consistent round trip (TransactGetItems) and returns the items
 // in the same order, nil for each that does not exist.
 func (db *DB) GetMany(ctx context.Context, keys ...Key) ([]Item, error) {
-	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(keys))}
+	gets := make([]Get, len(keys))
 	for i, k := range keys {
-		in.TransactItems[i] = types.TransactGetItem{Get: &types.Get{TableName: aws.String(db.Table), Key: k.AV()}}
+		gets[i] = Get{Key: k}
+	}
+	return db.Fetch(ctx, gets...)
+}
+
+// Get names an item to read and, when Attrs is set, the only attributes to read of it.
+type Get struct {
+	Key   Key
+	Attrs []string
+}
+
+// Fetch is GetMany with a projection per item.
+func (db *DB) Fetch(ctx context.Context, gets ...Get) ([]Item, error) {
+	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(gets))}
+	for i, g := range gets {
+		get := &types.Get{TableName: aws.String(db.Table), Key: g.Key.AV()}
+		if len(g.Attrs) > 0 {
+			proj := expression.NamesList(expression.Name(g.Attrs[0]))
+			for _, a := range g.Attrs[1:] {
+				proj = proj.AddNames(expression.Name(a))
+			}
+			e, err := expression.NewBuilder().WithProjection(proj).Build()
+			if err != nil {
+				return nil, err
+			}
+			get.ProjectionExpression, get.ExpressionAttributeNames = e.Projection(), e.Names()
+		}
+		in.TransactItems[i] = types.TransactGetItem{Get: get}
 	}
 	res, err := db.Client.TransactGetItems(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Item, len(keys))
+	out := make([]Item, len(gets))
 	for i, r := range res.Responses {
 		if i < len(out) && len(r.Item) > 0 {
 			out[i] = r.Item

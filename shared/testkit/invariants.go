@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/store"
@@ -61,20 +59,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// ScanAll reads every item of the stack's table (tests only: no request path scans).
-func (s *Stack) ScanAll(ctx context.Context) ([]store.Item, error) {
-	var out []store.Item
-	p := dynamodb.NewScanPaginator(s.DB.Client, &dynamodb.ScanInput{TableName: aws.String(s.DB.Table), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-	}
-	return out, nil
-}
-
 func str(it store.Item, name string) string {
 	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
 		return v.Value
@@ -87,7 +71,7 @@ func str(it store.Item, name string) string {
 // key or credential its token hash; exactly one audit event per committed mutation; no secret
 // shown by the API appears anywhere in the table.
 func (s *Stack) CheckInvariants(ctx context.Context) error {
-	items, err := s.ScanAll(ctx)
+	items, err := s.Items(ctx)
 	if err != nil {
 		return err
 	}

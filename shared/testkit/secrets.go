@@ -11,7 +11,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -175,4 +177,27 @@ func (s *Stack) CaptureLogs() *LogCapture {
 	lg := slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s.Deps.Kit.Log, s.Deps.Server.Log = lg, lg
 	return l
+}
+
+// Items returns the string attributes of every item of the account: its resources and its
+// audit log (tests count them to prove a refused request stored nothing).
+func (a *Account) Items(t testing.TB) []map[string]string {
+	t.Helper()
+	items, err := a.s.Items(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, it := range items {
+		m := map[string]string{}
+		for k, v := range it {
+			if sv, ok := v.(*types.AttributeValueMemberS); ok {
+				m[k] = sv.Value
+			}
+		}
+		if strings.HasPrefix(m["pk"], "A#"+a.AccountID+"#") || m["pk"] == "E#"+a.AccountID {
+			out = append(out, m)
+		}
+	}
+	return out
 }

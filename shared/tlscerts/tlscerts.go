@@ -5,7 +5,6 @@ package tlscerts
 
 import (
 	"context"
-	"crypto/x509"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/ids"
@@ -122,12 +121,7 @@ func TLSCertificates(k *resource.Kit) *resource.Family[TLSCertificate, *TLSCerti
 		if !Matches(chain[0], key) {
 			return api.BadRequest(CodeKeyMismatch, fieldPrivateKeyPEM, "private_key_pem is not the key of the leaf certificate in certificate_pem")
 		}
-		der, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return err
-		}
-		sealed, err := k.Seal.Seal(ctx, der, seal.ResourceContext(it.AccountID, it.ID))
-		clear(der)
+		sealed, err := seal.SealPrivateKey(ctx, k.Seal, key, it.AccountID, it.ID)
 		if err != nil {
 			return err
 		}

@@ -327,7 +327,7 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 		{"metadata too long", map[string]any{"certificate_pem": cert, "private_key_pem": key, "metadata": strings.Repeat("m", 4097)}, "ERR_NGROK_1915", "metadata"},
 		{"unknown field", map[string]any{"certificate_pem": cert, "private_key_pem": key, "chain": "x"}, "ERR_NGROK_214", "chain"},
 	}
-	before := len(accountItems(t, s, a))
+	before := len(a.Items(t))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := a.Do(t, "POST", "/tls_certificates", c.body)
@@ -335,7 +335,7 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 			res.ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		})
 	}
-	if after := len(accountItems(t, s, a)); after != before {
+	if after := len(a.Items(t)); after != before {
 		t.Fatalf("refused uploads stored %d items", after-before)
 	}
 	// The same material is accepted, with explanatory text around the blocks (RFC 7468) and
@@ -397,7 +397,7 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 		{"empty", "", "ERR_NGROK_1911"},
 		{"over 128 KB", caPEM + strings.Repeat(" ", 128<<10), "ERR_NGROK_1911"},
 	}
-	before := len(accountItems(t, s, a))
+	before := len(a.Items(t))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": c.pem})
@@ -407,7 +407,7 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 	}
 	a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": caPEM, "metadata": strings.Repeat("m", 4097)}).
 		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1917", "metadata")
-	if after := len(accountItems(t, s, a)); after != before {
+	if after := len(a.Items(t)); after != before {
 		t.Fatalf("refused uploads stored %d items", after-before)
 	}
 }
@@ -425,7 +425,7 @@ func TestAuditEvents(t *testing.T) {
 	a.Do(t, "PATCH", "/certificate_authorities/"+ca["id"].(string), map[string]any{"metadata": "x"}).Expect(t, http.StatusOK)
 	a.Do(t, "DELETE", "/certificate_authorities/"+ca["id"].(string), nil).Expect(t, http.StatusNoContent)
 	var types []string
-	for _, it := range accountItems(t, s, a) {
+	for _, it := range a.Items(t) {
 		if v, ok := it["event_type"]; ok && strings.HasPrefix(it["pk"], "E#") {
 			types = append(types, v)
 		}
@@ -437,29 +437,6 @@ func TestAuditEvents(t *testing.T) {
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("audit log %v, want %v", types, want)
 	}
-}
-
-// accountItems returns the string attributes of every item of a's account: its resources and
-// its audit log.
-func accountItems(t *testing.T, s *testkit.Stack, a *testkit.Account) []map[string]string {
-	t.Helper()
-	items, err := s.Items(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]string
-	for _, it := range items {
-		m := map[string]string{}
-		for k, v := range it {
-			if sv, ok := v.(*types.AttributeValueMemberS); ok {
-				m[k] = sv.Value
-			}
-		}
-		if strings.HasPrefix(m["pk"], "A#"+a.AccountID+"#") || m["pk"] == "E#"+a.AccountID {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // TestLargestCertificateIsStored uploads a certificate just under the size limit, nearly all of
