@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"flag"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -136,6 +137,11 @@ func Main(m *testing.M, checks ...func(*Stack) error) {
 	sharedMu.Lock()
 	s := sharedStack
 	sharedMu.Unlock()
+	// Benchmarks write baseline transactions of their own (a floor to compare against) that are
+	// not requests, so the table is checked after test runs only.
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		s = nil
+	}
 	if code == 0 && s != nil {
 		checks = append([]func(*Stack) error{func(s *Stack) error { return s.CheckInvariants(context.Background()) }}, checks...)
 		for _, check := range checks {
