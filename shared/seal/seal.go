@@ -10,8 +10,8 @@ import (
 
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/x509"
 	"crypto/rand"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"

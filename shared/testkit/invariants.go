@@ -2,8 +2,8 @@ package testkit
 
 import (
 	"context"
-	"flag"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
