@@ -38,15 +38,27 @@ func TestZipSizes(t *testing.T) {
 		t.Skip("builds every function for arm64: run by make bench (ZIP_CHECK=1)")
 	}
 	dir := t.TempDir()
-	for _, f := range app.Functions {
-		bin := filepath.Join(dir, f.Dir)
-		build(t, "arm64", "./functions/"+f.Dir, bin)
+	for _, fn := range functionDirs() {
+		bin := filepath.Join(dir, fn)
+		build(t, "arm64", "./functions/"+fn, bin)
 		size := zipSize(t, bin)
-		t.Logf("%-28s zip %7d bytes", f.Dir, size)
+		t.Logf("%-28s zip %7d bytes", fn, size)
 		if size > 5<<20 {
-			t.Errorf("%s zip is %d bytes, over 5 MB", f.Dir, size)
+			t.Errorf("%s zip is %d bytes, over 5 MB", fn, size)
 		}
 	}
+}
+
+// functionDirs lists every function's folder: the HTTP families and the workers.
+func functionDirs() []string {
+	var out []string
+	for _, f := range app.Functions {
+		out = append(out, f.Dir)
+	}
+	for _, w := range app.Workers {
+		out = append(out, w.Dir)
+	}
+	return out
 }
 
 func zipSize(t testing.TB, bin string) int {
@@ -115,10 +127,10 @@ func BenchmarkColdStart(b *testing.B) {
 	hello := filepath.Join(dir, "hello")
 	build(b, runtime.GOARCH, "./infra/coldstart/hello", hello)
 	stub := newStub(b)
-	for _, f := range app.Functions {
-		bin := filepath.Join(dir, f.Dir)
-		build(b, runtime.GOARCH, "./functions/"+f.Dir, bin)
-		b.Run(f.Dir, func(b *testing.B) {
+	for _, fn := range functionDirs() {
+		bin := filepath.Join(dir, fn)
+		build(b, runtime.GOARCH, "./functions/"+fn, bin)
+		b.Run(fn, func(b *testing.B) {
 			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, hello) })
 		})
 	}

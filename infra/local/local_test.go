@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"tunnelapi/shared/testkit"
+)
+
+// The local server, built and run as `make run` runs it, prints a curl command that returns the
+// key list, `bootstrap` makes a second account with its own admin key, and SIGINT stops it.
+func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
+	testkit.Endpoint(t)
+	if os.Getenv("SQS_ENDPOINT") == "" {
+		t.Skip("needs the SQS emulator: run `make test`")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "local")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	env := append(os.Environ(), "PORT="+port, "STATE_DIR="+dir, "TABLE_NAME=local-test-"+port,
+		"SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"))
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	curlRE := regexp.MustCompile(`curl -s -H "Authorization: Bearer (\S+)" -H "Ngrok-Version: 2" (\S+)`)
+	found := make(chan []string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := curlRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m
+			}
+		}
+	}()
+	var m []string
+	select {
+	case m = <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the local server printed no curl command within 60s")
+	}
+	token, url := m[1], m[2]
+	if saved, _ := os.ReadFile(filepath.Join(dir, "admin.token")); strings.TrimSpace(string(saved)) != token {
+		t.Fatalf("admin.token holds %q, the printed token is %q", saved, token)
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Ngrok-Version", "2")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Keys []struct {
+			ID string `json:"id"`
+		} `json:"keys"`
+	}
+	err = json.NewDecoder(res.Body).Decode(&page)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 || len(page.Keys) != 1 {
+		t.Fatalf("the printed curl got %d, %d keys, %v", res.StatusCode, len(page.Keys), err)
+	}
+
+	boot := exec.Command(bin, "bootstrap")
+	boot.Env = env
+	out, err := boot.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bootstrap: %v\n%s", err, out)
+	}
+	other := regexp.MustCompile(`(?m)^token (\S+)$`).FindStringSubmatch(string(out))
+	if other == nil || other[1] == token {
+		t.Fatalf("bootstrap printed no new token:\n%s", out)
+	}
+	req, _ = http.NewRequest("GET", url+"/"+page.Keys[0].ID, nil)
+	req.Header.Set("Authorization", "Bearer "+other[1])
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("the second account sees the first account's key: %d", res.StatusCode)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the server did not stop cleanly on SIGINT: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not stop within 15s of SIGINT")
+	}
+}
