@@ -62,7 +62,7 @@ func ParseMessage(m lambdaevents.SQSMessage) (Message, error) {
 
 // pendingDelivery is a delivery message with its parsed routing and the record it carries.
 type pendingDelivery struct {
-	m   lambdaevents.SQSMessage
+	id  string // the SQS message id, for partial batch failures
 	msg Message
 	rec Record
 }
@@ -70,11 +70,11 @@ type pendingDelivery struct {
 func parseDelivery(m lambdaevents.SQSMessage) (pendingDelivery, error) {
 	msg, err := ParseMessage(m)
 	if err != nil {
-		return pendingDelivery{m: m}, err
+		return pendingDelivery{id: m.MessageId}, err
 	}
 	// Event ids carry their creation second, which is the envelope's event_timestamp.
 	t, _ := ids.Time(msg.EventID)
-	return pendingDelivery{m: m, msg: msg, rec: Record{EventID: msg.EventID, EventType: msg.EventType, Time: t, Data: msg.Event}}, nil
+	return pendingDelivery{id: m.MessageId, msg: msg, rec: Record{EventID: msg.EventID, EventType: msg.EventType, Time: t, Data: msg.Event}}, nil
 }
 
 // deliver sends delivery messages to their destinations, one batch per destination, all
@@ -100,7 +100,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		key := destRef{account: p.msg.AccountID, id: p.msg.DestinationID}.key()
 		g := groups[key]
 		if g == nil {
-			g = &group{account: p.msg.AccountID, id: p.msg.DestinationID}
+			g = &group{account: p.msg.AccountID, id: p.msg.DestinationID, ps: make([]pendingDelivery, 0, len(msgs))}
 			groups[key] = g
 			order = append(order, key)
 		}
@@ -118,7 +118,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		for _, g := range groups {
 			for _, p := range g.ps {
 				if !w.retry(ctx, p, err) {
-					failed = append(failed, p.m.MessageId)
+					failed = append(failed, p.id)
 				}
 			}
 		}
@@ -143,7 +143,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 				}
 				if !w.retry(ctx, p, errs[i]) {
 					mu.Lock()
-					failed = append(failed, p.m.MessageId)
+					failed = append(failed, p.id)
 					mu.Unlock()
 				}
 			}
@@ -177,7 +177,7 @@ func (w *Worker) retry(ctx context.Context, p pendingDelivery, cause error) bool
 	next := p.msg
 	next.LastError = truncate(cause.Error(), 1024)
 	if p.msg.Attempt >= w.maxAttempts() {
-		return w.toDLQ(ctx, "delivery", next.Queued("dlq", 0), p.m.MessageId, cause)
+		return w.toDLQ(ctx, "delivery", next.Queued("dlq", 0), p.id, cause)
 	}
 	next.Attempt = p.msg.Attempt + 1
 	delay := w.backoff(p.msg.Attempt)
