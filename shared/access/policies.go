@@ -66,7 +66,7 @@ const PoliciesPath = "/ip_policies"
 // Policies returns the /ip_policies family.
 func Policies(k *resource.Kit) *resource.Family[PolicyItem, *PolicyItem] {
 	f := &resource.Family[PolicyItem, *PolicyItem]{
-		Kit: k, Prefix: ids.IPPolicy, Path: PoliciesPath, ListKey: "ip_policies", EventKind: "ip_policy",
+		Kit: k, Prefix: ids.IPPolicy, Path: PoliciesPath, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
 	}
 	f.Render = func(r *api.Request, it *PolicyItem) any {
 		return PolicyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),

@@ -65,7 +65,7 @@ type restrictionUpdate struct {
 // Restrictions returns the /ip_restrictions family.
 func Restrictions(k *resource.Kit) *resource.Family[RestrictionItem, *RestrictionItem] {
 	f := &resource.Family[RestrictionItem, *RestrictionItem]{
-		Kit: k, Prefix: ids.IPRestriction, Path: "/ip_restrictions", ListKey: "ip_restrictions", EventKind: "ip_restriction",
+		Kit: k, Prefix: ids.IPRestriction, Path: "/ip_restrictions", ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
 	}
 	f.Render = func(r *api.Request, it *RestrictionItem) any {
 		refs := make([]api.Ref, 0, len(it.PolicyIDs))

@@ -63,7 +63,7 @@ const labelPolicy = "policy"
 // Rules returns the /ip_policy_rules family.
 func Rules(k *resource.Kit) *resource.Family[RuleItem, *RuleItem] {
 	f := &resource.Family[RuleItem, *RuleItem]{
-		Kit: k, Prefix: ids.IPPolicyRule, Path: "/ip_policy_rules", ListKey: "ip_policy_rules", EventKind: "ip_policy_rule",
+		Kit: k, Prefix: ids.IPPolicyRule, Path: "/ip_policy_rules", ListKey: "ip_policy_rules", EventKind: "ip_policy_rule", Filter: true,
 	}
 	f.Render = func(r *api.Request, it *RuleItem) any {
 		return RuleJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,

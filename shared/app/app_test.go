@@ -16,6 +16,7 @@ import (
 	"go/token"
 	"math/big"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -474,4 +475,49 @@ func inBody(v string) string {
 	once, _ := json.Marshal(v)
 	twice, _ := json.Marshal(string(once[1 : len(once)-1]))
 	return string(twice[1 : len(twice)-1])
+}
+
+// Every list takes `filter` exactly where the platform's OpenAPI description lists it (WIRE.md
+// allows tests to read the reference beside the checkout): there a valid filter is applied, and
+// elsewhere it is an unknown parameter (231).
+func TestListFiltersFollowTheOpenAPI(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "..", "shared", "reference", "ngrok-openapi.yaml"))
+	if err != nil {
+		t.Skip("the platform's OpenAPI reference is not beside this checkout")
+	}
+	var spec struct {
+		Paths map[string]map[string]struct {
+			Parameters []map[string]any `yaml:"parameters"`
+		} `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(raw, &spec); err != nil {
+		t.Fatal(err)
+	}
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	checked := 0
+	for _, f := range app.Functions {
+		for _, route := range codeRoutes(f) {
+			method, path, _ := strings.Cut(route, " ")
+			if method != "GET" || strings.Contains(path, "{") {
+				continue
+			}
+			hasFilter := false
+			for _, p := range spec.Paths[path]["get"].Parameters {
+				if p["name"] == "filter" {
+					hasFilter = true
+				}
+			}
+			res := a.Do(t, "GET", path+"?filter="+url.QueryEscape(`obj.id != ""`), nil)
+			if hasFilter {
+				res.Expect(t, http.StatusOK)
+			} else {
+				res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "filter")
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no list routes checked")
+	}
 }

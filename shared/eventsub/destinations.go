@@ -64,7 +64,7 @@ var errDestinationInUse = &api.Error{Status: http.StatusBadRequest, Code: CodeIn
 func Destinations(k *resource.Kit) *resource.Family[DestinationItem, *DestinationItem] {
 	f := &resource.Family[DestinationItem, *DestinationItem]{
 		Kit: k, Prefix: ids.EventDestination, Path: "/event_destinations", ListKey: "event_destinations",
-		EventKind: "event_destination", InUse: errDestinationInUse,
+		EventKind: "event_destination", InUse: errDestinationInUse, Filter: true,
 	}
 	f.Render = func(r *api.Request, it *DestinationItem) any {
 		return DestinationJSON{ID: it.ID, Metadata: it.Metadata, CreatedAt: api.Timestamp(it.CreatedAt),

@@ -97,7 +97,7 @@ const subscriptionsPath = "/event_subscriptions"
 func Subscriptions(k *resource.Kit) *resource.Family[SubscriptionItem, *SubscriptionItem] {
 	f := &resource.Family[SubscriptionItem, *SubscriptionItem]{
 		Kit: k, Prefix: ids.EventSubscription, Path: subscriptionsPath, ListKey: "event_subscriptions",
-		EventKind: "event_subscription",
+		EventKind: "event_subscription", Filter: true,
 	}
 	f.Render = func(r *api.Request, it *SubscriptionItem) any {
 		out := SubscriptionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
