@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -314,6 +315,9 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 						t.Fatalf("%s: uri %s is not on the API's own host", file, uri)
 					}
 				}
+				if res.Body != "" {
+					checkWireShape(t, file, ev.RouteKey, []byte(res.Body))
+				}
 				covered[ev.RouteKey] = true
 			}
 			for _, r := range codeRoutes(f) {
@@ -519,5 +523,146 @@ func TestListFiltersFollowTheOpenAPI(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no list routes checked")
+	}
+}
+
+// openAPI is the platform's published description, read once (nil when it is not beside the
+// checkout).
+var openAPI = sync.OnceValue(func() map[string]any {
+	raw, err := os.ReadFile(filepath.Join(root, "..", "shared", "reference", "ngrok-openapi.yaml"))
+	if err != nil {
+		return nil
+	}
+	var spec any
+	if yaml.Unmarshal(raw, &spec) != nil {
+		return nil
+	}
+	m, _ := stringKeys(spec).(map[string]any)
+	return m
+})
+
+// stringKeys turns the YAML's integer-keyed maps (response codes) into string-keyed ones.
+func stringKeys(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = stringKeys(x)
+		}
+		return v
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[fmt.Sprint(k)] = stringKeys(x)
+		}
+		return out
+	case []any:
+		for i, x := range v {
+			v[i] = stringKeys(x)
+		}
+	}
+	return v
+}
+
+// responseSchema returns the resolved schema of route's JSON success response in the OpenAPI.
+func responseSchema(route string) map[string]any {
+	spec := openAPI()
+	if spec == nil {
+		return nil
+	}
+	method, path, _ := strings.Cut(route, " ")
+	op, _ := dig(spec, "paths", path, strings.ToLower(method)).(map[string]any)
+	responses, _ := op["responses"].(map[string]any)
+	for _, r := range responses {
+		if schema, ok := dig(r, "content", "application/json", "schema").(map[string]any); ok {
+			return resolveSchema(schema)
+		}
+	}
+	return nil
+}
+
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func resolveSchema(s map[string]any) map[string]any {
+	for {
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			return s
+		}
+		next, _ := dig(openAPI(), "components", "schemas", ref[strings.LastIndexByte(ref, '/')+1:]).(map[string]any)
+		if next == nil {
+			return s
+		}
+		s = next
+	}
+}
+
+// checkWireShape compares a response body's fields with the OpenAPI schema of its route: every
+// field the platform's clients read is present and nothing else is sent; for a list, the same
+// holds for each item.
+func checkWireShape(t *testing.T, file, route string, body []byte) {
+	t.Helper()
+	schema := responseSchema(route)
+	if schema == nil {
+		return
+	}
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for _, p := range compareFields(file, schema, got) {
+		t.Error(p)
+	}
+}
+
+// compareFields lists how got differs from schema's fields (recursing into list items).
+func compareFields(where string, schema, got map[string]any) []string {
+	var problems []string
+	props, _ := schema["properties"].(map[string]any)
+	for name, p := range props {
+		v, ok := got[name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: field %q of the platform's schema is missing", where, name))
+			continue
+		}
+		ps := resolveSchema(p.(map[string]any))
+		if ps["type"] == "array" {
+			items, _ := ps["items"].(map[string]any)
+			if list, ok := v.([]any); ok && items != nil && len(list) > 0 {
+				if first, ok := list[0].(map[string]any); ok {
+					problems = append(problems, compareFields(where+" "+name+"[0]", resolveSchema(items), first)...)
+				}
+			}
+		}
+	}
+	for name := range got {
+		if _, ok := props[name]; !ok {
+			problems = append(problems, fmt.Sprintf("%s: field %q is not in the platform's schema", where, name))
+		}
+	}
+	return problems
+}
+
+// The shape check finds a missing field, an extra one, and the same in a list's items.
+func TestWireShapeCheckCatchesDifferences(t *testing.T) {
+	schema := responseSchema("GET /api_keys")
+	if schema == nil {
+		t.Skip("the platform's OpenAPI reference is not beside this checkout")
+	}
+	body := map[string]any{"uri": "u", "next_page_uri": nil, "extra": 1,
+		"keys": []any{map[string]any{"id": "ak_x", "uri": "u", "description": "", "metadata": "", "created_at": "t", "token": nil}}}
+	problems := strings.Join(compareFields("list", schema, body), "\n")
+	for _, want := range []string{`field "extra" is not`, `keys[0]: field "owner_id" of the platform's schema is missing`} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems %q lack %q", problems, want)
+		}
 	}
 }

@@ -70,6 +70,11 @@ type JSON struct {
 	TunnelSession  *api.Ref `json:"tunnel_session"`
 	URI            string   `json:"uri"`
 	PoolingEnabled bool     `json:"pooling_enabled"`
+	// Name, UpstreamURL and UpstreamProtocol describe agent endpoints; a cloud endpoint has none
+	// of them, and the create and update forms do not take them.
+	Name             string `json:"name"`
+	UpstreamURL      string `json:"upstream_url"`
+	UpstreamProtocol string `json:"upstream_protocol"`
 }
 
 type createBody struct {
