@@ -666,3 +666,46 @@ func TestWireShapeCheckCatchesDifferences(t *testing.T) {
 		}
 	}
 }
+
+// Every field of a create form in the platform's OpenAPI is accepted by the create route: a
+// client sending it must never get 214 (unknown field), whatever the value's own validity.
+func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
+	if openAPI() == nil {
+		t.Skip("the platform's OpenAPI reference is not beside this checkout")
+	}
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	checked := 0
+	for _, f := range app.Functions {
+		for _, route := range codeRoutes(f) {
+			method, path, _ := strings.Cut(route, " ")
+			if method != "POST" || strings.Contains(path, "{") {
+				continue
+			}
+			schema, _ := dig(openAPI(), "paths", path, "post", "requestBody", "content", "application/json", "schema").(map[string]any)
+			if schema == nil {
+				continue
+			}
+			props, _ := resolveSchema(schema)["properties"].(map[string]any)
+			for name, p := range props {
+				zero := map[string]any{"string": "", "boolean": false, "integer": 0, "number": 0, "array": []any{}, "object": map[string]any{}}[fmt.Sprint(resolveSchema(p.(map[string]any))["type"])]
+				if rp := resolveSchema(p.(map[string]any)); rp["type"] == nil && rp["properties"] != nil {
+					zero = map[string]any{}
+				}
+				res := a.Do(t, "POST", path, map[string]any{name: zero})
+				var env struct {
+					Code    string            `json:"error_code"`
+					Details map[string]string `json:"details"`
+				}
+				json.Unmarshal(res.Body, &env)
+				if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
+					t.Errorf("POST %s with documented field %q: %d %s", path, name, res.Status, res.Body)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no create fields checked")
+	}
+}
