@@ -310,6 +310,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 					}
 					if id, ok := body["id"].(string); ok {
 						vars["{{id}}"] = id
+						checkUpdateForm(t, a, f, id)
 					}
 					if uri := body["uri"].(string); !strings.HasPrefix(uri, "https://"+ev.RequestContext.DomainName+"/") {
 						t.Fatalf("%s: uri %s is not on the API's own host", file, uri)
@@ -707,5 +708,44 @@ func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no create fields checked")
+	}
+}
+
+// checkUpdateForm sends each field of the PATCH form the platform documents for f's item route,
+// one at a time and with a zero value, to the item id: none may be refused as unknown (214), and
+// nothing may fail with a 5xx.
+func checkUpdateForm(t *testing.T, a *testkit.Account, f app.Function, id string) {
+	t.Helper()
+	if openAPI() == nil {
+		return
+	}
+	for _, route := range codeRoutes(f) {
+		method, path, _ := strings.Cut(route, " ")
+		if method != "PATCH" || strings.Count(path, "{") != 1 || !strings.HasSuffix(path, "/{id}") {
+			continue
+		}
+		schema, _ := dig(openAPI(), "paths", path, "patch", "requestBody", "content", "application/json", "schema").(map[string]any)
+		if schema == nil {
+			continue
+		}
+		props, _ := resolveSchema(schema)["properties"].(map[string]any)
+		for name, p := range props {
+			if name == "id" { // clients never send the path id in a body (WIRE.md)
+				continue
+			}
+			rp := resolveSchema(p.(map[string]any))
+			zero := map[string]any{"string": "", "boolean": false, "integer": 0, "number": 0, "array": []any{}, "object": map[string]any{}}[fmt.Sprint(rp["type"])]
+			if rp["type"] == nil && rp["properties"] != nil {
+				zero = map[string]any{}
+			}
+			res := a.Do(t, "PATCH", strings.Replace(path, "{id}", id, 1), map[string]any{name: zero})
+			var env struct {
+				Code string `json:"error_code"`
+			}
+			json.Unmarshal(res.Body, &env)
+			if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
+				t.Errorf("PATCH %s with documented field %q: %d %s", path, name, res.Status, res.Body)
+			}
+		}
 	}
 }
