@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -746,6 +747,75 @@ func checkUpdateForm(t *testing.T, a *testkit.Account, f app.Function, id string
 			if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
 				t.Errorf("PATCH %s with documented field %q: %d %s", path, name, res.Status, res.Body)
 			}
+		}
+	}
+}
+
+// template.yaml is only ever validated by `sam validate` in AWS; this catches what can be checked
+// here: every Ref, GetAtt and ${…} in a Sub names a parameter, a resource or a pseudo parameter,
+// and every function builds with the Makefile (BuildMethod makefile, a build target of its name).
+func TestTemplateReferencesResolve(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl map[string]any
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, section := range []string{"Parameters", "Resources"} {
+		for name := range tpl[section].(map[string]any) {
+			names[name] = true
+		}
+	}
+	pseudo := func(n string) bool { return strings.HasPrefix(n, "AWS::") }
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "Ref":
+					if n, _ := x.(string); !names[n] && !pseudo(n) {
+						t.Errorf("%s: Ref to unknown %q", path, n)
+					}
+				case "Fn::GetAtt":
+					if l, _ := x.([]any); len(l) == 0 || !names[fmt.Sprint(l[0])] {
+						t.Errorf("%s: GetAtt of unknown %v", path, x)
+					}
+				case "Fn::Sub":
+					s, _ := x.(string)
+					for _, m := range regexp.MustCompile(`\$\{([^}]+)\}`).FindAllStringSubmatch(s, -1) {
+						n, _, _ := strings.Cut(m[1], ".")
+						if !names[n] && !pseudo(n) {
+							t.Errorf("%s: Sub names unknown %q", path, n)
+						}
+					}
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		}
+	}
+	walk("", tpl)
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, res := range tpl["Resources"].(map[string]any) {
+		r := res.(map[string]any)
+		if r["Type"] != "AWS::Serverless::Function" {
+			continue
+		}
+		if dig(r, "Metadata", "BuildMethod") != "makefile" {
+			t.Errorf("%s is not built with the Makefile", name)
+		}
+		if !strings.Contains(string(mk), name+":") {
+			t.Errorf("the Makefile has no build-%s target (FUNCTIONS lacks %s)", name, name)
 		}
 	}
 }
