@@ -365,3 +365,38 @@ func TestPartialBatchFailures(t *testing.T) {
 		}
 	}
 }
+
+// The request deletes its events' outbox items only after responding, which a Lambda may freeze
+// before it runs; the worker deletes them once it has routed the events, so the sweep does not
+// republish what was already delivered.
+func TestWorkerDeletesOutboxOfRoutedEvents(t *testing.T) {
+	h := newHarness(t, nil)
+	a := h.s.NewAccount(t)
+	subscribe(t, a, []string{"api_key_created.v0"}, destination(t, a, h.kinesisCreds(t, "outbox")))
+	pub := h.s.Deps.Publisher
+	pub.Flush()
+	pub.Fault = func(step events.Step) bool { return step == events.StepDelete }
+	defer func() { pub.Fault = nil }()
+	a.Do(t, "POST", "/api_keys", map[string]any{"description": "routed"}).Expect(t, 201)
+	eventually(t, 10*time.Second, "the event at the sink", func() bool { return len(h.st.Kinesis.Received()) > 0 })
+	outbox := func() int {
+		n := 0
+		for shard := 0; shard < store.OutboxShards; shard++ {
+			items, err := h.s.DB.QueryAll(context.Background(), store.OutboxPartition(shard))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, raw := range items {
+				var it events.OutboxItem
+				if err := store.Unmarshal(raw, &it); err != nil {
+					t.Fatal(err)
+				}
+				if it.AccountID == a.AccountID {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	eventually(t, 10*time.Second, "an empty outbox", func() bool { return outbox() == 0 })
+}

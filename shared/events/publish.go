@@ -34,8 +34,9 @@ const (
 // this long, and what was not sent by then the sweep republishes.
 const SendTimeout = 2 * time.Second
 
-// DefaultGrace is how long the sweep leaves an outbox item to the request that wrote it.
-const DefaultGrace = 5 * time.Second
+// DefaultGrace is how long the sweep leaves an outbox item to the request that wrote it and to
+// the worker that routes it (either deletes it); only older items are republished.
+const DefaultGrace = 30 * time.Second
 
 // Publisher moves committed events from the outbox to the events queue: right after commit
 // (Publish, on the request path: one SendMessageBatch) and by a periodic sweep that republishes
