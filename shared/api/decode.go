@@ -68,6 +68,7 @@ func decodeError(err error) error {
 // FieldError lets a custom UnmarshalJSON name the field it rejects.
 type FieldError struct{ Field, Msg string }
 
+// Error implements error.
 func (e *FieldError) Error() string { return e.Msg }
 
 func jsonType(kind string) string {

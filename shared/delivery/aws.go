@@ -109,6 +109,7 @@ func endpoint(ep string) *string {
 // drop duplicates by key.
 type kinesisSink struct{ aws *AWS }
 
+// Deliver implements Sink.
 func (s kinesisSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
 	cl, err := d.cachedClient(func() (any, error) {
 		cfg, err := s.aws.config(d)
@@ -147,6 +148,7 @@ func (s kinesisSink) Deliver(ctx context.Context, d *Destination, recs []Record)
 // firehoseSink delivers with PutRecordBatch, one JSON document per line.
 type firehoseSink struct{ aws *AWS }
 
+// Deliver implements Sink.
 func (s firehoseSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
 	cl, err := d.cachedClient(func() (any, error) {
 		cfg, err := s.aws.config(d)
@@ -189,6 +191,7 @@ const LogStream = "tunnelapi-events"
 // cloudwatchSink delivers with PutLogEvents, in event time order as the API requires.
 type cloudwatchSink struct{ aws *AWS }
 
+// Deliver implements Sink.
 func (s cloudwatchSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
 	cl, err := d.cachedClient(func() (any, error) {
 		cfg, err := s.aws.config(d)

@@ -55,6 +55,7 @@ type DatadogLog struct {
 	EventType string `json:"event_type"`
 }
 
+// Deliver implements Sink.
 func (s datadogSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
 	if d.Secret == "" {
 		return every(len(recs), errNoSecret)
@@ -181,6 +182,7 @@ func (s *azureSink) uploadURL(d *Destination) string {
 		url.PathEscape(d.Target.StreamName) + "?api-version=2023-01-01"
 }
 
+// Deliver implements Sink.
 func (s *azureSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
 	if d.Secret == "" {
 		return every(len(recs), errNoSecret)

@@ -202,6 +202,7 @@ func errString(err error) string {
 // sendFailures is the error of a sweep page whose messages SQS refused one by one.
 type sendFailures map[string]string
 
+// Error implements error.
 func (f sendFailures) Error() string {
 	for id, why := range f {
 		return "sqs refused " + id + ": " + why

@@ -37,6 +37,7 @@ type Error struct {
 	Msg string
 }
 
+// Error implements error.
 func (e *Error) Error() string { return fmt.Sprintf("at position %d: %s", e.Pos, e.Msg) }
 
 func lex(src string) ([]token, error) {

@@ -72,10 +72,12 @@ type unavailable struct{}
 
 var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/seal/kmsseal)")
 
+// Seal implements Sealer.
 func (unavailable) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
 	return Sealed{}, errUnavailable
 }
 
+// Open implements Sealer.
 func (unavailable) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
 	return nil, errUnavailable
 }
@@ -93,6 +95,7 @@ func (z *lazyLocal) load() (*Local, error) {
 	return z.l, z.err
 }
 
+// Seal implements Sealer.
 func (z *lazyLocal) Seal(ctx context.Context, p []byte, aad map[string]string) (Sealed, error) {
 	l, err := z.load()
 	if err != nil {
@@ -101,6 +104,7 @@ func (z *lazyLocal) Seal(ctx context.Context, p []byte, aad map[string]string) (
 	return l.Seal(ctx, p, aad)
 }
 
+// Open implements Sealer.
 func (z *lazyLocal) Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error) {
 	l, err := z.load()
 	if err != nil {

@@ -179,6 +179,7 @@ type CanceledError struct {
 	Reasons  []string
 }
 
+// Error implements error.
 func (e *CanceledError) Error() string {
 	return fmt.Sprintf("store: transaction canceled: failed=%v conflict=%v reasons=%v", e.Failed, e.Conflict, e.Reasons)
 }

@@ -54,7 +54,10 @@ type recorder struct {
 	body   []byte
 }
 
+// WriteHeader implements http.ResponseWriter.
 func (r *recorder) WriteHeader(s int) { r.status = s; r.ResponseWriter.WriteHeader(s) }
+
+// Write implements http.ResponseWriter.
 func (r *recorder) Write(b []byte) (int, error) {
 	r.body = append(r.body, b...)
 	return r.ResponseWriter.Write(b)

@@ -177,6 +177,7 @@ func Shared(t testing.TB, regs ...lambdahttp.Register) *Stack {
 // noCleanup drops Cleanup registrations so a shared stack outlives the test that made it.
 type noCleanup struct{ testing.TB }
 
+// Cleanup implements testing.TB (it drops the cleanup).
 func (noCleanup) Cleanup(func()) {}
 
 // Account is a bootstrapped account with its admin's token.
