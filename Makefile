@@ -15,13 +15,14 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: help run bootstrap test unit bench build clean stack-start stack-stop
+.PHONY: help run bootstrap test bench fuzz build clean
 
 help:
 	@echo "make run        start the local stack and the all-in-one API on 127.0.0.1:$${PORT:-8080}"
 	@echo "make bootstrap  create another account on the running local stack and print its admin token"
 	@echo "make test       go vet + unit and integration tests against a freshly started local stack"
 	@echo "make bench      benchmarks against the local stack, printed as ratios"
+	@echo "make fuzz       every fuzz target for FUZZTIME (default 20s) against the local stack"
 	@echo "make build      one deployable zip per function in dist/"
 
 run:
@@ -35,6 +36,9 @@ test:
 
 bench:
 	@infra/bench.sh
+
+fuzz:
+	@infra/fuzz.sh
 
 # build: one zip per function, built as SAM's provided.al2023 arm64 runtime wants it.
 build:
