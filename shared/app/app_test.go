@@ -39,6 +39,7 @@ import (
 	"tunnelapi/shared/awsconfig"
 	"tunnelapi/shared/delivery"
 	evs "tunnelapi/shared/events"
+	"tunnelapi/shared/eventsub"
 	"tunnelapi/shared/scheduler"
 	"tunnelapi/shared/testkit"
 )
@@ -817,5 +818,31 @@ func TestTemplateReferencesResolve(t *testing.T) {
 		if !strings.Contains(string(mk), name+":") {
 			t.Errorf("the Makefile has no build-%s target (FUNCTIONS lacks %s)", name, name)
 		}
+	}
+}
+
+// Every family's audit events can be subscribed to: each EventKind a family declares is one of
+// events.AuditKinds, the list subscriptions accept (issue: events of every family flow through
+// the one pipeline).
+func TestEveryFamilysEventsAreSubscribable(t *testing.T) {
+	kindRE := regexp.MustCompile(`EventKind:\s*"([a-z_]+)"`)
+	found := 0
+	filepath.WalkDir(filepath.Join(root, "shared"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		for _, m := range kindRE.FindAllStringSubmatch(string(b), -1) {
+			found++
+			for _, verb := range []string{"created", "updated", "deleted"} {
+				if typ := evs.Type(m[1], verb); !eventsub.KnownType(typ) {
+					t.Errorf("%s: %s cannot be subscribed to", path, typ)
+				}
+			}
+		}
+		return nil
+	})
+	if found < len(app.Functions)-2 {
+		t.Fatalf("found only %d EventKind declarations", found)
 	}
 }

@@ -4,16 +4,11 @@
 // events reads the items defined here.
 package eventsub
 
-import "sort"
+import (
+	"sort"
 
-// auditKinds are the resource kinds whose create, update and delete are audit event types
-// (WIRE.md, "Events").
-var auditKinds = []string{
-	"api_key", "tunnel_credential", "certificate_authority", "tls_certificate", "ip_policy",
-	"ip_policy_rule", "ip_restriction", "event_destination", "event_subscription",
-	"ssh_certificate_authority", "ssh_user_certificate", "ssh_host_certificate", "ssh_public_key",
-	"domain", "tcp_address",
-}
+	"tunnelapi/shared/events"
+)
 
 // otherTypes are the event types that are not a resource's create, update or delete.
 var otherTypes = []string{
@@ -24,7 +19,7 @@ var otherTypes = []string{
 // knownTypes is every event type a subscription may name.
 var knownTypes = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range auditKinds {
+	for _, k := range events.AuditKinds {
 		for _, verb := range []string{"created", "updated", "deleted"} {
 			m[k+"_"+verb+".v0"] = true
 		}
