@@ -4,12 +4,14 @@ package access
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/api"
+	"tunnelapi/shared/auth"
 	"tunnelapi/shared/ids"
 	"tunnelapi/shared/iprestrict"
 	"tunnelapi/shared/resource"
@@ -168,11 +170,18 @@ func (p *PolicyItem) ruleAt(key string) (string, bool) {
 // naming field) to m. The state comes from the account item this request was verified against,
 // and the write guard conditions on its version, so concurrent changes retry instead of racing.
 func syncIPX(r *api.Request, m *resource.Mutation, field string, affected func(*iprestrict.State) bool, change func(*iprestrict.State)) error {
-	acct, err := m.Account()
+	// The state of the version this request was verified against, from this process's cache
+	// when it has compiled that version, else loaded.
+	acct, err := m.Account(false)
 	if err != nil {
 		return err
 	}
 	cur, err := iprestrict.StateOf(acct)
+	if errors.Is(err, auth.ErrNeedAccount) {
+		if acct, err = m.Account(true); err == nil {
+			cur, err = iprestrict.StateOf(acct)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -184,7 +193,7 @@ func syncIPX(r *api.Request, m *resource.Mutation, field string, affected func(*
 	if err := iprestrict.Lockout(r, next, field); err != nil {
 		return err
 	}
-	upd, err := iprestrict.Update(next, field)
+	upd, err := iprestrict.Write(m.Tx, acct.ID, acct.IPXVersion, next, field)
 	if err != nil {
 		return err
 	}

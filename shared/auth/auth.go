@@ -41,9 +41,11 @@ type AccountItem struct {
 	Revoked []string `dynamodbav:"revoked,stringset,omitempty"`
 	// IPXVersion changes (to a fresh random value) whenever the account's API restrictions or
 	// the rules they use change; 0 means none. IPX is their compiled state (package iprestrict).
-	IPXVersion int64  `dynamodbav:"ipx_v,omitempty"`
-	IPX        []byte `dynamodbav:"ipx,omitempty"`
-	Created    int64  `dynamodbav:"created"`
+	IPXVersion int64 `dynamodbav:"ipx_v,omitempty"`
+	// IPX is the compiled restriction of IPXVersion, kept in its own item (store.IPXKey) and
+	// loaded only when needed (LoadIPX).
+	IPX     []byte `dynamodbav:"-"`
+	Created int64  `dynamodbav:"created"`
 }
 
 // IsRevoked reports whether keys owned by principal are refused.
@@ -121,21 +123,16 @@ func (a *Authenticator) Forget(hash string) {
 	a.mu.Unlock()
 }
 
-// accountCheckAttrs are the account item's attributes every request reads: the compiled IP
-// restriction itself (up to hundreds of KB) is read only when this process has not compiled
-// that version yet (ErrNeedAccount).
-var accountCheckAttrs = []string{store.AttrPK, store.AttrSK, "id", "revoked", "ipx_v", "created"}
-
-// ReadGets are the items a read must fetch alongside its data to verify the caller.
-func ReadGets(c *api.Caller) []store.Get {
-	return []store.Get{{Key: store.TokenKey(c.TokenHash)}, {Key: store.AccountKey(c.AccountID), Attrs: accountCheckAttrs}}
+// ReadKeys are the items a read must fetch alongside its data to verify the caller.
+func ReadKeys(c *api.Caller) []store.Key {
+	return []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
 }
 
-// ErrNeedAccount is what a Policy returns when it must see the whole account item (its
-// compiled state for this version is not in memory); the check is then repeated with it.
-var ErrNeedAccount = errors.New("auth: policy needs the whole account item")
+// ErrNeedAccount is what a Policy returns when it must see the account's compiled restriction
+// (this process has not compiled that version yet); the check is repeated once it is loaded.
+var ErrNeedAccount = errors.New("auth: policy needs the account's compiled restriction")
 
-// IsPartial reports whether acct was read without its compiled IP restriction while it has one.
+// IsPartial reports whether acct has a compiled restriction that has not been loaded.
 func (a *AccountItem) IsPartial() bool { return a.IPXVersion != 0 && a.IPX == nil }
 
 // VerifyRead confirms the caller from the token and account items fetched with the data.
@@ -167,7 +164,7 @@ func (a *Authenticator) verify(ctx context.Context, r *api.Request, t *TokenItem
 	if a.Policy != nil {
 		err := a.Policy(r, acct)
 		if errors.Is(err, ErrNeedAccount) && acct.IsPartial() {
-			full, ferr := a.FullAccount(ctx, c.AccountID)
+			full, ferr := a.LoadIPX(ctx, acct)
 			if ferr != nil {
 				return ferr
 			}
@@ -183,16 +180,29 @@ func (a *Authenticator) verify(ctx context.Context, r *api.Request, t *TokenItem
 	return nil
 }
 
-// Account returns the whole account item r's caller was verified against, reading it (with a
-// consistent read) when the request's own round trip projected the compiled restriction away;
-// nil when the request has not been verified. A write derived from it is safe: GuardWrite
-// conditions on the version of the restriction state it carries.
-func (a *Authenticator) Account(ctx context.Context, r *api.Request) (*AccountItem, error) {
+// Account returns the account item r's caller was verified against (with its compiled
+// restriction when loadIPX), reading what the request has not read yet (consistently). A write derived
+// from it is safe: GuardWrite conditions on the version of the restriction state it carries.
+func (a *Authenticator) Account(ctx context.Context, r *api.Request, loadIPX bool) (*AccountItem, error) {
 	acct, _ := r.AccountState().(*AccountItem)
-	if acct == nil || !acct.IsPartial() {
+	if acct == nil {
+		// Nothing was read yet in this request (a create): read the account item now; the write
+		// guard conditions on the version read here.
+		c := r.Caller()
+		if c == nil {
+			return nil, errUnknownKey
+		}
+		acct = &AccountItem{}
+		if err := a.DB.Get(ctx, store.AccountKey(c.AccountID), acct); err != nil {
+			return nil, err
+		}
+		r.SetAccountState(acct)
+		r.SetAccountVersion(acct.IPXVersion)
+	}
+	if !loadIPX || !acct.IsPartial() {
 		return acct, nil
 	}
-	full, err := a.FullAccount(ctx, acct.ID)
+	full, err := a.LoadIPX(ctx, acct)
 	if err != nil {
 		return nil, err
 	}
@@ -201,13 +211,33 @@ func (a *Authenticator) Account(ctx context.Context, r *api.Request) (*AccountIt
 	return full, nil
 }
 
-// FullAccount reads the whole account item with a consistent read.
-func (a *Authenticator) FullAccount(ctx context.Context, account string) (*AccountItem, error) {
-	var full AccountItem
-	if err := a.DB.Get(ctx, store.AccountKey(account), &full); err != nil {
-		return nil, err
+// LoadIPX returns acct with its compiled restriction loaded. When that version's item is gone
+// (a change committed since acct was read), the account item is read again, so the result is
+// always a version and its own rules.
+func (a *Authenticator) LoadIPX(ctx context.Context, acct *AccountItem) (*AccountItem, error) {
+	cur := *acct
+	for attempt := 0; attempt < 3; attempt++ {
+		if cur.IPXVersion == 0 {
+			return &cur, nil
+		}
+		var blob struct {
+			IPX []byte `dynamodbav:"ipx"`
+		}
+		err := a.DB.Get(ctx, store.IPXKey(cur.ID, cur.IPXVersion), &blob)
+		if err == nil {
+			cur.IPX = blob.IPX
+			return &cur, nil
+		}
+		if !store.IsNotFound(err) {
+			return nil, err
+		}
+		var fresh AccountItem
+		if err := a.DB.Get(ctx, store.AccountKey(cur.ID), &fresh); err != nil {
+			return nil, err
+		}
+		cur = fresh
 	}
-	return &full, nil
+	return nil, ErrGuardChanged
 }
 
 // Labels of the guard conditions in a write transaction.
@@ -264,7 +294,7 @@ func (a *Authenticator) Commit(ctx context.Context, r *api.Request, build func(t
 		case store.ConditionFailed(err, labelToken):
 			return errUnknownKey
 		case store.ConditionFailed(err, labelAccount):
-			items, gerr := a.DB.Fetch(ctx, ReadGets(r.Caller())...)
+			items, gerr := a.DB.GetMany(ctx, ReadKeys(r.Caller())...)
 			if gerr != nil {
 				return gerr
 			}

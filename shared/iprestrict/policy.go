@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/api"
 	"tunnelapi/shared/auth"
+	"tunnelapi/shared/store"
 )
 
 // WarningHeader is the response header an unenforced restriction adds to a request it would
@@ -26,6 +28,7 @@ var cache = struct {
 
 type cached struct {
 	v int64
+	s *State // shared: callers Clone before changing it
 	c *Compiled
 }
 
@@ -33,6 +36,29 @@ const maxCached = 10000
 
 // CompiledFor returns the compiled form of an account item's state (nil when it has none).
 func CompiledFor(acct *auth.AccountItem) (*Compiled, error) {
+	e, err := lookup(acct)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	return e.c, nil
+}
+
+// StateOf returns the restriction state of an account item (empty when none). It is shared
+// with other callers: Clone it before changing it.
+func StateOf(acct *auth.AccountItem) (*State, error) {
+	e, err := lookup(acct)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return &State{Policies: map[string][]Rule{}}, nil
+	}
+	return e.s, nil
+}
+
+// lookup returns the decoded and compiled state of acct's version, from this process's cache
+// when it has it; ErrNeedAccount when it must first be loaded (auth.Authenticator.LoadIPX).
+func lookup(acct *auth.AccountItem) (*cached, error) {
 	if acct == nil || acct.IPXVersion == 0 {
 		return nil, nil
 	}
@@ -40,7 +66,7 @@ func CompiledFor(acct *auth.AccountItem) (*Compiled, error) {
 	e, ok := cache.m[acct.ID]
 	cache.Unlock()
 	if ok && e.v == acct.IPXVersion {
-		return e.c, nil
+		return &e, nil
 	}
 	if acct.IsPartial() {
 		return nil, auth.ErrNeedAccount
@@ -49,25 +75,14 @@ func CompiledFor(acct *auth.AccountItem) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := s.Compile()
+	e = cached{v: acct.IPXVersion, s: s, c: s.Compile()}
 	cache.Lock()
 	if len(cache.m) >= maxCached {
 		cache.m = map[string]cached{}
 	}
-	cache.m[acct.ID] = cached{acct.IPXVersion, c}
+	cache.m[acct.ID] = e
 	cache.Unlock()
-	return c, nil
-}
-
-// StateOf decodes the restriction state an account item carries (empty when none).
-func StateOf(acct *auth.AccountItem) (*State, error) {
-	if acct == nil || acct.IPXVersion == 0 {
-		return &State{Policies: map[string][]Rule{}}, nil
-	}
-	if acct.IsPartial() {
-		return nil, auth.ErrNeedAccount
-	}
-	return Decode(acct.IPX)
+	return &e, nil
 }
 
 // Policy is the auth.Policy that enforces `api` restrictions: a request from an address an
@@ -108,21 +123,39 @@ func Lockout(r *api.Request, next *State, field string) error {
 		"locking you out of the API; allow that address in one of its policies first, or make the change from an allowed address", v.Refused, r.Source)
 }
 
-// Update is the account-item update that stores next, with a fresh version (random, never 0,
-// so a version can never come back with other content and stale caches cannot match it).
-// An empty state removes both attributes, so accounts without restrictions keep the cheapest
-// write guard. It fails with a 400 naming field when next would not fit on the item.
-func Update(next *State, field string) (expression.UpdateBuilder, error) {
+// Item is a stored compiled restriction state: one version of an account's API restrictions.
+type Item struct {
+	store.Key
+	IPX []byte `dynamodbav:"ipx"`
+}
+
+// Retired is how long a replaced version's item stays readable: a request that read the
+// account item just before a change can still load the version it read (its write then fails
+// the guard on that version and retries), so concurrent changes never chase a deleted version.
+const Retired = time.Hour
+
+// Write adds to tx what replaces the account's state of version cur with next: next's item
+// under a fresh version (random, never 0, so a version can never come back with other content
+// and stale caches cannot match it), and an expiry on cur's item (Retired). It returns the
+// account-item update that names the new version; an empty next removes the version, so
+// accounts without restrictions keep the cheapest write guard. It fails with a 400 naming field
+// when next would not fit in an item.
+func Write(tx *store.Tx, account string, cur int64, next *State, field string) (expression.UpdateBuilder, error) {
+	if cur != 0 {
+		tx.Update("ipx.old", store.IPXKey(account, cur),
+			expression.Set(expression.Name(store.AttrTTL), expression.Value(time.Now().Add(Retired).Unix())))
+	}
 	if next.Empty() {
-		return expression.Remove(expression.Name("ipx")).Remove(expression.Name("ipx_v")), nil
+		return expression.Remove(expression.Name("ipx_v")), nil
 	}
 	b := next.Encode()
 	if len(b) > MaxEncodedBytes {
 		return expression.UpdateBuilder{}, api.Invalid(field,
 			"the account's API IP restrictions would need %d bytes of rules; the limit is %d: use fewer or wider CIDRs", len(b), MaxEncodedBytes)
 	}
-	return expression.Set(expression.Name("ipx"), expression.Value(b)).
-		Set(expression.Name("ipx_v"), expression.Value(newVersion())), nil
+	v := newVersion()
+	tx.Put("ipx.new", Item{Key: store.IPXKey(account, v), IPX: b}, store.Absent())
+	return expression.Set(expression.Name("ipx_v"), expression.Value(v)), nil
 }
 
 func newVersion() int64 {

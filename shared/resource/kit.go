@@ -40,11 +40,7 @@ func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]st
 	if err != nil {
 		return nil, err
 	}
-	gets := auth.ReadGets(c)
-	for _, key := range keys {
-		gets = append(gets, store.Get{Key: key})
-	}
-	items, err := k.DB.Fetch(ctx, gets...)
+	items, err := k.DB.GetMany(ctx, append(auth.ReadKeys(c), keys...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +121,12 @@ func (m *Mutation) RetryOn(label string) {
 // errRetry reports a commit that failed on a RetryOn label.
 var errRetry = errors.New("resource: state changed during the mutation")
 
-// Account returns the whole account item the caller was verified against (see
-// auth.Authenticator.Account), for writes derived from the account's state.
-func (m *Mutation) Account() (*auth.AccountItem, error) { return m.kit.Auth.Account(m.ctx, m.r) }
+// Account returns the account item the caller was verified against (see
+// auth.Authenticator.Account), for writes derived from the account's state; with loadIPX its
+// compiled IP restriction is loaded too.
+func (m *Mutation) Account(loadIPX bool) (*auth.AccountItem, error) {
+	return m.kit.Auth.Account(m.ctx, m.r, loadIPX)
+}
 
 // UpdateAccount applies upd to the caller's account item in this transaction (it is merged
 // with the auth guard on that item). Successive calls replace the update.
@@ -189,8 +188,9 @@ func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation
 	return nil
 }
 
-// maxAttempts bounds the optimistic-concurrency retries of an update or delete.
-const maxAttempts = 8
+// maxAttempts bounds the optimistic-concurrency retries of a create, update or delete; enough
+// that 40 writers racing on one item (rules and restrictions of one policy) all get through.
+const maxAttempts = 16
 
 // retrying runs op until it does not fail with a version conflict, at most maxAttempts times.
 func retrying(op func() error) error {

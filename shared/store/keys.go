@@ -32,6 +32,7 @@ func (k Key) AV() map[string]types.AttributeValue {
 //
 //	resource of an account   A#<account>#<id prefix>   <id>
 //	account (auth state)     A#<account>               ACCOUNT
+//	compiled IP restriction  A#<account>               IPX#<version>
 //	token hash → principal   T#<sha256(token)>         T
 //	uniqueness guard         U#<kind>#<value>          U
 //	outbox (unpublished)     O#<shard>                 <event id>
@@ -55,6 +56,14 @@ func ResourceKey(account, id string) Key {
 // AccountKey is the account's own item: the state every authenticated request reads.
 func AccountKey(account string) Key {
 	return Key{PK: "A#" + account, SK: "ACCOUNT"}
+}
+
+// IPXKey is the account's compiled API IP restriction at version v. A version's item never
+// changes: a change writes the next version's item and deletes the previous one, so every
+// request can read the small account item (which names the version) and a process reads a
+// version's rules once.
+func IPXKey(account string, v int64) Key {
+	return Key{PK: "A#" + account, SK: "IPX#" + strconv.FormatInt(v, 10)}
 }
 
 // TokenHash is the hex SHA-256 of a bearer secret; only this is ever stored.

@@ -29,52 +29,56 @@ func (db *DB) Get(ctx context.Context, k Key, out any) error {
 	return Unmarshal(res.Item, out)
 }
 
-// GetMany reads keys in one consistent round trip (TransactGetItems) and returns the items
-// in the same order, nil for each that does not exist.
+// GetMany reads keys in one round trip (BatchGetItem, every item with a consistent read) and
+// returns the items in the same order, nil for each that does not exist. Each item is read
+// strongly consistently, though not as one snapshot: callers read independent items (a token,
+// its account, a resource), so a change landing between two of them is simply ordered after the
+// first. A batch costs half the read units of TransactGetItems. Keys DynamoDB leaves unprocessed
+// (throttling) are asked for again.
 func (db *DB) GetMany(ctx context.Context, keys ...Key) ([]Item, error) {
-	gets := make([]Get, len(keys))
+	if len(keys) > MaxBatchGet {
+		return nil, fmt.Errorf("store: %d keys in one read, more than %d", len(keys), MaxBatchGet)
+	}
+	found := make(map[Key]Item, len(keys))
+	var req []map[string]types.AttributeValue
+	seen := make(map[Key]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] { // a batch may not name a key twice
+			seen[k] = true
+			req = append(req, k.AV())
+		}
+	}
+	for attempt := 0; len(req) > 0; attempt++ {
+		if attempt == 5 {
+			return nil, fmt.Errorf("store: %d reads left unprocessed", len(req))
+		}
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt*attempt) * 10 * time.Millisecond):
+			}
+		}
+		res, err := db.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			db.Table: {Keys: req, ConsistentRead: aws.Bool(true)},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range res.Responses[db.Table] {
+			found[keyOf(it)] = it
+		}
+		req = res.UnprocessedKeys[db.Table].Keys
+	}
+	out := make([]Item, len(keys))
 	for i, k := range keys {
-		gets[i] = Get{Key: k}
-	}
-	return db.Fetch(ctx, gets...)
-}
-
-// Get names an item to read and, when Attrs is set, the only attributes to read of it.
-type Get struct {
-	Key   Key
-	Attrs []string
-}
-
-// Fetch is GetMany with a projection per item.
-func (db *DB) Fetch(ctx context.Context, gets ...Get) ([]Item, error) {
-	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(gets))}
-	for i, g := range gets {
-		get := &types.Get{TableName: aws.String(db.Table), Key: g.Key.AV()}
-		if len(g.Attrs) > 0 {
-			proj := expression.NamesList(expression.Name(g.Attrs[0]))
-			for _, a := range g.Attrs[1:] {
-				proj = proj.AddNames(expression.Name(a))
-			}
-			e, err := expression.NewBuilder().WithProjection(proj).Build()
-			if err != nil {
-				return nil, err
-			}
-			get.ProjectionExpression, get.ExpressionAttributeNames = e.Projection(), e.Names()
-		}
-		in.TransactItems[i] = types.TransactGetItem{Get: get}
-	}
-	res, err := db.Client.TransactGetItems(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Item, len(gets))
-	for i, r := range res.Responses {
-		if i < len(out) && len(r.Item) > 0 {
-			out[i] = r.Item
-		}
+		out[i] = found[k]
 	}
 	return out, nil
 }
+
+// MaxBatchGet is DynamoDB's limit on the keys of one BatchGetItem.
+const MaxBatchGet = 100
 
 // Unmarshal decodes an item into a struct with dynamodbav tags.
 func Unmarshal(it Item, out any) error {

@@ -72,7 +72,8 @@ func str(it store.Item, name string) string {
 
 // CheckInvariants scans the table and reports any violation of DESIGN.md properties 6-8 for
 // what the tests did through the server: every token hash has its key or credential and every
-// key or credential its token hash; exactly one audit event per committed mutation; no secret
+// key or credential its token hash; every account's IP restriction version has its item and
+// every other version's item is retired (expiring); exactly one audit event per committed mutation; no secret
 // shown by the API appears anywhere in the table.
 func (s *Stack) CheckInvariants(ctx context.Context) error {
 	items, err := s.Items(ctx)
@@ -99,6 +100,21 @@ func (s *Stack) CheckInvariants(ctx context.Context) error {
 			logEvents++
 		case strings.HasPrefix(k.PK, "O#"):
 			outbox++
+		}
+		if k.SK == "ACCOUNT" {
+			if v, ok := it["ipx_v"].(*types.AttributeValueMemberN); ok {
+				if _, ok := byKey[store.Key{PK: k.PK, SK: "IPX#" + v.Value}]; !ok {
+					problems = append(problems, fmt.Sprintf("%s names IP restriction version %s, which has no item", k.PK, v.Value))
+				}
+			}
+		}
+		if strings.HasPrefix(k.SK, "IPX#") {
+			acct, ok := byKey[store.Key{PK: k.PK, SK: "ACCOUNT"}]
+			v, _ := acct["ipx_v"].(*types.AttributeValueMemberN)
+			_, retired := it[store.AttrTTL]
+			if (!ok || v == nil || "IPX#"+v.Value != k.SK) && !retired {
+				problems = append(problems, fmt.Sprintf("%s %s is neither the account's current IP restriction version nor retired", k.PK, k.SK))
+			}
 		}
 		if h := str(it, "token_hash"); h != "" {
 			if _, ok := byKey[store.TokenKey(h)]; !ok {
