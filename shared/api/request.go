@@ -26,12 +26,10 @@ type Request struct {
 	Token  string
 	Source netip.Addr
 
-	caller     *Caller
-	verified   bool
-	headers    http.Header
-	acctV      int64
-	acctVKnown bool
-	acctState  any
+	caller    *Caller
+	verified  bool
+	headers   http.Header
+	acctState any
 }
 
 type requestKey struct{}
@@ -54,13 +52,6 @@ func (r *Request) Verified() { r.verified = true }
 
 // IsVerified reports whether Verified was called during this request.
 func (r *Request) IsVerified() bool { return r.verified }
-
-// SetAccountVersion records the version of the account's restriction state this request was
-// checked against, so a later write in the same request can condition on it.
-func (r *Request) SetAccountVersion(v int64) { r.acctV, r.acctVKnown = v, true }
-
-// AccountVersion returns what SetAccountVersion recorded.
-func (r *Request) AccountVersion() (int64, bool) { return r.acctV, r.acctVKnown }
 
 // SetAccountState keeps the account state the caller was last verified against (the auth
 // package's account item), so handlers can derive writes from the state their guard holds.

@@ -190,36 +190,28 @@ func TestWorkersInTemplate(t *testing.T) {
 
 // mainCall returns "<import path>.<Func>" of the argument-less call in a worker's main.
 func mainCall(t *testing.T, path string) string {
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imports := map[string]string{}
-	for _, im := range file.Imports {
-		p, _ := strconv.Unquote(im.Path.Value)
-		imports[filepath.Base(p)] = p
-	}
-	var out string
-	ast.Inspect(file, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok || len(call.Args) != 0 {
-			return true
+	return findCall(t, path, func(call *ast.CallExpr) ast.Expr {
+		if len(call.Args) == 0 {
+			return call.Fun
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
-				out = imports[id.Name] + "." + sel.Sel.Name
-			}
-		}
-		return true
+		return nil
 	})
-	return out
 }
 
 // mainRegistration returns "<import path>.<Func>" of the argument passed to lambdahttp.Main.
 func mainRegistration(t *testing.T, path string) string {
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, path, nil, 0)
+	return findCall(t, path, func(call *ast.CallExpr) ast.Expr {
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" && len(call.Args) == 1 {
+			return call.Args[0]
+		}
+		return nil
+	})
+}
+
+// findCall parses the Go file at path and returns "<import path>.<Name>" of the last
+// package-qualified expression pick returns for a call in it ("" when none).
+func findCall(t *testing.T, path string, pick func(*ast.CallExpr) ast.Expr) string {
+	file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +226,9 @@ func mainRegistration(t *testing.T, path string) string {
 		if !ok {
 			return true
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" && len(call.Args) == 1 {
-			if arg, ok := call.Args[0].(*ast.SelectorExpr); ok {
-				out = imports[arg.X.(*ast.Ident).Name] + "." + arg.Sel.Name
+		if sel, ok := pick(call).(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				out = imports[id.Name] + "." + sel.Sel.Name
 			}
 		}
 		return true

@@ -174,7 +174,6 @@ func (a *Authenticator) verify(ctx context.Context, r *api.Request, t *TokenItem
 			return err
 		}
 	}
-	r.SetAccountVersion(acct.IPXVersion)
 	r.SetAccountState(acct)
 	r.Verified()
 	return nil
@@ -197,7 +196,6 @@ func (a *Authenticator) Account(ctx context.Context, r *api.Request, loadIPX boo
 			return nil, err
 		}
 		r.SetAccountState(acct)
-		r.SetAccountVersion(acct.IPXVersion)
 	}
 	if !loadIPX || !acct.IsPartial() {
 		return acct, nil
@@ -207,7 +205,6 @@ func (a *Authenticator) Account(ctx context.Context, r *api.Request, loadIPX boo
 		return nil, err
 	}
 	r.SetAccountState(full)
-	r.SetAccountVersion(full.IPXVersion)
 	return full, nil
 }
 
@@ -261,8 +258,8 @@ func GuardWrite(tx *store.Tx, r *api.Request, acctUpdate *expression.UpdateBuild
 		tx.Check(labelToken, store.TokenKey(c.TokenHash), store.Exists())
 	}
 	ipx := expression.AttributeNotExists(expression.Name("ipx_v"))
-	if v, ok := r.AccountVersion(); ok && v != 0 {
-		ipx = expression.Name("ipx_v").Equal(expression.Value(v))
+	if acct, _ := r.AccountState().(*AccountItem); acct != nil && acct.IPXVersion != 0 {
+		ipx = expression.Name("ipx_v").Equal(expression.Value(acct.IPXVersion))
 	}
 	cond := store.Exists().
 		And(expression.Not(expression.Contains(expression.Name("revoked"), c.PrincipalID))).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/crypto/ssh"
 
 	"tunnelapi/shared/app"
@@ -75,39 +73,17 @@ func secretsAtRest() []string {
 	if needles.Len() == 0 {
 		return []string{"no CA keys were recorded: the scan would prove nothing"}
 	}
-	var out []string
-	for _, it := range items {
-		for _, f := range needles.FindInItem(it) {
-			sk, _ := it["sk"].(*types.AttributeValueMemberS)
-			out = append(out, fmt.Sprintf("item %s: %s", sk.Value, f))
-		}
-	}
-	for _, f := range needles.Find(logs.Bytes()) {
-		out = append(out, "log: "+f)
-	}
-	return out
+	return needles.Scan(items, logs)
 }
 
 // recordKey opens a CA's sealed key and records it as a needle.
 func recordKey(ctx context.Context, ca *sshcerts.Authority) error {
-	der, err := stack.Deps.Kit.Seal.Open(ctx, ca.PrivateKey, seal.ResourceContext(ca.AccountID, ca.ID))
+	key, err := seal.OpenPrivateKey(ctx, stack.Deps.Kit.Seal, ca.PrivateKey, ca.AccountID, ca.ID)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", ca.ID, err)
 	}
-	key, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return err
-	}
 	needles.AddKey("CA "+ca.ID, key)
 	return nil
-}
-
-// leakFree fails the test if a response body holds private key material.
-func leakFree(t testing.TB, body []byte) {
-	t.Helper()
-	if found := needles.Find(body); len(found) > 0 {
-		t.Fatalf("response leaks %v", found)
-	}
 }
 
 // newCA creates an SSH CA, records its private key and checks the response does not carry it.
@@ -122,7 +98,7 @@ func newCA(t testing.TB, s *testkit.Stack, a *testkit.Account, body map[string]a
 	if err := recordKey(context.Background(), &it); err != nil {
 		t.Fatal(err)
 	}
-	leakFree(t, res.Body)
+	needles.AssertAbsent(t, res.Body)
 	return ca
 }
 
@@ -310,7 +286,7 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 			}
 			before := time.Now().UTC().Truncate(time.Second)
 			res := a.Do(t, "POST", c.path, body)
-			leakFree(t, res.Body)
+			needles.AssertAbsent(t, res.Body)
 			got := res.Expect(t, http.StatusCreated)
 			after := time.Now().UTC()
 			if got["key_type"] != c.keyType || got["ssh_certificate_authority_id"] != c.ca["id"] || got["public_key"] != c.body["public_key"] {
@@ -564,7 +540,7 @@ func TestBadCertificateRequests(t *testing.T) {
 		for _, c := range fam.cases {
 			t.Run(fam.path+" "+c.name, func(t *testing.T) {
 				res := a.Do(t, "POST", fam.path, c.body)
-				leakFree(t, res.Body)
+				needles.AssertAbsent(t, res.Body)
 				res.ExpectError(t, http.StatusBadRequest, c.code, c.field)
 			})
 		}

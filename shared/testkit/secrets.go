@@ -201,3 +201,29 @@ func (a *Account) Items(t testing.TB) []map[string]string {
 	}
 	return out
 }
+
+// Scan reports every needle found in the table's items (naming each item by its sort key) and
+// in the captured logs: the check the certificate suites run after their tests.
+func (n *Needles) Scan(items []store.Item, logs *LogCapture) []string {
+	var out []string
+	for _, it := range items {
+		for _, f := range n.FindInItem(it) {
+			sk, _ := it[store.AttrSK].(*types.AttributeValueMemberS)
+			out = append(out, fmt.Sprintf("item %s: %s", sk.Value, f))
+		}
+	}
+	if logs != nil {
+		for _, f := range n.Find(logs.Bytes()) {
+			out = append(out, "log: "+f)
+		}
+	}
+	return out
+}
+
+// AssertAbsent fails the test if body holds any needle, such as a response leaking a key.
+func (n *Needles) AssertAbsent(t testing.TB, body []byte) {
+	t.Helper()
+	if found := n.Find(body); len(found) > 0 {
+		t.Fatalf("response leaks %v", found)
+	}
+}
