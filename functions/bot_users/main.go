@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/principals"
+	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(principals.RegisterBotUsers) }
+func main() { runtime.Main(principals.RegisterBotUsers) }

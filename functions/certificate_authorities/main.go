@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/tlscerts"
+	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(tlscerts.RegisterCertificateAuthorities) }
+func main() { runtime.Main(tlscerts.RegisterCertificateAuthorities) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/endpoints"
-	"tunnelapi/shared/lambdahttp"
+	"tunnelapi/shared/families/endpoints"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(endpoints.RegisterEndpoints) }
+func main() { runtime.Main(endpoints.RegisterEndpoints) }

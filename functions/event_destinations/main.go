@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/eventsub"
-	"tunnelapi/shared/lambdahttp"
+	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(eventsub.RegisterEventDestinations) }
+func main() { runtime.Main(eventsub.RegisterEventDestinations) }

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"tunnelapi/shared/eventsub"
-	"tunnelapi/shared/lambdahttp"
+	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(eventsub.RegisterEventSubscriptions) }
+func main() { runtime.Main(eventsub.RegisterEventSubscriptions) }

@@ -2,6 +2,6 @@
 // events out to their subscriptions' destinations and delivers them.
 package main
 
-import "tunnelapi/shared/delivery"
+import "tunnelapi/shared/workers/delivery"
 
 func main() { delivery.Main() }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/access"
-	"tunnelapi/shared/lambdahttp"
+	"tunnelapi/shared/families/access"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(access.RegisterIPPolicies) }
+func main() { runtime.Main(access.RegisterIPPolicies) }

@@ -2,6 +2,6 @@
 // republishes committed events left in the outbox.
 package main
 
-import "tunnelapi/shared/scheduler"
+import "tunnelapi/shared/workers/scheduler"
 
 func main() { scheduler.Main() }

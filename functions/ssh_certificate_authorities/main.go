@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/sshcerts"
+	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(sshcerts.RegisterAuthorities) }
+func main() { runtime.Main(sshcerts.RegisterAuthorities) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/sshcerts"
+	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(sshcerts.RegisterHostCertificates) }
+func main() { runtime.Main(sshcerts.RegisterHostCertificates) }

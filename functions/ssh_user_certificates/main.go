@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/sshcerts"
+	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(sshcerts.RegisterUserCertificates) }
+func main() { runtime.Main(sshcerts.RegisterUserCertificates) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/backends"
-	"tunnelapi/shared/lambdahttp"
+	"tunnelapi/shared/families/backends"
+	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { lambdahttp.Main(backends.RegisterTunnelGroupBackends) }
+func main() { runtime.Main(backends.RegisterTunnelGroupBackends) }

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/benchkit"
+	"tunnelapi/shared/testing/benchkit"
 )
 
 // buildFlags are the Makefile's Lambda build flags.

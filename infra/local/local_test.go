@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/testkit"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // The local server, built and run as `make run` runs it, prints a curl command that returns the

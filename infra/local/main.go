@@ -17,14 +17,14 @@ import (
 	"syscall"
 	"time"
 
-	"tunnelapi/shared/awsconfig"
+	"tunnelapi/shared/platform/awsconfig"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/delivery"
-	"tunnelapi/shared/events"
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/principals"
-	"tunnelapi/shared/store"
+	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/workers/delivery"
 )
 
 func main() {
@@ -89,7 +89,7 @@ func serve(ctx context.Context) error {
 	if err := createQueues(ctx, cfg); err != nil {
 		return err
 	}
-	d, err := lambdahttp.NewDeps(ctx, store.Options{})
+	d, err := runtime.NewDeps(ctx, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func serve(ctx context.Context) error {
 		return err
 	}
 	if at := os.Getenv("FAULT_CRASH_AT"); at != "" {
-		d.Publisher.Fault = func(step events.Step) bool {
+		d.Publisher.Fault = func(step audit.Step) bool {
 			if string(step) == at {
 				fmt.Fprintf(os.Stderr, "local: FAULT_CRASH_AT=%s: exiting after a commit\n", at)
 				os.Exit(3)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"tunnelapi/shared/queue"
+	"tunnelapi/shared/platform/queue"
 )
 
 // createQueues creates the SQS queues the workers use (events, certificate jobs and their

@@ -4,23 +4,23 @@
 package app
 
 import (
-	"tunnelapi/shared/access"
-	"tunnelapi/shared/backends"
-	"tunnelapi/shared/delivery"
-	"tunnelapi/shared/endpoints"
-	"tunnelapi/shared/eventsub"
-	"tunnelapi/shared/lambdahttp"
-	"tunnelapi/shared/principals"
-	"tunnelapi/shared/scheduler"
-	"tunnelapi/shared/sshcerts"
-	"tunnelapi/shared/tlscerts"
+	"tunnelapi/shared/families/access"
+	"tunnelapi/shared/families/backends"
+	"tunnelapi/shared/families/endpoints"
+	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 // Function is one HTTP Lambda.
 type Function struct {
 	Name     string // logical id in template.yaml
 	Dir      string // folder under functions/
-	Register lambdahttp.Register
+	Register runtime.Register
 }
 
 // Functions is every HTTP function of the service.
@@ -59,8 +59,8 @@ var Workers = []Worker{
 }
 
 // Registers returns the registrations of every function, for the local server.
-func Registers() []lambdahttp.Register {
-	out := make([]lambdahttp.Register, len(Functions))
+func Registers() []runtime.Register {
+	out := make([]runtime.Register, len(Functions))
 	for i, f := range Functions {
 		out[i] = f.Register
 	}

@@ -34,14 +34,14 @@ import (
 	"golang.org/x/crypto/ssh"
 	"gopkg.in/yaml.v3"
 
-	"tunnelapi/shared/api"
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/awsconfig"
-	"tunnelapi/shared/delivery"
-	evs "tunnelapi/shared/events"
-	"tunnelapi/shared/eventsub"
-	"tunnelapi/shared/scheduler"
-	"tunnelapi/shared/testkit"
+	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 const root = "../.."
@@ -198,7 +198,7 @@ func mainCall(t *testing.T, path string) string {
 	})
 }
 
-// mainRegistration returns "<import path>.<Func>" of the argument passed to lambdahttp.Main.
+// mainRegistration returns "<import path>.<Func>" of the argument passed to runtime.Main.
 func mainRegistration(t *testing.T, path string) string {
 	return findCall(t, path, func(call *ast.CallExpr) ast.Expr {
 		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" && len(call.Args) == 1 {
@@ -331,7 +331,7 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 	q := testkit.NewQueues(t, nil)
 	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
 	w.Log = s.Deps.Kit.Log
-	p := &evs.Publisher{DB: s.DB, SQS: q.Client, QueueURL: q.Events, Log: s.Deps.Kit.Log}
+	p := &audit.Publisher{DB: s.DB, SQS: q.Client, QueueURL: q.Events, Log: s.Deps.Kit.Log}
 	return map[string]func(context.Context, []byte) error{
 		"event_worker": func(ctx context.Context, raw []byte) error {
 			var ev events.SQSEvent
@@ -827,7 +827,7 @@ func TestEveryFamilysEventsAreSubscribable(t *testing.T) {
 		for _, m := range kindRE.FindAllStringSubmatch(string(b), -1) {
 			found++
 			for _, verb := range []string{"created", "updated", "deleted"} {
-				if typ := evs.Type(m[1], verb); !eventsub.KnownType(typ) {
+				if typ := audit.Type(m[1], verb); !eventsub.KnownType(typ) {
 					t.Errorf("%s: %s cannot be subscribed to", path, typ)
 				}
 			}

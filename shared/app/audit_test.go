@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/events"
-	"tunnelapi/shared/store"
-	"tunnelapi/shared/testkit"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // Every mutation of the access, backend and endpoint families records its audit event, with the
@@ -34,17 +34,17 @@ func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 		a.Do(t, "PATCH", st.path+"/"+id, st.patch).Expect(t, http.StatusOK)
 		a.Do(t, "DELETE", st.path+"/"+id, nil).Expect(t, http.StatusNoContent)
 		for _, verb := range []string{"created", "updated", "deleted"} {
-			want[events.Type(st.kind, verb)]++
+			want[audit.Type(st.kind, verb)]++
 		}
 	}
-	want[events.Type("ip_policy", "created")]++ // the policy the rule and restriction used
+	want[audit.Type("ip_policy", "created")]++ // the policy the rule and restriction used
 	items, err := s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
 	for _, raw := range items {
-		var ev events.LogItem
+		var ev audit.LogItem
 		if err := store.Unmarshal(raw, &ev); err != nil {
 			t.Fatal(err)
 		}

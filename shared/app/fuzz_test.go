@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/testkit"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // allRoutes is every route of every function, in a stable order.

@@ -1,0 +1,132 @@
+// Package backends holds the backend families; this service has tunnel group backends, which
+// select online tunnels by label.
+package backends
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// TunnelGroupItem is a stored tunnel group backend.
+type TunnelGroupItem struct {
+	store.Meta
+	Description string            `dynamodbav:"description"`
+	Metadata    string            `dynamodbav:"metadata"`
+	Labels      map[string]string `dynamodbav:"labels"`
+}
+
+// TunnelGroupJSON is the wire form of a tunnel group backend.
+type TunnelGroupJSON struct {
+	ID          string            `json:"id"`
+	URI         string            `json:"uri"`
+	CreatedAt   string            `json:"created_at"`
+	Description string            `json:"description"`
+	Metadata    string            `json:"metadata"`
+	Labels      map[string]string `json:"labels"`
+	// Tunnels are the online tunnels matching the labels; this service has no tunnel sessions
+	// yet, so it is always an empty list (never null).
+	Tunnels []api.Ref `json:"tunnels"`
+}
+
+type tunnelGroupBody struct {
+	Description *string            `json:"description"`
+	Metadata    *string            `json:"metadata"`
+	Labels      *map[string]string `json:"labels"`
+}
+
+var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.CodeBadFieldValue}
+
+// Limits on labels, so one backend stays a small item.
+const (
+	MaxLabels     = 64
+	MaxLabelBytes = 255
+)
+
+// TunnelGroups returns the /backends/tunnel_group family.
+func TunnelGroups(k *resource.Kit) *resource.Family[TunnelGroupItem, *TunnelGroupItem] {
+	f := &resource.Family[TunnelGroupItem, *TunnelGroupItem]{
+		Kit: k, Prefix: ids.TunnelGroupBackend, Path: "/backends/tunnel_group", ListKey: "backends", EventKind: "tunnel_group_backend",
+	}
+	f.Render = func(r *api.Request, it *TunnelGroupItem) any {
+		labels := it.Labels
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		return TunnelGroupJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
+			Metadata: it.Metadata, Labels: labels, Tunnels: []api.Ref{}}
+	}
+	apply := func(it *TunnelGroupItem, in tunnelGroupBody) error {
+		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+			return err
+		}
+		if in.Labels != nil {
+			if err := checkLabels(*in.Labels); err != nil {
+				return err
+			}
+			it.Labels = map[string]string{}
+			for k, v := range *in.Labels {
+				it.Labels[k] = v
+			}
+		}
+		api.Set(&it.Description, in.Description)
+		api.Set(&it.Metadata, in.Metadata)
+		return nil
+	}
+	f.Create = func(ctx context.Context, r *api.Request, it *TunnelGroupItem, m *resource.Mutation) (any, error) {
+		var in tunnelGroupBody
+		if err := api.Decode(r, &in); err != nil {
+			return nil, err
+		}
+		return nil, apply(it, in)
+	}
+	f.Update = func(ctx context.Context, r *api.Request, it *TunnelGroupItem, m *resource.Mutation) error {
+		var in tunnelGroupBody
+		if err := api.Decode(r, &in); err != nil {
+			return err
+		}
+		if in.Description == nil && in.Metadata == nil && in.Labels == nil {
+			return api.EmptyUpdate("description", "metadata", "labels")
+		}
+		return apply(it, in)
+	}
+	return f
+}
+
+// checkLabels validates a labels map: keys and values non-empty, without '='.
+func checkLabels(labels map[string]string) error {
+	if len(labels) > MaxLabels {
+		return api.Invalid("labels", "labels has %d entries; the limit is %d", len(labels), MaxLabels)
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := labels[k]
+		switch {
+		case k == "":
+			return api.Invalid("labels", "a label name must not be empty")
+		case v == "":
+			return api.Invalid("labels", "label %s has an empty value", api.Describe(k))
+		case strings.Contains(k, "="):
+			return api.Invalid("labels", "label name %s must not contain '='", api.Describe(k))
+		case strings.Contains(v, "="):
+			return api.Invalid("labels", "the value of label %s must not contain '='", api.Describe(k))
+		case len(k) > MaxLabelBytes || len(v) > MaxLabelBytes:
+			return api.Invalid("labels", "label %s is longer than %d bytes", api.Describe(k), MaxLabelBytes)
+		}
+	}
+	return nil
+}
+
+// RegisterTunnelGroupBackends adds the /backends/tunnel_group routes.
+func RegisterTunnelGroupBackends(k *resource.Kit, mux api.Mux, s *api.Server) {
+	TunnelGroups(k).Register(mux, s)
+}

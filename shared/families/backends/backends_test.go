@@ -1,0 +1,61 @@
+package backends_test
+
+import (
+	"net/http"
+	"testing"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/testing/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func TestTunnelGroupBackendsConformance(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	s.Conformance(t, testkit.FamilySpec{
+		Path: "/backends/tunnel_group", ListKey: "backends", Prefix: ids.TunnelGroupBackend,
+		Create: func(t *testing.T, a *testkit.Account, n int) any {
+			return map[string]any{"description": "web", "labels": map[string]string{"app": "web"}}
+		},
+		Update:      map[string]any{"labels": map[string]string{"app": "api", "dc": "eu"}},
+		UpdateWants: map[string]any{"labels": map[string]any{"app": "api", "dc": "eu"}, "description": "web", "tunnels": []any{}},
+	})
+}
+
+func TestTunnelGroupLabels(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	b := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{}).Expect(t, http.StatusCreated)
+	if labels, ok := b["labels"].(map[string]any); !ok || len(labels) != 0 {
+		t.Fatalf("labels %v, want {}", b["labels"])
+	}
+	if tunnels, ok := b["tunnels"].([]any); !ok || len(tunnels) != 0 {
+		t.Fatalf("tunnels %v, want []", b["tunnels"])
+	}
+	path := "/backends/tunnel_group/" + b["id"].(string)
+	a.Do(t, "PATCH", path, map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, 200)
+	cases := []struct {
+		name   string
+		labels map[string]any
+	}{
+		{"empty key", map[string]any{"": "x"}},
+		{"empty value", map[string]any{"app": ""}},
+		{"equals in key", map[string]any{"a=b": "x"}},
+		{"equals in value", map[string]any{"app": "a=b"}},
+		{"not a string", map[string]any{"app": 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", "labels")
+			a.Do(t, "PATCH", path, map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", "labels")
+		})
+	}
+	got, _ := a.WalkPages(t, "/backends/tunnel_group", "backends")
+	if len(got) != 1 {
+		t.Fatalf("%d backends stored, want 1", len(got))
+	}
+	if l := a.Do(t, "GET", path, nil).Expect(t, 200)["labels"].(map[string]any); len(l) != 1 || l["app"] != "web" {
+		t.Fatalf("labels changed by refused input: %v", l)
+	}
+}

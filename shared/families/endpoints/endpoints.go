@@ -1,0 +1,287 @@
+package endpoints
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/rules/trafficpolicy"
+)
+
+// CodeCloudOnly is the code for creating, updating or deleting an endpoint that is not a cloud
+// endpoint (WIRE.md).
+const CodeCloudOnly = "ERR_NGROK_248"
+
+// TypeCloud is the only endpoint type the API manages.
+const TypeCloud = "cloud"
+
+// Bindings of an endpoint.
+const (
+	BindingPublic     = "public"
+	BindingInternal   = "internal"
+	BindingKubernetes = "kubernetes"
+)
+
+var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
+
+// Item is a stored endpoint.
+type Item struct {
+	store.Meta
+	URL            string   `dynamodbav:"url"`
+	Type           string   `dynamodbav:"type"`
+	TrafficPolicy  string   `dynamodbav:"traffic_policy"`
+	Description    string   `dynamodbav:"description"`
+	Metadata       string   `dynamodbav:"metadata"`
+	Bindings       []string `dynamodbav:"bindings"`
+	PoolingEnabled bool     `dynamodbav:"pooling"`
+	PrincipalID    string   `dynamodbav:"principal"`
+	UpdatedAt      int64    `dynamodbav:"updated"`
+}
+
+// JSON is the wire form of an endpoint.
+type JSON struct {
+	ID             string   `json:"id"`
+	Region         string   `json:"region"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
+	PublicURL      string   `json:"public_url"`
+	Proto          string   `json:"proto"`
+	Scheme         string   `json:"scheme"`
+	Hostport       string   `json:"hostport"`
+	Host           string   `json:"host"`
+	Port           int      `json:"port"`
+	Type           string   `json:"type"`
+	Metadata       string   `json:"metadata"`
+	Description    string   `json:"description"`
+	Domain         *api.Ref `json:"domain"`
+	TCPAddr        *api.Ref `json:"tcp_addr"`
+	Tunnel         *api.Ref `json:"tunnel"`
+	Edge           *api.Ref `json:"edge"`
+	URL            string   `json:"url"`
+	Principal      api.Ref  `json:"principal"`
+	TrafficPolicy  string   `json:"traffic_policy"`
+	Bindings       []string `json:"bindings"`
+	TunnelSession  *api.Ref `json:"tunnel_session"`
+	URI            string   `json:"uri"`
+	PoolingEnabled bool     `json:"pooling_enabled"`
+	// Name, UpstreamURL and UpstreamProtocol describe agent endpoints; a cloud endpoint has none
+	// of them, and the create and update forms do not take them.
+	Name             string `json:"name"`
+	UpstreamURL      string `json:"upstream_url"`
+	UpstreamProtocol string `json:"upstream_protocol"`
+}
+
+type createBody struct {
+	URL            *string   `json:"url"`
+	Type           *string   `json:"type"`
+	TrafficPolicy  *string   `json:"traffic_policy"`
+	Description    *string   `json:"description"`
+	Metadata       *string   `json:"metadata"`
+	Bindings       *[]string `json:"bindings"`
+	PoolingEnabled *bool     `json:"pooling_enabled"`
+}
+
+type updateBody struct {
+	URL            *string   `json:"url"`
+	TrafficPolicy  *string   `json:"traffic_policy"`
+	Description    *string   `json:"description"`
+	Metadata       *string   `json:"metadata"`
+	Bindings       *[]string `json:"bindings"`
+	PoolingEnabled *bool     `json:"pooling_enabled"`
+}
+
+var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.CodeBadFieldValue}
+
+// Endpoints returns the /endpoints family.
+func Endpoints(k *resource.Kit) *resource.Family[Item, *Item] {
+	f := &resource.Family[Item, *Item]{
+		Kit: k, Prefix: ids.Endpoint, Path: "/endpoints", ListKey: "endpoints", EventKind: "endpoint", Filter: true,
+	}
+	f.Render = func(r *api.Request, it *Item) any {
+		u, _ := ParseURL(it.URL)
+		principal := api.Ref{ID: it.PrincipalID, URI: r.URI("/users/" + it.PrincipalID)}
+		if ids.Is(it.PrincipalID, ids.BotUser) {
+			principal.URI = r.URI("/bot_users/" + it.PrincipalID)
+		}
+		return JSON{ID: it.ID, Region: "global", CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
+			PublicURL: it.URL, Proto: u.Scheme, Scheme: u.Scheme, Hostport: u.HostPort(), Host: u.Host, Port: u.Port, Type: it.Type,
+			Metadata: it.Metadata, Description: it.Description, URL: it.URL, Principal: principal, TrafficPolicy: it.TrafficPolicy,
+			Bindings: slices.Clone(it.Bindings), URI: f.URI(r, it.ID), PoolingEnabled: it.PoolingEnabled}
+	}
+	f.Create = func(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) (any, error) {
+		var in createBody
+		if err := api.Decode(r, &in); err != nil {
+			return nil, err
+		}
+		if in.Type != nil && *in.Type != TypeCloud {
+			return nil, api.BadRequest(CodeCloudOnly, "type", "only cloud endpoints can be created through the API, not type %s", api.Describe(*in.Type))
+		}
+		if in.URL == nil {
+			return nil, api.BadRequest(CodeInvalidURL, "url", "url is required, such as https://example.ngrok.app")
+		}
+		u, err := ParseURL(*in.URL)
+		if err != nil {
+			return nil, err
+		}
+		if in.TrafficPolicy == nil {
+			return nil, api.Invalid("traffic_policy", "traffic_policy is required: a traffic policy document in YAML or JSON")
+		}
+		if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
+			return nil, err
+		}
+		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+			return nil, err
+		}
+		b, err := checkBindings(u, in.Bindings)
+		if err != nil {
+			return nil, err
+		}
+		it.URL, it.Type, it.TrafficPolicy, it.Bindings = u.String(), TypeCloud, *in.TrafficPolicy, b
+		api.Set(&it.Description, in.Description)
+		api.Set(&it.Metadata, in.Metadata)
+		api.Set(&it.PoolingEnabled, in.PoolingEnabled)
+		it.PrincipalID = r.Caller().PrincipalID
+		it.UpdatedAt = it.CreatedAt
+		claim(m, it)
+		return nil, nil
+	}
+	f.Update = func(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+		if it.Type != TypeCloud {
+			return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be updated through the API")
+		}
+		var in updateBody
+		if err := api.Decode(r, &in); err != nil {
+			return err
+		}
+		if in.URL == nil && in.TrafficPolicy == nil && in.Description == nil && in.Metadata == nil && in.Bindings == nil && in.PoolingEnabled == nil {
+			return api.EmptyUpdate("url", "traffic_policy", "description", "metadata", "bindings", "pooling_enabled")
+		}
+		u, err := ParseURL(it.URL)
+		if err != nil {
+			return err
+		}
+		if in.URL != nil {
+			if u, err = ParseURL(*in.URL); err != nil {
+				return err
+			}
+		}
+		if in.TrafficPolicy != nil {
+			if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
+				return err
+			}
+		}
+		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+			return err
+		}
+		supplied := in.Bindings
+		if supplied == nil && in.URL != nil {
+			// A new URL keeps the binding the endpoint had, and must suit it.
+			supplied = &it.Bindings
+		}
+		b := it.Bindings
+		if supplied != nil {
+			if b, err = checkBindings(u, supplied); err != nil {
+				return err
+			}
+		}
+		pooling := it.PoolingEnabled
+		api.Set(&pooling, in.PoolingEnabled)
+		switch {
+		case u.String() != it.URL:
+			release(m, it)
+			it.URL, it.PoolingEnabled = u.String(), pooling
+			claim(m, it)
+		case pooling != it.PoolingEnabled:
+			repool(m, it, pooling)
+			it.PoolingEnabled = pooling
+		}
+		it.Bindings = b
+		api.Set(&it.TrafficPolicy, in.TrafficPolicy)
+		api.Set(&it.Description, in.Description)
+		api.Set(&it.Metadata, in.Metadata)
+		it.UpdatedAt = time.Now().Unix()
+		return nil
+	}
+	f.Delete = func(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+		if it.Type != TypeCloud {
+			return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be deleted through the API")
+		}
+		release(m, it)
+		return nil
+	}
+	return f
+}
+
+// checkBindings validates supplied bindings for u (at most one of public, internal and
+// kubernetes; internal exactly for .internal hosts) or derives the default from the host.
+func checkBindings(u URL, supplied *[]string) ([]string, error) {
+	if supplied == nil || len(*supplied) == 0 {
+		if u.Internal() {
+			return []string{BindingInternal}, nil
+		}
+		return []string{BindingPublic}, nil
+	}
+	b := *supplied
+	if len(b) > 1 {
+		return nil, api.Invalid("bindings", "an endpoint has at most one binding (public, internal or kubernetes), not %d", len(b))
+	}
+	if !slices.Contains(bindings, b[0]) {
+		return nil, api.Invalid("bindings", "binding %s is not one of public, internal or kubernetes", api.Describe(b[0]))
+	}
+	switch {
+	case b[0] == BindingInternal && !u.Internal():
+		return nil, api.BadRequest(CodeInvalidURL, "url", "an internal endpoint's URL must end in .internal, not %s", u.Host)
+	case b[0] == BindingPublic && u.Internal():
+		return nil, api.BadRequest(CodeInvalidURL, "url", "a .internal URL needs the internal binding, not public")
+	}
+	return []string{b[0]}, nil
+}
+
+// The URL guard: one item per account and URL counting the endpoints serving it (n) and whether
+// they pool. A non-pooling endpoint needs the URL unused; a pooling one needs it unused or
+// pooled. The guard is written in the endpoint's own transaction, so concurrent creates of the
+// same URL serialise on it.
+const labelURL = "url"
+
+func guardKey(it *Item) store.Key { return store.GuardKey("endpoint_url", it.AccountID+"|"+it.URL) }
+
+func unused() expression.ConditionBuilder {
+	return expression.Or(expression.AttributeNotExists(expression.Name("n")), expression.Name("n").Equal(expression.Value(0)))
+}
+
+func claim(m *resource.Mutation, it *Item) {
+	taken := api.Invalid("url", "another endpoint of this account already serves %s; endpoints may share a URL only when every one of them has pooling_enabled", it.URL)
+	if it.PoolingEnabled {
+		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(true)).
+			Add(expression.Name("n"), expression.Value(1)),
+			expression.Or(unused(), expression.Name("pooled").Equal(expression.Value(true))))
+	} else {
+		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(false)).
+			Set(expression.Name("n"), expression.Value(1)), unused())
+	}
+	m.Refuse(labelURL, taken)
+}
+
+func release(m *resource.Mutation, it *Item) {
+	m.Update("url.release", guardKey(it), expression.Add(expression.Name("n"), expression.Value(-1)))
+}
+
+// repool switches the endpoint's pooling: off only while it is the URL's only endpoint.
+func repool(m *resource.Mutation, it *Item, pooling bool) {
+	if pooling {
+		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(true)))
+		return
+	}
+	m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(false)),
+		expression.Name("n").Equal(expression.Value(1)))
+	m.Refuse(labelURL, api.Invalid("pooling_enabled", "other endpoints pool on %s; pooling cannot be turned off while they exist", it.URL))
+}
+
+// RegisterEndpoints adds the /endpoints routes.
+func RegisterEndpoints(k *resource.Kit, mux api.Mux, s *api.Server) { Endpoints(k).Register(mux, s) }

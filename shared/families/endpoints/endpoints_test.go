@@ -1,0 +1,189 @@
+package endpoints_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/testing/testkit"
+)
+
+const policy = "on_http_request:\n  - actions:\n      - type: deny\n        config:\n          status_code: 404\n"
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
+
+func TestEndpointsConformance(t *testing.T) {
+	s := start(t)
+	s.Conformance(t, testkit.FamilySpec{
+		Path: "/endpoints", ListKey: "endpoints", Prefix: ids.Endpoint,
+		Create: func(t *testing.T, a *testkit.Account, n int) any {
+			return map[string]any{"url": "https://conformance.example.com", "type": "cloud", "traffic_policy": policy, "description": "d"}
+		},
+		Update:      map[string]any{"metadata": "m", "pooling_enabled": true},
+		UpdateWants: map[string]any{"metadata": "m", "pooling_enabled": true, "description": "d", "url": "https://conformance.example.com"},
+	})
+}
+
+func TestEndpointShape(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	doc := `{"on_http_request":[{"expressions":["req.url.path == '/x'"],"actions":[{"type":"custom-response","config":{"status_code":503}}]}]}`
+	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "HTTPS://Shape.Example.com:443", "traffic_policy": doc}).Expect(t, 201)
+	want := map[string]any{"url": "https://shape.example.com", "public_url": "https://shape.example.com", "proto": "https", "scheme": "https",
+		"host": "shape.example.com", "port": float64(443), "hostport": "shape.example.com:443", "type": "cloud", "traffic_policy": doc,
+		"pooling_enabled": false, "domain": nil, "tunnel": nil, "edge": nil}
+	for k, v := range want {
+		if fmt.Sprint(e[k]) != fmt.Sprint(v) {
+			t.Errorf("%s = %v, want %v", k, e[k], v)
+		}
+	}
+	if b := e["bindings"].([]any); len(b) != 1 || b[0] != "public" {
+		t.Errorf("bindings %v", b)
+	}
+	if p := e["principal"].(map[string]any); p["id"] != a.UserID {
+		t.Errorf("principal %v, want %s", p, a.UserID)
+	}
+	in := a.Do(t, "POST", "/endpoints", map[string]any{"url": "tcp://db.internal:5432", "traffic_policy": "on_tcp_connect: []"}).Expect(t, 201)
+	if b := in["bindings"].([]any); len(b) != 1 || b[0] != "internal" || in["port"] != float64(5432) || in["proto"] != "tcp" {
+		t.Errorf("internal endpoint %v", in)
+	}
+	// The document is stored exactly as given.
+	got := a.Do(t, "GET", "/endpoints/"+e["id"].(string), nil).Expect(t, 200)
+	if got["traffic_policy"] != doc {
+		t.Errorf("traffic_policy %q", got["traffic_policy"])
+	}
+	// List: every endpoint of the account, newest first (descending ids; KSUIDs order by second).
+	ids, _ := a.WalkPages(t, "/endpoints", "endpoints")
+	if len(ids) != 2 || ids[0] <= ids[1] || (ids[0] != in["id"] && ids[0] != e["id"]) || (ids[1] != in["id"] && ids[1] != e["id"]) {
+		t.Errorf("list %v", ids)
+	}
+}
+
+func TestEndpointBadInputsStoreNothing(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://taken.example.com", "traffic_policy": policy}).Expect(t, 201)
+	path := "/endpoints/" + e["id"].(string)
+	body := func(kv ...any) map[string]any {
+		m := map[string]any{"url": "https://new.example.com", "traffic_policy": policy}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(m, kv[i].(string))
+			} else {
+				m[kv[i].(string)] = kv[i+1]
+			}
+		}
+		return m
+	}
+	cases := []struct {
+		name, method, path string
+		body               any
+		code, field        string
+	}{
+		{"not cloud", "POST", "/endpoints", body("type", "ephemeral"), "ERR_NGROK_248", "type"},
+		{"edge type", "POST", "/endpoints", body("type", "edge"), "ERR_NGROK_248", "type"},
+		{"no url", "POST", "/endpoints", body("url", nil), "ERR_NGROK_249", "url"},
+		{"bad scheme", "POST", "/endpoints", body("url", "ftp://x.example.com"), "ERR_NGROK_249", "url"},
+		{"path", "POST", "/endpoints", body("url", "https://x.example.com/a"), "ERR_NGROK_249", "url"},
+		{"tcp without port", "POST", "/endpoints", body("url", "tcp://x.example.com"), "ERR_NGROK_249", "url"},
+		{"internal binding on public host", "POST", "/endpoints", body("bindings", []string{"internal"}), "ERR_NGROK_249", "url"},
+		{"public binding on internal host", "POST", "/endpoints", body("url", "https://a.internal", "bindings", []string{"public"}), "ERR_NGROK_249", "url"},
+		{"two bindings", "POST", "/endpoints", body("bindings", []string{"public", "kubernetes"}), "ERR_NGROK_215", "bindings"},
+		{"unknown binding", "POST", "/endpoints", body("bindings", []string{"private"}), "ERR_NGROK_215", "bindings"},
+		{"no traffic policy", "POST", "/endpoints", body("traffic_policy", nil), "ERR_NGROK_215", "traffic_policy"},
+		{"empty traffic policy", "POST", "/endpoints", body("traffic_policy", ""), "ERR_NGROK_215", "traffic_policy"},
+		{"broken cel", "POST", "/endpoints", body("traffic_policy", "on_http_request:\n  - expressions: ['req.method ==']\n    actions: [{type: deny}]"), "ERR_NGROK_215", "traffic_policy"},
+		{"unknown action", "POST", "/endpoints", body("traffic_policy", "on_http_request:\n  - actions: [{type: explode}]"), "ERR_NGROK_215", "traffic_policy"},
+		{"unknown phase", "POST", "/endpoints", body("traffic_policy", `{"on_request":[]}`), "ERR_NGROK_215", "traffic_policy"},
+		{"taken url", "POST", "/endpoints", body("url", "https://taken.example.com"), "ERR_NGROK_215", "url"},
+		{"unknown field", "POST", "/endpoints", body("name", "x"), "ERR_NGROK_214", "name"},
+		{"patch bad url", "PATCH", path, map[string]any{"url": "https://x.example.com:99999"}, "ERR_NGROK_249", "url"},
+		{"patch bad policy", "PATCH", path, map[string]any{"traffic_policy": "inbound: []"}, "ERR_NGROK_215", "traffic_policy"},
+		{"patch type", "PATCH", path, map[string]any{"type": "cloud"}, "ERR_NGROK_214", "type"},
+		{"patch empty", "PATCH", path, map[string]any{}, "ERR_NGROK_606", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := a.Do(t, c.method, c.path, c.body).ExpectError(t, 400, c.code, c.field)
+			if c.field == "traffic_policy" && !strings.Contains(m["msg"].(string), "traffic_policy") {
+				t.Errorf("message %q does not point at the problem", m["msg"])
+			}
+		})
+	}
+	if got, _ := a.WalkPages(t, "/endpoints", "endpoints"); len(got) != 1 {
+		t.Fatalf("%d endpoints stored, want 1", len(got))
+	}
+	if got := a.Do(t, "GET", path, nil).Expect(t, 200); got["url"] != "https://taken.example.com" || got["traffic_policy"] != policy {
+		t.Fatalf("endpoint changed by refused input: %v", got)
+	}
+	// Another account may use the same URL: the guard is per account.
+	s.NewAccount(t).Do(t, "POST", "/endpoints", body("url", "https://taken.example.com")).Expect(t, 201)
+}
+
+func createConcurrently(t *testing.T, a *testkit.Account, n int, url string, pooling bool) (created []string, refused int) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := a.Do(t, "POST", "/endpoints", map[string]any{"url": url, "traffic_policy": policy, "pooling_enabled": pooling})
+			mu.Lock()
+			defer mu.Unlock()
+			switch res.Status {
+			case 201:
+				created = append(created, res.JSON(t)["id"].(string))
+			case 400:
+				refused++
+			default:
+				t.Errorf("status %d: %s", res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	return created, refused
+}
+
+// The URL uniqueness and pooling rule holds under 20 concurrent creates of the same URL.
+func TestEndpointURLUniquenessUnderConcurrency(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	created, refused := createConcurrently(t, a, 20, "https://race.example.com", false)
+	if len(created) != 1 || refused != 19 {
+		t.Fatalf("non-pooling: %d created, %d refused; want 1 and 19", len(created), refused)
+	}
+	// Pooling creates cannot join a URL held by a non-pooling endpoint.
+	if c, r := createConcurrently(t, a, 3, "https://race.example.com", true); len(c) != 0 || r != 3 {
+		t.Fatalf("pooling onto a non-pooling URL: %d created", len(c))
+	}
+	a.Do(t, "DELETE", "/endpoints/"+created[0], nil).Expect(t, 204)
+
+	pooled, refused := createConcurrently(t, a, 20, "https://race.example.com", true)
+	if len(pooled) != 20 || refused != 0 {
+		t.Fatalf("pooling: %d created, %d refused; want 20 and 0", len(pooled), refused)
+	}
+	if c, _ := createConcurrently(t, a, 1, "https://race.example.com", false); len(c) != 0 {
+		t.Fatal("a non-pooling endpoint joined a pooled URL")
+	}
+	// Pooling cannot be turned off while others share the URL.
+	a.Do(t, "PATCH", "/endpoints/"+pooled[0], map[string]any{"pooling_enabled": false}).ExpectError(t, 400, "ERR_NGROK_215", "pooling_enabled")
+	for _, id := range pooled[1:] {
+		a.Do(t, "DELETE", "/endpoints/"+id, nil).Expect(t, 204)
+	}
+	a.Do(t, "PATCH", "/endpoints/"+pooled[0], map[string]any{"pooling_enabled": false}).Expect(t, 200)
+	if c, _ := createConcurrently(t, a, 1, "https://race.example.com", true); len(c) != 0 {
+		t.Fatal("a pooling endpoint joined a URL whose only endpoint stopped pooling")
+	}
+	// Moving the URL frees the old one.
+	a.Do(t, "PATCH", "/endpoints/"+pooled[0], map[string]any{"url": "https://moved.example.com"}).Expect(t, 200)
+	if c, _ := createConcurrently(t, a, 1, "https://race.example.com", false); len(c) != 1 {
+		t.Fatal("the old URL is still held after the endpoint moved")
+	}
+	a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://moved.example.com", "traffic_policy": policy}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "url")
+}

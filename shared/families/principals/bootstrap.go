@@ -1,0 +1,43 @@
+package principals
+
+import (
+	"context"
+	"time"
+
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/store"
+)
+
+// Bootstrapped is what Bootstrap made: a new account, its admin user and that user's API key.
+type Bootstrapped struct {
+	AccountID string `json:"account_id"`
+	UserID    string `json:"user_id"`
+	APIKeyID  string `json:"api_key_id"`
+	Token     string `json:"token"`
+}
+
+// Bootstrap creates an account with an admin user and an API key owned by that user, in one
+// transaction. It is how the first key of a deployment (or of a local stack) comes to exist.
+func Bootstrap(ctx context.Context, db *store.DB, email, description string) (*Bootstrapped, error) {
+	now := time.Now().UTC()
+	acct := ids.NewAt(ids.Account, now)
+	user := ids.NewAt(ids.User, now)
+	key := ids.NewAt(ids.APIKey, now)
+	token := ids.NewToken(key)
+	hash := store.TokenHash(token)
+	tx := &store.Tx{}
+	tx.Put("account", auth.AccountItem{Key: store.AccountKey(acct), ID: acct, Created: now.Unix()}, store.Absent())
+	tx.Put("user", User{Meta: meta(acct, user, now), Email: email, Admin: true}, store.Absent())
+	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(acct, key, now), Description: description, OwnerID: user, TokenHash: hash}}, store.Absent())
+	tx.Put("token", auth.TokenItem{Key: store.TokenKey(hash), Kind: auth.KindAPIKey, AccountID: acct,
+		PrincipalID: user, Subject: email, Admin: true, ResourceID: key}, store.Absent())
+	if err := db.Commit(ctx, tx); err != nil {
+		return nil, err
+	}
+	return &Bootstrapped{AccountID: acct, UserID: user, APIKeyID: key, Token: token}, nil
+}
+
+func meta(account, id string, now time.Time) store.Meta {
+	return store.Meta{Key: store.ResourceKey(account, id), ID: id, AccountID: account, CreatedAt: now.Unix(), Version: 1}
+}

@@ -1,0 +1,393 @@
+package principals_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/testing/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
+
+func TestAPIKeysConformance(t *testing.T) {
+	s := start(t)
+	s.Conformance(t, testkit.FamilySpec{
+		Path: "/api_keys", ListKey: "keys", Prefix: ids.APIKey, Secret: "token",
+		Create: func(t *testing.T, a *testkit.Account, n int) any {
+			return map[string]any{"description": "ci key", "metadata": `{"n":1}`}
+		},
+		Update:      map[string]any{"description": "renamed"},
+		UpdateWants: map[string]any{"description": "renamed", "metadata": `{"n":1}`},
+	})
+}
+
+func TestCredentialsConformance(t *testing.T) {
+	s := start(t)
+	s.Conformance(t, testkit.FamilySpec{
+		Path: "/credentials", ListKey: "credentials", Prefix: ids.Credential, Secret: "token",
+		Create: func(t *testing.T, a *testkit.Account, n int) any {
+			return map[string]any{"description": "agent", "acl": []string{"bind:*.example.com", "bind:env=prod"}}
+		},
+		Update:      map[string]any{"acl": []string{}},
+		UpdateWants: map[string]any{"acl": []any{}, "description": "agent"},
+	})
+}
+
+func TestBotUsersConformance(t *testing.T) {
+	s := start(t)
+	s.Conformance(t, testkit.FamilySpec{
+		Path: "/bot_users", ListKey: "bot_users", Prefix: ids.BotUser,
+		Create: func(t *testing.T, a *testkit.Account, n int) any {
+			return map[string]any{"name": "ci-bot"}
+		},
+		Update:      map[string]any{"name": "deploy-bot"},
+		UpdateWants: map[string]any{"name": "deploy-bot", "active": true},
+	})
+}
+
+func TestAuthMatrix(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	s.Do(t, "GET", "/api_keys", "", nil).ExpectError(t, http.StatusUnauthorized, "ERR_NGROK_200", "")
+	res := s.Do(t, "GET", "/api_keys", "", nil)
+	_ = res
+	req := func(header string) *testkit.Response {
+		r, _ := http.NewRequest("GET", s.Server.URL+"/api_keys", nil)
+		r.Header.Set("Authorization", header)
+		hr, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hr.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := hr.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return &testkit.Response{Status: hr.StatusCode, Header: hr.Header, Body: []byte(b.String())}
+	}
+	req("Basic abc").ExpectError(t, http.StatusUnauthorized, "ERR_NGROK_201", "Authorization")
+	req("Bearer garbage").ExpectError(t, http.StatusForbidden, "ERR_NGROK_202", "Authorization")
+	req("Bearer "+a.APIKeyID).ExpectError(t, http.StatusForbidden, "ERR_NGROK_207", "Authorization")
+	unknown := ids.NewToken(ids.New(ids.APIKey))
+	s.Do(t, "GET", "/api_keys", unknown, nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	// An authtoken is not an API key.
+	cred := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)
+	s.Do(t, "GET", "/api_keys", cred["token"].(string), nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_206", "")
+	// Version header.
+	r, _ := http.NewRequest("GET", s.Server.URL+"/api_keys", nil)
+	r.Header.Set("Authorization", "Bearer "+a.Token)
+	r.Header.Set("Ngrok-Version", "3")
+	hr, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != 400 {
+		t.Fatalf("Ngrok-Version 3: %d", hr.StatusCode)
+	}
+
+	// A deleted key is refused on the very next request; its sibling keeps working.
+	k := a.Do(t, "POST", "/api_keys", map[string]any{"description": "short-lived"}).Expect(t, http.StatusCreated)
+	tok := k["token"].(string)
+	s.Do(t, "GET", "/api_keys/"+k["id"].(string), tok, nil).Expect(t, http.StatusOK)
+	s.Do(t, "DELETE", "/api_keys/"+k["id"].(string), tok, nil).Expect(t, http.StatusNoContent)
+	s.Do(t, "GET", "/api_keys", tok, nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	s.Do(t, "POST", "/api_keys", tok, map[string]any{}).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	a.Do(t, "GET", "/api_keys", nil).Expect(t, http.StatusOK)
+}
+
+func TestBotDeactivationRevokesItsKeys(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "ci"}).Expect(t, http.StatusCreated)
+	botID := bot["id"].(string)
+	key := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": botID}).Expect(t, http.StatusCreated)
+	if key["owner_id"] != botID {
+		t.Fatalf("owner_id %v", key["owner_id"])
+	}
+	tok := key["token"].(string)
+	s.Do(t, "GET", "/api_keys", tok, nil).Expect(t, http.StatusOK)
+	// The bot's key creates a key of its own; it defaults to the bot as owner.
+	own := s.Do(t, "POST", "/api_keys", tok, map[string]any{}).Expect(t, http.StatusCreated)
+	if own["owner_id"] != botID {
+		t.Fatalf("bot-created key owner %v, want %s", own["owner_id"], botID)
+	}
+	// A non-admin may not assign another owner.
+	s.Do(t, "POST", "/api_keys", tok, map[string]any{"owner_id": a.UserID}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_630", "owner_id")
+
+	a.Do(t, "PATCH", "/bot_users/"+botID, map[string]any{"active": false}).Expect(t, http.StatusOK)
+	s.Do(t, "GET", "/api_keys", tok, nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	s.Do(t, "POST", "/api_keys", tok, map[string]any{}).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	s.Do(t, "GET", "/api_keys", own["token"].(string), nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	a.Do(t, "PATCH", "/bot_users/"+botID, map[string]any{"active": true}).Expect(t, http.StatusOK)
+	s.Do(t, "GET", "/api_keys", tok, nil).Expect(t, http.StatusOK)
+	a.Do(t, "DELETE", "/bot_users/"+botID, nil).Expect(t, http.StatusNoContent)
+	s.Do(t, "GET", "/api_keys", tok, nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+	// A bot created inactive has refused keys from the start.
+	idle := a.Do(t, "POST", "/bot_users", map[string]any{"name": "idle", "active": false}).Expect(t, http.StatusCreated)
+	if idle["active"] != false {
+		t.Fatalf("active %v", idle["active"])
+	}
+	k2 := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": idle["id"]}).Expect(t, http.StatusCreated)
+	s.Do(t, "GET", "/api_keys", k2["token"].(string), nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
+}
+
+func TestOwnerMustBeInAccount(t *testing.T) {
+	s := start(t)
+	a, b := s.NewAccount(t), s.NewAccount(t)
+	for _, path := range []string{"/api_keys", "/credentials"} {
+		before := a.Do(t, "GET", path, nil).Expect(t, 200)
+		a.Do(t, "POST", path, map[string]any{"owner_id": b.UserID}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "owner_id")
+		a.Do(t, "POST", path, map[string]any{"owner_id": "cr_x"}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "owner_id")
+		after := a.Do(t, "GET", path, nil).Expect(t, 200)
+		if len(before[listKey(path)].([]any)) != len(after[listKey(path)].([]any)) {
+			t.Fatalf("%s: a refused create stored something", path)
+		}
+		// An admin may assign itself explicitly and another principal of its own account.
+		a.Do(t, "POST", path, map[string]any{"owner_id": a.UserID}).Expect(t, 201)
+	}
+}
+
+func listKey(path string) string {
+	if path == "/api_keys" {
+		return "keys"
+	}
+	return strings.TrimPrefix(path, "/")
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "orig", "metadata": "m"}).Expect(t, 201)
+	cred := a.Do(t, "POST", "/credentials", map[string]any{"description": "orig", "acl": []string{"bind:a.example.com"}}).Expect(t, 201)
+	keyPath, credPath := "/api_keys/"+key["id"].(string), "/credentials/"+cred["id"].(string)
+	long255 := strings.Repeat("é", 127) + "a" // 255 bytes
+	long256 := strings.Repeat("é", 128)       // 128 characters, 256 bytes
+	cases := []struct {
+		name, method, path string
+		body               any
+		code, field        string
+	}{
+		{"description 256 bytes", "PATCH", keyPath, map[string]any{"description": long256}, "ERR_NGROK_604", "description"},
+		{"metadata 4097 bytes", "PATCH", keyPath, map[string]any{"metadata": strings.Repeat("x", 4097)}, "ERR_NGROK_605", "metadata"},
+		{"unknown field", "PATCH", keyPath, map[string]any{"descripton": "x"}, "ERR_NGROK_214", "descripton"},
+		{"malformed json", "PATCH", keyPath, `{"description":`, "ERR_NGROK_213", "body"},
+		{"wrong type", "PATCH", keyPath, map[string]any{"description": 5}, "ERR_NGROK_215", "description"},
+		{"empty patch", "PATCH", keyPath, map[string]any{}, "ERR_NGROK_606", ""},
+		{"create description 256 bytes", "POST", "/api_keys", map[string]any{"description": long256}, "ERR_NGROK_604", "description"},
+		{"cred invalid acl", "PATCH", credPath, map[string]any{"acl": []string{"bind:foo bar"}}, "ERR_NGROK_600", "acl"},
+		{"cred acl not bind", "POST", "/credentials", map[string]any{"acl": []string{"connect:x"}}, "ERR_NGROK_600", "acl"},
+		{"cred metadata", "PATCH", credPath, map[string]any{"metadata": strings.Repeat("x", 4097)}, "ERR_NGROK_605", "metadata"},
+		{"trailing data", "POST", "/api_keys", `{} {}`, "ERR_NGROK_213", "body"},
+		{"array body", "POST", "/api_keys", `[]`, "ERR_NGROK_213", "body"},
+		{"body too large", "POST", "/api_keys", `{"description":"` + strings.Repeat("x", 1<<20) + `"}`, "ERR_NGROK_215", "body"},
+	}
+	countKeys := func() int {
+		ids, _ := a.WalkPages(t, "/api_keys", "keys")
+		return len(ids)
+	}
+	n := countKeys()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a.Do(t, c.method, c.path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+		})
+	}
+	if got := a.Do(t, "GET", keyPath, nil).Expect(t, 200); got["description"] != "orig" || got["metadata"] != "m" {
+		t.Fatalf("key changed by refused input: %v", got)
+	}
+	if got := a.Do(t, "GET", credPath, nil).Expect(t, 200); len(got["acl"].([]any)) != 1 {
+		t.Fatalf("credential changed by refused input: %v", got)
+	}
+	if countKeys() != n {
+		t.Fatal("a refused create stored a key")
+	}
+	// 255 bytes is accepted.
+	a.Do(t, "PATCH", keyPath, map[string]any{"description": long255}).Expect(t, 200)
+	// Wrong content type.
+	r, _ := http.NewRequest("POST", s.Server.URL+"/api_keys", strings.NewReader(`{}`))
+	r.Header.Set("Authorization", "Bearer "+a.Token)
+	r.Header.Set("Content-Type", "text/plain")
+	hr, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != 400 {
+		t.Fatalf("text/plain body: %d", hr.StatusCode)
+	}
+}
+
+func TestPatchSemantics(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	k := a.Do(t, "POST", "/api_keys", map[string]any{"description": "d", "metadata": "m"}).Expect(t, 201)
+	p := "/api_keys/" + k["id"].(string)
+	got := a.Do(t, "PATCH", p, map[string]any{"metadata": ""}).Expect(t, 200)
+	if got["metadata"] != "" || got["description"] != "d" {
+		t.Fatalf("empty string is a real value; absent is unchanged: %v", got)
+	}
+	c := a.Do(t, "POST", "/credentials", map[string]any{"acl": []string{"bind:x.example.com"}}).Expect(t, 201)
+	cp := "/credentials/" + c["id"].(string)
+	got = a.Do(t, "PATCH", cp, map[string]any{"acl": []string{"*", "bind:k=*"}}).Expect(t, 200)
+	if len(got["acl"].([]any)) != 2 {
+		t.Fatalf("a supplied list replaces the stored one: %v", got)
+	}
+	got = a.Do(t, "PATCH", cp, map[string]any{"description": "x"}).Expect(t, 200)
+	if len(got["acl"].([]any)) != 2 {
+		t.Fatalf("an absent list is unchanged: %v", got)
+	}
+}
+
+func TestConcurrentPatchesBothSurvive(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	for round := 0; round < 5; round++ {
+		k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
+		p := "/api_keys/" + k["id"].(string)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); a.Do(t, "PATCH", p, map[string]any{"description": "desc"}).Expect(t, 200) }()
+		go func() { defer wg.Done(); a.Do(t, "PATCH", p, map[string]any{"metadata": "meta"}).Expect(t, 200) }()
+		wg.Wait()
+		got := a.Do(t, "GET", p, nil).Expect(t, 200)
+		if got["description"] != "desc" || got["metadata"] != "meta" {
+			t.Fatalf("round %d lost an update: %v", round, got)
+		}
+	}
+}
+
+func TestPagingWalk(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	var want []string
+	for i := 0; i < 249; i++ { // plus the bootstrap key: 250
+		k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
+		want = append(want, k["id"].(string))
+	}
+	want = append(want, a.APIKeyID)
+	got, pages := a.WalkPages(t, "/api_keys?limit=100", "keys")
+	if pages != 3 {
+		t.Fatalf("%d pages, want 3", pages)
+	}
+	seen := map[string]bool{}
+	for i, id := range got {
+		if seen[id] {
+			t.Fatalf("duplicate %s", id)
+		}
+		seen[id] = true
+		if i > 0 && got[i-1] <= id {
+			t.Fatalf("not newest first at %d: %s then %s", i, got[i-1], id)
+		}
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Fatalf("gap: %s missing", id)
+		}
+	}
+	// A concurrent writer during the walk: every key that existed before appears exactly once.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				a.Do(t, "POST", "/api_keys", map[string]any{"description": "during walk"}).Expect(t, 201)
+			}
+		}
+	}()
+	got2, _ := a.WalkPages(t, "/api_keys?limit=100", "keys")
+	close(stop)
+	<-done
+	count := map[string]int{}
+	for _, id := range got2 {
+		count[id]++
+	}
+	for _, id := range want {
+		if count[id] != 1 {
+			t.Fatalf("%s appeared %d times during a concurrent walk", id, count[id])
+		}
+	}
+}
+
+func TestRoundTrips(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201) // warms the token hint
+	p := "/api_keys/" + k["id"].(string)
+	cases := []struct {
+		name, method, path string
+		body               any
+		max                int
+	}{
+		{"get", "GET", p, nil, 1},
+		{"list", "GET", "/api_keys", nil, 2}, // the query and the auth read, in parallel
+		{"create", "POST", "/api_keys", map[string]any{}, 1},
+		{"update", "PATCH", p, map[string]any{"description": "x"}, 2},
+		{"delete", "DELETE", p, nil, 2},
+	}
+	for _, c := range cases {
+		s.Calls.Reset()
+		res := a.Do(t, c.method, c.path, c.body)
+		if res.Status >= 300 {
+			t.Fatalf("%s: %d %s", c.name, res.Status, res.Body)
+		}
+		if got := s.Calls.Total(); got > c.max {
+			t.Errorf("%s made %d DynamoDB calls %v, want at most %d", c.name, got, s.Calls.ByName(), c.max)
+		}
+	}
+	_ = context.Background()
+}
+
+func TestListFilter(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	var tagged []string
+	for i := 0; i < 30; i++ {
+		desc := "plain"
+		if i%3 == 0 {
+			desc = "tagged"
+		}
+		k := a.Do(t, "POST", "/api_keys", map[string]any{"description": desc}).Expect(t, 201)
+		if desc == "tagged" {
+			tagged = append(tagged, k["id"].(string))
+		}
+	}
+	got, pages := a.WalkPages(t, "/api_keys?limit=4&filter="+url.QueryEscape(`obj.description == "tagged"`), "keys")
+	if len(got) != len(tagged) || pages != 3 {
+		t.Fatalf("filtered walk: %d items in %d pages, want %d in 3", len(got), pages, len(tagged))
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(tagged))) // newest first is descending id order
+	for i, id := range got {
+		if id != tagged[i] {
+			t.Fatalf("item %d = %s, want %s (descending ids)", i, id, tagged[i])
+		}
+	}
+	page := a.Do(t, "GET", "/api_keys?limit=4&filter="+url.QueryEscape(`obj.description == "tagged"`), nil).Expect(t, 200)
+	if next, _ := page["next_page_uri"].(string); !strings.Contains(next, "filter=") {
+		t.Fatalf("next_page_uri %q does not carry the filter", next)
+	}
+	c := a.Do(t, "POST", "/credentials", map[string]any{"acl": []string{"bind:x.example.com"}}).Expect(t, 201)
+	list := a.Do(t, "GET", "/credentials?filter="+url.QueryEscape(`"bind:x.example.com" in obj.acl && obj.created_at > timestamp(time.now).subtract("1h")`), nil).Expect(t, 200)
+	if items := list["credentials"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != c["id"] {
+		t.Fatalf("credential filter: %v", list)
+	}
+	a.Do(t, "GET", "/api_keys?filter="+url.QueryEscape(`obj.acl[0] == "x"`), nil).ExpectError(t, 400, "ERR_NGROK_250", "filter")
+	a.Do(t, "GET", "/bot_users?filter=x", nil).ExpectError(t, 400, "ERR_NGROK_231", "filter")
+}

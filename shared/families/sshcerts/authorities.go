@@ -1,0 +1,228 @@
+// Package sshcerts holds the SSH certificate families: certificate authorities whose key pair is
+// generated here (the private key sealed at rest, never returned), and the user and host
+// certificates they sign. A CA keeps a count of its certificates, changed in the same
+// transaction as each certificate's create and delete, so that a CA with certificates cannot be
+// deleted and a CA being deleted cannot sign.
+package sshcerts
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/store"
+
+	// Private keys of this family are sealed with KMS in AWS.
+	_ "tunnelapi/shared/platform/seal/kmsseal"
+)
+
+// Family error codes (WIRE.md, "Errors").
+const (
+	CodeInvalidKeyType   = "ERR_NGROK_1936"
+	CodeInvalidKeySize   = "ERR_NGROK_1939"
+	CodeKeySizeNotRSA    = "ERR_NGROK_1940"
+	CodeInvalidCurve     = "ERR_NGROK_1941"
+	CodeCurveNotECDSA    = "ERR_NGROK_1942"
+	CodeCANotFound       = "ERR_NGROK_1949"
+	CodePublicKeyMissing = "ERR_NGROK_1952"
+	CodeInvalidPublicKey = "ERR_NGROK_612"
+	CodeCAHasCerts       = "ERR_NGROK_1964"
+)
+
+// Text codes (WIRE.md: certs 1914–1917): certificates use the first pair, authorities the second.
+var (
+	certificateTextCodes = api.TextCodes{Description: "ERR_NGROK_1914", Metadata: "ERR_NGROK_1915"}
+	authorityTextCodes   = api.TextCodes{Description: "ERR_NGROK_1916", Metadata: "ERR_NGROK_1917"}
+)
+
+// Defaults of a new CA when the request leaves them out. The platform documents no default key
+// type; ed25519 is what its examples use and the strongest cheap choice. RSA defaults to the
+// larger size, as a CA outlives the keys it signs.
+const (
+	defaultKeyType = "ed25519"
+	defaultRSASize = 4096
+	defaultCurve   = "p256"
+)
+
+// AttrCertificates is the attribute of a CA item counting the certificates it signed.
+const AttrCertificates = "certs"
+
+// Authority is a stored SSH certificate authority. PrivateKey is the PKCS#8 DER of its key,
+// sealed with the account and id as context. Certificates counts the certificates that name it;
+// every change of the count also bumps the version, so a delete conditioned on the version it
+// read (with a count of zero) cannot pass a certificate issued in between.
+type Authority struct {
+	store.Meta
+	Description  string      `dynamodbav:"description"`
+	Metadata     string      `dynamodbav:"metadata"`
+	PublicKey    string      `dynamodbav:"public_key"`
+	KeyType      string      `dynamodbav:"key_type"`
+	PrivateKey   seal.Sealed `dynamodbav:"private_key"`
+	Certificates int64       `dynamodbav:"certs"`
+}
+
+// AuthorityJSON is the wire form of an SSH certificate authority.
+type AuthorityJSON struct {
+	ID          string `json:"id"`
+	URI         string `json:"uri"`
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	PublicKey   string `json:"public_key"`
+	KeyType     string `json:"key_type"`
+}
+
+type authorityCreate struct {
+	Description    *string `json:"description"`
+	Metadata       *string `json:"metadata"`
+	PrivateKeyType *string `json:"private_key_type"`
+	EllipticCurve  *string `json:"elliptic_curve"`
+	KeySize        *int64  `json:"key_size"`
+}
+
+// KeySpec is a validated request for a CA key pair.
+type KeySpec struct {
+	Type  string // rsa, ecdsa, ed25519
+	Bits  int    // rsa only
+	Curve string // ecdsa only: p256, p384, p521
+}
+
+// curves maps the accepted elliptic_curve names to their curves.
+var curves = map[string]elliptic.Curve{"p256": elliptic.P256(), "p384": elliptic.P384(), "p521": elliptic.P521()}
+
+// ParseKeySpec validates the key fields of a CA create. Zero values (an empty string, a key size
+// of 0) count as not supplied, as some clients send every field.
+func ParseKeySpec(keyType, curve *string, size *int64) (KeySpec, error) {
+	spec := KeySpec{Type: defaultKeyType}
+	if keyType != nil && *keyType != "" {
+		spec.Type = strings.ToLower(*keyType)
+	}
+	hasCurve := curve != nil && *curve != ""
+	hasSize := size != nil && *size != 0
+	switch spec.Type {
+	case "rsa", "ecdsa", "ed25519":
+	default:
+		return spec, api.BadRequest(CodeInvalidKeyType, "private_key_type",
+			"private_key_type %s is not one of rsa, ecdsa or ed25519", api.Describe(*keyType))
+	}
+	if hasSize && spec.Type != "rsa" {
+		return spec, api.BadRequest(CodeKeySizeNotRSA, "key_size", "key_size applies only to private_key_type rsa")
+	}
+	if hasCurve && spec.Type != "ecdsa" {
+		return spec, api.BadRequest(CodeCurveNotECDSA, "elliptic_curve", "elliptic_curve applies only to private_key_type ecdsa")
+	}
+	switch spec.Type {
+	case "rsa":
+		spec.Bits = defaultRSASize
+		if hasSize {
+			if *size != 2048 && *size != 4096 {
+				return spec, api.BadRequest(CodeInvalidKeySize, "key_size", "key_size %d is not 2048 or 4096", *size)
+			}
+			spec.Bits = int(*size)
+		}
+	case "ecdsa":
+		spec.Curve = defaultCurve
+		if hasCurve {
+			c := strings.ToLower(*curve)
+			if _, ok := curves[c]; !ok {
+				return spec, api.BadRequest(CodeInvalidCurve, "elliptic_curve", "elliptic_curve %s is not one of p256, p384 or p521", api.Describe(*curve))
+			}
+			spec.Curve = c
+		}
+	}
+	return spec, nil
+}
+
+// Generate makes a key pair for spec.
+func (spec KeySpec) Generate() (crypto.Signer, error) {
+	switch spec.Type {
+	case "rsa":
+		return rsa.GenerateKey(rand.Reader, spec.Bits)
+	case "ecdsa":
+		return ecdsa.GenerateKey(curves[spec.Curve], rand.Reader)
+	default:
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		return k, err
+	}
+}
+
+// AuthorizedKey is pub in authorized-keys form, without the trailing newline.
+func AuthorizedKey(pub ssh.PublicKey) string {
+	return strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(pub)), "\n")
+}
+
+// Authorities returns the /ssh_certificate_authorities family.
+func Authorities(k *resource.Kit) *resource.Family[Authority, *Authority] {
+	f := &resource.Family[Authority, *Authority]{
+		Kit: k, Prefix: ids.SSHCertificateAuthority, Path: "/ssh_certificate_authorities",
+		ListKey: "ssh_certificate_authorities", EventKind: "ssh_certificate_authority", Filter: true,
+	}
+	f.Render = func(r *api.Request, it *Authority) any {
+		return AuthorityJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+			Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType}
+	}
+	// Key generation (an RSA 4096 key takes up to seconds) runs once per request, before the
+	// transaction, never inside its retries.
+	f.Prepare = func(ctx context.Context, r *api.Request, it *Authority) error {
+		var in authorityCreate
+		if err := api.Decode(r, &in); err != nil {
+			return err
+		}
+		if err := api.CheckText(authorityTextCodes, in.Description, in.Metadata); err != nil {
+			return err
+		}
+		spec, err := ParseKeySpec(in.PrivateKeyType, in.EllipticCurve, in.KeySize)
+		if err != nil {
+			return err
+		}
+		key, err := spec.Generate()
+		if err != nil {
+			return err
+		}
+		pub, err := ssh.NewPublicKey(key.Public())
+		if err != nil {
+			return err
+		}
+		sealed, err := seal.SealPrivateKey(ctx, k.Seal, key, it.AccountID, it.ID)
+		if err != nil {
+			return err
+		}
+		api.Set(&it.Description, in.Description)
+		api.Set(&it.Metadata, in.Metadata)
+		it.PublicKey = AuthorizedKey(pub)
+		it.KeyType = spec.Type
+		it.PrivateKey = sealed
+		return nil
+	}
+	f.Update = func(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
+		return api.UpdateText(r, authorityTextCodes, &it.Description, &it.Metadata)
+	}
+	f.Delete = func(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
+		if it.Certificates > 0 {
+			return api.BadRequest(CodeCAHasCerts, "id",
+				"the SSH certificate authority still has %d certificates; delete them first", it.Certificates)
+		}
+		return nil
+	}
+	return f
+}
+
+// Signer opens the CA's sealed private key for signing.
+func (a *Authority) Signer(ctx context.Context, s seal.Sealer) (ssh.Signer, error) {
+	key, err := seal.OpenPrivateKey(ctx, s, a.PrivateKey, a.AccountID, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	return ssh.NewSignerFromKey(key)
+}

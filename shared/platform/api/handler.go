@@ -1,0 +1,171 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"time"
+
+	"tunnelapi/shared/platform/ids"
+)
+
+// MaxBodyBytes caps every request body; larger bodies get a 400 before any work is done.
+const MaxBodyBytes = 1 << 20
+
+// Handler serves one operation. It returns the value to render as JSON (nil for 204) or an
+// error; an *Error is rendered in the envelope, anything else as an opaque 500.
+type Handler func(ctx context.Context, r *Request) (any, error)
+
+// SourceFunc extracts the client's address; Lambda reads API Gateway's request context and the
+// local server the connection's remote address. Forwarded-for headers are never consulted.
+type SourceFunc func(*http.Request) netip.Addr
+
+// RemoteAddrSource is the SourceFunc for a plain net/http server.
+func RemoteAddrSource(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
+
+// Mux is where routes are registered: an *http.ServeMux, or a recorder in tests that compare
+// the routes in code with template.yaml.
+type Mux interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// NotFound answers requests no route matched, in the error envelope.
+func (s *Server) NotFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		op := ids.New(ids.Operation)
+		w.Header().Set("Ngrok-Operation-Id", op)
+		writeJSON(w, http.StatusNotFound, ErrNotFound.envelope(op))
+	})
+}
+
+// Server turns Handlers into http.Handlers with the wire conventions applied.
+type Server struct {
+	Log    *slog.Logger
+	Source SourceFunc
+}
+
+// Handle returns an http.Handler that runs h and writes status on success.
+func (s *Server) Handle(status int, h Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		start := time.Now()
+		r := &Request{HTTP: hr, OpID: ids.New(ids.Operation), headers: w.Header()}
+		w.Header().Set("Ngrok-Operation-Id", r.OpID)
+		if s.Source != nil {
+			r.Source = s.Source(hr)
+		} else {
+			r.Source = RemoteAddrSource(hr)
+		}
+		v, err := s.serve(hr.Context(), r, h)
+		code := status
+		if err != nil {
+			e, ok := AsError(err)
+			if !ok {
+				s.logger().Error("request failed", "op", r.OpID, "method", hr.Method, "path", hr.URL.Path, "err", err.Error())
+				e = internal
+			}
+			code = e.Status
+			writeJSON(w, code, e.envelope(r.OpID))
+		} else if v == nil {
+			w.WriteHeader(http.StatusNoContent)
+			code = http.StatusNoContent
+		} else {
+			writeJSON(w, status, v)
+		}
+		s.logger().Info("request", "op", r.OpID, "method", hr.Method, "path", hr.URL.Path,
+			"status", code, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// serve applies the request checks every operation shares, then runs h. A panic becomes an
+// opaque 500; a handler that returns success without the store having verified the caller is
+// a programming error and fails closed.
+func (s *Server) serve(ctx context.Context, r *Request, h Handler) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger().Error("panic", "op", r.OpID, "panic", p, "stack", string(debug.Stack()))
+			v, err = nil, internal
+		}
+	}()
+	if err := checkVersion(r.HTTP.Header.Get("Ngrok-Version")); err != nil {
+		return nil, err
+	}
+	tok, aerr := bearerToken(r.HTTP.Header.Get("Authorization"))
+	if aerr != nil {
+		return nil, aerr
+	}
+	r.Token = tok
+	if err := readBody(r); err != nil {
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, requestKey{}, r)
+	v, err = h(ctx, r)
+	if err == nil && !r.verified {
+		return nil, errors.New("api: handler succeeded without verifying the caller")
+	}
+	return v, err
+}
+
+func checkVersion(v string) *Error {
+	if v == "" || v == "2" {
+		return nil
+	}
+	return BadRequest(CodeBadVersion, "Ngrok-Version", "unsupported Ngrok-Version %q: only version 2 is supported", v)
+}
+
+func readBody(r *Request) *Error {
+	hr := r.HTTP
+	switch hr.Method {
+	case http.MethodPost, http.MethodPatch, http.MethodPut:
+	default:
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(hr.Body, MaxBodyBytes+1))
+	if err != nil {
+		return BadRequest(CodeUnparseableBody, "body", "the request body could not be read")
+	}
+	if len(b) > MaxBodyBytes {
+		return BadRequest(CodeBodyTooLarge, "body", "the request body exceeds the limit of %d bytes", MaxBodyBytes)
+	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		ct := hr.Header.Get("Content-Type")
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return BadRequest(CodeContentType, "Content-Type", "the request body must be sent with Content-Type: application/json, not %q", ct)
+		}
+	}
+	r.Body = b
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(internal.envelope(w.Header().Get("Ngrok-Operation-Id")))
+		status = internal.Status
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}

@@ -1,0 +1,11 @@
+package audit
+
+// AuditKinds are the resource kinds whose mutations record <kind>_created.v0, <kind>_updated.v0
+// and <kind>_deleted.v0 (WIRE.md, "Events"). tunnel_group_backend and endpoint are this
+// service's additions to the platform's list; bot_user likewise.
+var AuditKinds = []string{
+	"api_key", "tunnel_credential", "bot_user", "certificate_authority", "tls_certificate",
+	"ip_policy", "ip_policy_rule", "ip_restriction", "tunnel_group_backend", "endpoint",
+	"event_destination", "event_subscription", "ssh_certificate_authority", "ssh_user_certificate",
+	"ssh_host_certificate", "ssh_public_key", "domain", "tcp_address",
+}

@@ -1,0 +1,248 @@
+package resource
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/listfilter"
+	"tunnelapi/shared/platform/store"
+)
+
+// labelItem labels the write of the resource item itself in a mutation.
+const labelItem = "item"
+
+// Family serves the five operations of one resource kind. T is the stored item type; P is *T
+// and embeds store.Meta. Hooks see the item and the mutation being built; they decode, validate
+// and add any further writes (token items, reference checks, guards).
+type Family[T any, P interface {
+	*T
+	store.Resource
+}] struct {
+	Kit *Kit
+	// Prefix is the id prefix (ids.APIKey); Path the collection path ("/api_keys"); ListKey the
+	// list's array key ("keys"); EventKind the audit event kind ("api_key").
+	Prefix, Path, ListKey, EventKind string
+	// Filter enables the list's filter parameter.
+	Filter bool
+	// InUse, when set, makes the kind referenceable (Mutation.Reference): deleting an item that
+	// is still referenced is refused with this error, decided in the delete's transaction.
+	InUse *api.Error
+
+	// Render returns the item as GET returns it.
+	Render func(r *api.Request, it P) any
+	// Prepare, when set, runs once per create request before any transaction is built, on the
+	// new item (its Meta already set): work that must not repeat when the transaction is retried,
+	// such as generating a key pair or signing. Each attempt's Create starts from a copy of it.
+	Prepare func(ctx context.Context, r *api.Request, it P) error
+	// Create fills a new item (its Meta already set) from the request body and adds the writes
+	// it implies; it runs once per transaction attempt and may be nil when Prepare did it all.
+	// It may return the create response when that differs from Render (a secret shown once);
+	// nil means Render.
+	Create func(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error)
+	// Update applies the PATCH body to the current item.
+	Update func(ctx context.Context, r *api.Request, it P, m *Mutation) error
+	// Delete, when set, adds the writes a deletion implies or refuses it.
+	Delete func(ctx context.Context, r *api.Request, it P, m *Mutation) error
+}
+
+// Register adds the family's routes to mux.
+func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) {
+	mux.Handle("POST "+f.Path, s.Handle(http.StatusCreated, f.create))
+	mux.Handle("GET "+f.Path, s.Handle(http.StatusOK, f.list))
+	mux.Handle("GET "+f.Path+"/{id}", s.Handle(http.StatusOK, f.get))
+	mux.Handle("PATCH "+f.Path+"/{id}", s.Handle(http.StatusOK, f.update))
+	mux.Handle("DELETE "+f.Path+"/{id}", s.Handle(http.StatusNoContent, f.delete))
+}
+
+// URI is the absolute URL of the resource id on r's host.
+func (f *Family[T, P]) URI(r *api.Request, id string) string { return r.URI(f.Path + "/" + id) }
+
+func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) {
+	c, err := f.Kit.Auth.Resolve(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	// The id is chosen once, so a retried transaction and anything Prepare bound to the id (a
+	// signature, the sealing context of a private key) still agree.
+	now := time.Now().UTC()
+	prepared := P(new(T))
+	meta := prepared.Base()
+	meta.ID = ids.NewAt(f.Prefix, now)
+	meta.AccountID = c.AccountID
+	meta.Key = store.ResourceKey(c.AccountID, meta.ID)
+	meta.CreatedAt = now.Unix()
+	meta.Version = 1
+	if f.Prepare != nil {
+		if err := f.Prepare(ctx, r, prepared); err != nil {
+			return nil, err
+		}
+	}
+	var resp any
+	var it P
+	// A create that touches a shared item (a parent's counter) can lose to a concurrent
+	// transaction; it is retried like an update.
+	err = retrying(func() error {
+		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			it = P(new(T))
+			*it = *prepared
+			if f.Create != nil {
+				var err error
+				if resp, err = f.Create(ctx, r, it, m); err != nil {
+					return err
+				}
+			}
+			m.Put(labelItem, it, store.Absent())
+			return m.Event(audit.Type(f.EventKind, "created"), f.Render(r, it))
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		resp = f.Render(r, it)
+	}
+	return resp, nil
+}
+
+func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (any, error) {
+	it := P(new(T))
+	if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+		return nil, err
+	}
+	return f.Render(r, it), nil
+}
+
+// maxFilterScan bounds how many items one filtered list page examines, so a filter that
+// matches rarely costs a bounded number of queries; the page then ends early with a
+// next_page_uri that resumes after the last item examined.
+const maxFilterScan = 1000
+
+func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
+	p, err := api.ParsePage(r, f.Prefix, f.Filter)
+	if err != nil {
+		return nil, err
+	}
+	var flt *listfilter.Filter
+	if p.Filter != "" {
+		if flt, err = listfilter.Compile(p.Filter); err != nil {
+			return nil, api.BadRequest(api.CodeBadFilter, "filter", "invalid filter: %s", err.Error())
+		}
+	}
+	items, more, err := f.Kit.Page(ctx, r, f.Prefix, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(items))
+	last, examined := "", 0
+	for {
+		for i, raw := range items {
+			it := P(new(T))
+			if err := store.Unmarshal(raw, it); err != nil {
+				return nil, err
+			}
+			examined++
+			last = it.Base().ID
+			v := f.Render(r, it)
+			if flt != nil {
+				if ok, err := flt.Match(v); err != nil {
+					return nil, err
+				} else if !ok {
+					continue
+				}
+			}
+			out = append(out, v)
+			if len(out) == p.Limit {
+				more = more || i < len(items)-1
+				break
+			}
+		}
+		if flt == nil || len(out) == p.Limit || !more || examined >= maxFilterScan {
+			break
+		}
+		if items, more, err = f.Kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, f.Prefix), last, p.Limit); err != nil {
+			return nil, err
+		}
+	}
+	return api.List{Key: f.ListKey, Items: out, URI: r.URI(f.Path), NextPage: api.NextPageURI(r, f.Path, p, last, more)}, nil
+}
+
+func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (any, error) {
+	it, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it P, m *Mutation) error {
+		return f.Update(ctx, r, it, m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.Render(r, it), nil
+}
+
+// Modify is a read-modify-write of the item id under optimistic concurrency, recording the
+// kind's updated event. Sub-resources kept inside their parent (a subscription's sources) use
+// it as their update path. notFound replaces the 404 for an absent item when set; change
+// applies the modification and adds any further writes to m.
+func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (P, error) {
+	var it P
+	err := retrying(func() error {
+		it = P(new(T))
+		if err := f.Kit.Get(ctx, r, f.Prefix, id, it); err != nil {
+			if err == api.ErrNotFound && notFound != nil {
+				return notFound
+			}
+			return err
+		}
+		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			meta := it.Base()
+			prev := meta.Version
+			if err := change(it, m); err != nil {
+				return err
+			}
+			meta.Version = prev + 1
+			m.Put(labelItem, it, store.AtVersion(prev))
+			return m.Event(audit.Type(f.EventKind, "updated"), f.Render(r, it))
+		})
+	})
+	return it, err
+}
+
+// Load reads the item id of r's account; notFound replaces the 404 for an absent item when set.
+func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notFound error) (P, error) {
+	it := P(new(T))
+	err := f.Kit.Get(ctx, r, f.Prefix, id, it)
+	if err == api.ErrNotFound && notFound != nil {
+		return nil, notFound
+	}
+	return it, err
+}
+
+func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (any, error) {
+	err := retrying(func() error {
+		it := P(new(T))
+		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+			return err
+		}
+		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			if f.Delete != nil {
+				if err := f.Delete(ctx, r, it, m); err != nil {
+					return err
+				}
+			}
+			conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
+			if f.InUse != nil {
+				if it.Base().Refs > 0 {
+					return f.InUse
+				}
+				// References bump the version too; this states the invariant where it is relied on.
+				conds = append(conds, store.Unreferenced())
+			}
+			m.Delete(labelItem, it.Base().Key, conds...)
+			return m.Event(audit.Type(f.EventKind, "deleted"), f.Render(r, it))
+		})
+	})
+	return nil, err
+}

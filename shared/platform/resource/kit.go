@@ -1,0 +1,215 @@
+// Package resource is the generic shape of a family: create, get, list, update and delete with
+// the caller verified in the same round trip, an audit event in every mutation's transaction,
+// optimistic concurrency, and O(page) lists. A family supplies only its types and rules.
+package resource
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/store"
+)
+
+// Kit holds what every family's handlers share.
+type Kit struct {
+	DB   *store.DB
+	Auth *auth.Authenticator
+	// Seal encrypts secrets (private keys, event-target credentials) before they are stored.
+	Seal seal.Sealer
+	// Published, when set, receives the events of each committed mutation (the outbox
+	// publisher); a failure there loses nothing, as the sweep republishes from the outbox.
+	Published func(ctx context.Context, evs []*audit.Envelope)
+	Log       *slog.Logger
+}
+
+// Read fetches keys of r's account in one consistent round trip together with the items that
+// verify the caller, and returns them (nil for absent ones) only once the caller is verified.
+func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]store.Item, error) {
+	c, err := k.Auth.Resolve(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	items, err := k.DB.GetMany(ctx, append(auth.ReadKeys(c), keys...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Auth.VerifyRead(ctx, r, items[0], items[1]); err != nil {
+		return nil, err
+	}
+	return items[2:], nil
+}
+
+// Get reads the resource id of kind prefix into out; api.ErrNotFound when it is absent, of
+// another kind, or of another account.
+func (k *Kit) Get(ctx context.Context, r *api.Request, prefix, id string, out store.Resource) error {
+	var keys []store.Key
+	valid := ids.Is(id, prefix)
+	c, err := k.Auth.Resolve(ctx, r)
+	if err != nil {
+		return err
+	}
+	if valid {
+		keys = append(keys, store.ResourceKey(c.AccountID, id))
+	}
+	items, err := k.Read(ctx, r, keys...)
+	if err != nil {
+		return err
+	}
+	if !valid || items[0] == nil {
+		return api.ErrNotFound
+	}
+	return store.Unmarshal(items[0], out)
+}
+
+// Page reads one list page of a collection of r's account. The caller check runs in parallel
+// with the query; nothing is returned unless it succeeds.
+func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Page) ([]store.Item, bool, error) {
+	c, err := k.Auth.Resolve(ctx, r)
+	if err != nil {
+		return nil, false, err
+	}
+	type result struct {
+		items []store.Item
+		more  bool
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		items, more, err := k.DB.PageQuery(ctx, store.Collection(c.AccountID, prefix), p.BeforeID, p.Limit)
+		ch <- result{items, more, err}
+	}()
+	_, authErr := k.Read(ctx, r)
+	res := <-ch
+	if authErr != nil {
+		return nil, false, authErr
+	}
+	return res.items, res.more, res.err
+}
+
+// Mutation is one transaction being built: its writes and the audit events they imply.
+type Mutation struct {
+	*store.Tx
+	ctx        context.Context
+	kit        *Kit
+	r          *api.Request
+	events     []*audit.Envelope
+	acctUpdate *expression.UpdateBuilder
+	retry      map[string]bool
+}
+
+// RetryOn marks the write labelled label as one whose failed condition means the state the
+// mutation was derived from changed under it: the whole operation is read and built again
+// (bounded, like version conflicts) instead of failing.
+func (m *Mutation) RetryOn(label string) {
+	if m.retry == nil {
+		m.retry = map[string]bool{}
+	}
+	m.retry[label] = true
+}
+
+// errRetry reports a commit that failed on a RetryOn label.
+var errRetry = errors.New("resource: state changed during the mutation")
+
+// Account returns the account item the caller was verified against (see
+// auth.Authenticator.Account), for writes derived from the account's state; with loadIPX its
+// compiled IP restriction is loaded too.
+func (m *Mutation) Account(loadIPX bool) (*auth.AccountItem, error) {
+	return m.kit.Auth.Account(m.ctx, m.r, loadIPX)
+}
+
+// UpdateAccount applies upd to the caller's account item in this transaction (it is merged
+// with the auth guard on that item). Successive calls replace the update.
+func (m *Mutation) UpdateAccount(upd expression.UpdateBuilder) { m.acctUpdate = &upd }
+
+// Event records an audit event for this mutation, in its transaction.
+func (m *Mutation) Event(eventType string, object any) error {
+	env, err := audit.Record(m.Tx, m.r, eventType, object)
+	if err != nil {
+		return err
+	}
+	m.events = append(m.events, env)
+	return nil
+}
+
+// Reference adds delta to the reference count (Meta.Refs) of the resource id in the caller's
+// account, in m's transaction, and bumps its version (see Touch): a referrer can never be
+// created against an item whose deletion commits first, and the item's delete, which reads Refs
+// and conditions on its version, can never succeed while a referrer exists. When the item is
+// missing or cond does not hold, the commit returns missing when it is set; otherwise the whole
+// operation is read and built again, so the caller decides from a fresh read.
+func (m *Mutation) Reference(id string, delta int64, missing error, cond ...expression.ConditionBuilder) {
+	label := "ref:" + id
+	m.Touch(label, store.ResourceKey(m.r.Caller().AccountID, id),
+		expression.Add(expression.Name(store.AttrRefs), expression.Value(delta)), cond...)
+	if missing != nil {
+		m.Refuse(label, missing)
+	}
+}
+
+// Commit builds a mutation with build and commits it, guarded by the caller's credentials,
+// then hands its events to the publisher.
+func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {
+	if _, err := k.Auth.Resolve(ctx, r); err != nil {
+		return err
+	}
+	var m *Mutation
+	err := k.Auth.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+		m = &Mutation{Tx: tx, ctx: ctx, kit: k, r: r}
+		if err := build(m); err != nil {
+			return nil, err
+		}
+		return m.acctUpdate, nil
+	})
+	if err != nil {
+		var c *store.CanceledError
+		if m != nil && errors.As(err, &c) {
+			for _, l := range c.Failed {
+				if m.retry[l] {
+					return errRetry
+				}
+			}
+		}
+		return err
+	}
+	if k.Published != nil && len(m.events) > 0 {
+		k.Published(context.WithoutCancel(ctx), m.events)
+	}
+	return nil
+}
+
+// maxAttempts bounds the optimistic-concurrency retries of a create, update or delete; enough
+// that 40 writers racing on one item (rules and restrictions of one policy) all get through.
+const maxAttempts = 16
+
+// retrying runs op until it does not fail with a version conflict, at most maxAttempts times.
+func retrying(op func() error) error {
+	var err error
+	for i := 0; i < maxAttempts; i++ {
+		if i > 0 {
+			// Jittered, growing pauses keep contending writers from retrying in lockstep.
+			time.Sleep(time.Duration(rand.Int64N(int64(i)*int64(4*time.Millisecond))) + time.Millisecond)
+		}
+		err = op()
+		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrGuardChanged) {
+			return err
+		}
+		// A short random pause spreads out writers contending for one item (a parent's
+		// counter), so that they do not collide again in lockstep.
+		time.Sleep(time.Duration(rand.Int64N(int64(i+1) * int64(5*time.Millisecond))))
+	}
+	if err != nil {
+		return api.Conflict("the resource was changed concurrently too many times; retry the request")
+	}
+	return errors.New("unreachable")
+}

@@ -1,0 +1,87 @@
+// Package runtime is the one way a family's handlers are served: the same mux runs behind
+// API Gateway's HTTP API (through aws-lambda-go-api-proxy) and in the local all-in-one server.
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/iprestrict"
+	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/store"
+)
+
+// Register adds one function's routes to mux.
+type Register func(k *resource.Kit, mux api.Mux, s *api.Server)
+
+// Deps are the dependencies every family's handlers share.
+type Deps struct {
+	Kit    *resource.Kit
+	Server *api.Server
+	// Publisher sends committed events to the events queue; nil when EVENTS_QUEUE_URL is unset
+	// (then the outbox keeps them until a sweep runs with a queue).
+	Publisher *audit.Publisher
+}
+
+// NewDeps builds the dependencies from the environment with no network I/O. With
+// EVENTS_QUEUE_URL set, every committed mutation's events are published to that queue right
+// after commit (SQS_ENDPOINT points the client at a local emulator).
+func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	cfg := awsconfig.FromEnv()
+	if opts.Config == nil {
+		opts.Config = &cfg
+	}
+	db, err := store.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	a := &auth.Authenticator{DB: db}
+	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log}
+	// Every request checks the account's API IP restrictions against the item auth reads anyway.
+	a.Policy = iprestrict.Policy(func() *slog.Logger { return kit.Log })
+	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
+	if url := os.Getenv("EVENTS_QUEUE_URL"); url != "" {
+		d.Publisher = &audit.Publisher{DB: db, SQS: queue.NewClient(cfg), QueueURL: url, Log: log}
+		kit.Published = d.Publisher.Publish
+	}
+	return d, nil
+}
+
+// Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for
+// anything else.
+func (d *Deps) Mux(regs ...Register) http.Handler {
+	mux := http.NewServeMux()
+	for _, reg := range regs {
+		reg(d.Kit, mux, d.Server)
+	}
+	mux.Handle("/", d.Server.NotFound())
+	return mux
+}
+
+// Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving regs.
+func (d *Deps) Handler(regs ...Register) func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(d.Mux(regs...)).ProxyWithContext
+}
+
+// Main is a function's whole main: build the dependencies and serve regs on Lambda.
+func Main(regs ...Register) {
+	d, err := NewDeps(context.Background(), store.Options{})
+	if err != nil {
+		slog.Error("init failed", "err", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(d.Handler(regs...))
+}

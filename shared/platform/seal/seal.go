@@ -1,0 +1,193 @@
+// Package seal encrypts secrets at rest with envelope encryption: each secret gets a fresh
+// AES-256-GCM data key, and only the data key wrapped by a master key is stored beside it. In
+// AWS the master key is a KMS key; locally it is a key file. Both sit behind Sealer.
+package seal
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Sealed is an encrypted secret as stored: the wrapped data key and the ciphertext.
+type Sealed struct {
+	KeyID      string `dynamodbav:"kid" json:"-"`
+	WrappedKey []byte `dynamodbav:"wk" json:"-"`
+	Nonce      []byte `dynamodbav:"n" json:"-"`
+	Ciphertext []byte `dynamodbav:"ct" json:"-"`
+}
+
+// Sealer seals and opens secrets. aad binds a secret to where it is stored (account and
+// resource id), so a sealed value copied onto another item does not open.
+type Sealer interface {
+	Seal(ctx context.Context, plaintext []byte, aad map[string]string) (Sealed, error)
+	Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error)
+}
+
+// ResourceContext is the aad of a secret stored on the resource id of account, so that a sealed
+// value copied onto another resource or account does not open.
+func ResourceContext(account, id string) map[string]string {
+	return map[string]string{"account": account, "id": id}
+}
+
+// ErrOpen reports a sealed value that does not open (wrong key, tampered, or wrong aad).
+var ErrOpen = errors.New("seal: cannot open sealed value")
+
+var newKMS func(aws.Config, string) Sealer
+
+// RegisterKMS installs the KMS sealer factory (package kmsseal does, in the functions that
+// seal), keeping the KMS client out of every other binary.
+func RegisterKMS(f func(cfg aws.Config, keyID string) Sealer) { newKMS = f }
+
+// FromEnv returns the KMS sealer when SEAL_KMS_KEY_ID is set, else the local key-file sealer
+// at SEAL_KEY_FILE (default .local/seal.key), created on first use. No network I/O. A function
+// that never imported kmsseal gets a sealer that refuses to work, which it never asks it to.
+func FromEnv(cfg aws.Config) Sealer {
+	if id := os.Getenv("SEAL_KMS_KEY_ID"); id != "" {
+		if newKMS == nil {
+			return unavailable{}
+		}
+		return newKMS(cfg, id)
+	}
+	path := os.Getenv("SEAL_KEY_FILE")
+	if path == "" {
+		path = filepath.Join(".local", "seal.key")
+	}
+	return &lazyLocal{path: path}
+}
+
+// unavailable is the sealer of a function built without KMS support.
+type unavailable struct{}
+
+var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/platform/seal/kmsseal)")
+
+// Seal implements Sealer.
+func (unavailable) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
+	return Sealed{}, errUnavailable
+}
+
+// Open implements Sealer.
+func (unavailable) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
+	return nil, errUnavailable
+}
+
+// lazyLocal loads the key file on first use, so functions that never seal never touch it.
+type lazyLocal struct {
+	path string
+	once sync.Once
+	l    *Local
+	err  error
+}
+
+func (z *lazyLocal) load() (*Local, error) {
+	z.once.Do(func() { z.l, z.err = LoadKeyFile(z.path) })
+	return z.l, z.err
+}
+
+// Seal implements Sealer.
+func (z *lazyLocal) Seal(ctx context.Context, p []byte, aad map[string]string) (Sealed, error) {
+	l, err := z.load()
+	if err != nil {
+		return Sealed{}, err
+	}
+	return l.Seal(ctx, p, aad)
+}
+
+// Open implements Sealer.
+func (z *lazyLocal) Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error) {
+	l, err := z.load()
+	if err != nil {
+		return nil, err
+	}
+	return l.Open(ctx, s, aad)
+}
+
+func aadBytes(aad map[string]string) []byte {
+	keys := make([]string, 0, len(aad))
+	for k := range aad {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for _, k := range keys {
+		b = fmt.Appendf(b, "%d:%s%d:%s", len(k), k, len(aad[k]), aad[k])
+	}
+	return b
+}
+
+// SealWith encrypts plaintext under dataKey (for sealers whose data keys come from elsewhere).
+func SealWith(dataKey, plaintext []byte, aad map[string]string) (nonce, ct []byte, err error) {
+	return sealWith(dataKey, plaintext, aadBytes(aad))
+}
+
+// OpenWith decrypts s's ciphertext with an unwrapped data key.
+func OpenWith(dataKey []byte, s Sealed, aad map[string]string) ([]byte, error) {
+	return openWith(dataKey, s.Nonce, s.Ciphertext, aadBytes(aad))
+}
+
+func sealWith(dataKey, plaintext, aad []byte) (nonce, ct []byte, err error) {
+	g, err := gcm(dataKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	nonce = make([]byte, g.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, nil, err
+	}
+	return nonce, g.Seal(nil, nonce, plaintext, aad), nil
+}
+
+func openWith(dataKey, nonce, ct, aad []byte) ([]byte, error) {
+	g, err := gcm(dataKey)
+	if err != nil {
+		return nil, err
+	}
+	if len(nonce) != g.NonceSize() {
+		return nil, ErrOpen
+	}
+	pt, err := g.Open(nil, nonce, ct, aad)
+	if err != nil {
+		return nil, ErrOpen
+	}
+	return pt, nil
+}
+
+func gcm(key []byte) (cipher.AEAD, error) {
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(b)
+}
+
+// SealPrivateKey seals a crypto private key (as PKCS#8 DER) for the resource id of account; the
+// DER copy is wiped once sealed.
+func SealPrivateKey(ctx context.Context, s Sealer, key any, account, id string) (Sealed, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return Sealed{}, err
+	}
+	defer clear(der)
+	return s.Seal(ctx, der, ResourceContext(account, id))
+}
+
+// OpenPrivateKey opens what SealPrivateKey sealed for the resource id of account.
+func OpenPrivateKey(ctx context.Context, s Sealer, sealed Sealed, account, id string) (any, error) {
+	der, err := s.Open(ctx, sealed, ResourceContext(account, id))
+	if err != nil {
+		return nil, err
+	}
+	defer clear(der)
+	return x509.ParsePKCS8PrivateKey(der)
+}

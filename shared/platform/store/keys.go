@@ -1,0 +1,104 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/ids"
+)
+
+// Key is an item's primary key.
+type Key struct {
+	PK string `dynamodbav:"pk"`
+	SK string `dynamodbav:"sk"`
+}
+
+// AV returns the key as DynamoDB attribute values.
+func (k Key) AV() map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		AttrPK: &types.AttributeValueMemberS{Value: k.PK},
+		AttrSK: &types.AttributeValueMemberS{Value: k.SK},
+	}
+}
+
+// The key layout of the single table (DESIGN.md, "Key sketch"). Every key is built by one of
+// these functions; nothing else in the project concatenates key strings.
+//
+//	resource of an account   A#<account>#<id prefix>   <id>
+//	account (auth state)     A#<account>               ACCOUNT
+//	compiled IP restriction  A#<account>               IPX#<version>
+//	token hash → principal   T#<sha256(token)>         T
+//	uniqueness guard         U#<kind>#<value>          U
+//	outbox (unpublished)     O#<shard>                 <event id>
+//	audit log                E#<account>               <event id>
+
+// Collection is the partition holding every resource of one kind in an account.
+func Collection(account, prefix string) string {
+	return "A#" + account + "#" + prefix
+}
+
+// ResourceKey is the key of the resource id in account. The kind comes from the id's prefix,
+// so a key for any referenced id can be built without knowing its family.
+func ResourceKey(account, id string) Key {
+	prefix, _, _ := strings.Cut(id, "_")
+	if p, _, err := ids.Parse(id); err == nil {
+		prefix = p
+	}
+	return Key{PK: Collection(account, prefix), SK: id}
+}
+
+// AccountKey is the account's own item: the state every authenticated request reads.
+func AccountKey(account string) Key {
+	return Key{PK: "A#" + account, SK: "ACCOUNT"}
+}
+
+// IPXKey is the account's compiled API IP restriction at version v. A version's item never
+// changes: a change writes the next version's item and deletes the previous one, so every
+// request can read the small account item (which names the version) and a process reads a
+// version's rules once.
+func IPXKey(account string, v int64) Key {
+	return Key{PK: "A#" + account, SK: "IPX#" + strconv.FormatInt(v, 10)}
+}
+
+// TokenHash is the hex SHA-256 of a bearer secret; only this is ever stored.
+func TokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// TokenKey is the key of the item mapping a token hash to its principal.
+func TokenKey(hash string) Key {
+	return Key{PK: "T#" + hash, SK: "T"}
+}
+
+// GuardKey is a uniqueness guard: at most one item may hold value for kind.
+func GuardKey(kind, value string) Key {
+	return Key{PK: "U#" + kind + "#" + value, SK: "U"}
+}
+
+// OutboxShards spreads unpublished events over this many partitions.
+const OutboxShards = 8
+
+// OutboxPartition is the partition of outbox shard n.
+func OutboxPartition(n int) string { return "O#" + strconv.Itoa(n) }
+
+// OutboxKey is the key of an unpublished event.
+func OutboxKey(eventID string) Key {
+	h := fnv.New32a()
+	h.Write([]byte(eventID))
+	return Key{PK: OutboxPartition(int(h.Sum32() % OutboxShards)), SK: eventID}
+}
+
+// OutboxBefore is the outbox sort key below which every event was recorded before t.
+func OutboxBefore(t time.Time) string { return ids.Floor(ids.Event, t) }
+
+// EventLogKey is the key of an event in its account's audit log.
+func EventLogKey(account, eventID string) Key {
+	return Key{PK: "E#" + account, SK: eventID}
+}

@@ -1,0 +1,175 @@
+package testkit
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"tunnelapi/shared/platform/ids"
+)
+
+// FamilySpec describes a family to the shared conformance suite.
+type FamilySpec struct {
+	Path    string // "/api_keys"
+	ListKey string // "keys"
+	Prefix  string // ids.APIKey
+	// Create returns a valid create body; n distinguishes items. It may create prerequisites.
+	Create func(t *testing.T, a *Account, n int) any
+	// Update is a valid PATCH body and the fields it must change to in the response.
+	Update      any
+	UpdateWants map[string]any
+	// Secret names a field shown only in the create response ("token"), null afterwards.
+	Secret string
+}
+
+var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+
+// Conformance runs what every family must do: create, get, list, update and delete with their
+// status codes and shapes; absolute URIs; secrets shown once; 404 for unknown, malformed and
+// other accounts' ids; lists that never show another account's items; paging parameters checked.
+func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
+	a, b := s.NewAccount(t), s.NewAccount(t)
+	var created map[string]any
+	t.Run("create", func(t *testing.T) {
+		created = a.Do(t, "POST", spec.Path, spec.Create(t, a, 0)).Expect(t, http.StatusCreated)
+		id, _ := created["id"].(string)
+		if !ids.Is(id, spec.Prefix) {
+			t.Fatalf("id %q is not a %s_ id", id, spec.Prefix)
+		}
+		if want := s.Server.URL + spec.Path + "/" + id; created["uri"] != want {
+			t.Fatalf("uri %v, want %s", created["uri"], want)
+		}
+		if ca, ok := created["created_at"].(string); ok && !timestampRE.MatchString(ca) {
+			t.Fatalf("created_at %q is not RFC 3339 UTC whole seconds", ca)
+		}
+		if spec.Secret != "" {
+			if v, _ := created[spec.Secret].(string); v == "" {
+				t.Fatalf("create response has no %s: %v", spec.Secret, created)
+			}
+		}
+	})
+	if created == nil {
+		t.FailNow()
+	}
+	id := created["id"].(string)
+	item := spec.Path + "/" + id
+	t.Run("get", func(t *testing.T) {
+		got := a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
+		for k, v := range created {
+			if k == spec.Secret {
+				if got[k] != nil {
+					t.Fatalf("%s is %v on GET, want null", k, got[k])
+				}
+				continue
+			}
+			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Fatalf("GET %s = %v, create returned %v", k, got[k], v)
+			}
+		}
+	})
+	t.Run("list", func(t *testing.T) {
+		page := a.Do(t, "GET", spec.Path, nil).Expect(t, http.StatusOK)
+		items, ok := page[spec.ListKey].([]any)
+		if !ok {
+			t.Fatalf("list has no %q array: %v", spec.ListKey, page)
+		}
+		if page["uri"] != s.Server.URL+spec.Path {
+			t.Fatalf("list uri %v", page["uri"])
+		}
+		if _, ok := page["next_page_uri"]; !ok || page["next_page_uri"] != nil {
+			t.Fatalf("next_page_uri %v, want null", page["next_page_uri"])
+		}
+		found := false
+		for _, it := range items {
+			m := it.(map[string]any)
+			if m["id"] == id {
+				found = true
+				if spec.Secret != "" && m[spec.Secret] != nil {
+					t.Fatalf("%s shown in list", spec.Secret)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("created %s not in list", id)
+		}
+	})
+	t.Run("other account", func(t *testing.T) {
+		b.Do(t, "GET", item, nil).ExpectError(t, http.StatusNotFound, "", "")
+		b.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
+		b.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
+		page := b.Do(t, "GET", spec.Path, nil).Expect(t, http.StatusOK)
+		for _, it := range page[spec.ListKey].([]any) {
+			if it.(map[string]any)["id"] == id {
+				t.Fatalf("account B sees A's %s", id)
+			}
+		}
+		a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
+	})
+	t.Run("not found", func(t *testing.T) {
+		for _, bad := range []string{ids.New(spec.Prefix), "nope", spec.Prefix + "_x", ids.New("zz"), strings.Repeat("a", 2000)} {
+			a.Do(t, "GET", spec.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+			a.Do(t, "DELETE", spec.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+		}
+	})
+	t.Run("paging parameters", func(t *testing.T) {
+		a.Do(t, "GET", spec.Path+"?limit=0", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+		a.Do(t, "GET", spec.Path+"?limit=101", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+		a.Do(t, "GET", spec.Path+"?limit=x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+		a.Do(t, "GET", spec.Path+"?before_id="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
+		a.Do(t, "GET", spec.Path+"?bogus=1", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "bogus")
+	})
+	t.Run("update", func(t *testing.T) {
+		got := a.Do(t, "PATCH", item, spec.Update).Expect(t, http.StatusOK)
+		for k, v := range spec.UpdateWants {
+			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Fatalf("PATCH %s = %v, want %v", k, got[k], v)
+			}
+		}
+		if spec.Secret != "" && got[spec.Secret] != nil {
+			t.Fatalf("%s shown after PATCH", spec.Secret)
+		}
+		again := a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
+		for k, v := range spec.UpdateWants {
+			if fmt.Sprint(again[k]) != fmt.Sprint(v) {
+				t.Fatalf("GET after PATCH %s = %v, want %v", k, again[k], v)
+			}
+		}
+		a.Do(t, "PATCH", item, map[string]any{"bogus_field": 1}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "bogus_field")
+		a.Do(t, "PATCH", item, "{").ExpectError(t, http.StatusBadRequest, "ERR_NGROK_213", "")
+	})
+	t.Run("delete", func(t *testing.T) {
+		res := a.Do(t, "DELETE", item, nil)
+		if res.Status != http.StatusNoContent || len(res.Body) != 0 {
+			t.Fatalf("DELETE: %d %q, want 204 and no body", res.Status, res.Body)
+		}
+		a.Do(t, "GET", item, nil).ExpectError(t, http.StatusNotFound, "", "")
+		a.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
+		a.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
+	})
+}
+
+// WalkPages follows next_page_uri from path until null, returning the ids in order.
+func (a *Account) WalkPages(t testing.TB, path, listKey string) (ids []string, pages int) {
+	t.Helper()
+	next := path
+	for next != "" {
+		page := a.Do(t, "GET", next, nil).Expect(t, http.StatusOK)
+		pages++
+		items := page[listKey].([]any)
+		for _, it := range items {
+			ids = append(ids, it.(map[string]any)["id"].(string))
+		}
+		n, _ := page["next_page_uri"].(string)
+		base, _, _ := strings.Cut(path, "?")
+		if n != "" && !strings.HasPrefix(n, a.s.Server.URL+base+"?") {
+			t.Fatalf("next_page_uri %q is not absolute on this host", n)
+		}
+		next = n
+		if len(items) == 0 {
+			break
+		}
+	}
+	return ids, pages
+}

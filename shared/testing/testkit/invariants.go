@@ -1,0 +1,177 @@
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/store"
+)
+
+// ledger records what the API said it committed, so the table can be checked against it.
+type ledger struct {
+	mu        sync.Mutex
+	mutations int      // 2xx responses to POST, PATCH, PUT and DELETE
+	secrets   []string // every token shown in a response
+}
+
+// observe wraps the server's handler to record committed mutations and the secrets shown.
+func (l *ledger) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w, status: 200}
+		next.ServeHTTP(rec, r)
+		l.record(r.Method, rec.status, rec.body)
+	})
+}
+
+// record notes a response: a 2xx to anything but GET is a committed mutation.
+func (l *ledger) record(method string, status int, body []byte) {
+	if method == http.MethodGet || status >= 300 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mutations++
+	var m map[string]any
+	if json.Unmarshal(body, &m) == nil {
+		if tok, ok := m["token"].(string); ok && tok != "" {
+			l.secrets = append(l.secrets, tok)
+		}
+	}
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (r *recorder) WriteHeader(s int) { r.status = s; r.ResponseWriter.WriteHeader(s) }
+
+// Write implements http.ResponseWriter.
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body = append(r.body, b...)
+	return r.ResponseWriter.Write(b)
+}
+
+func str(it store.Item, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+// CheckInvariants scans the table and reports any violation of DESIGN.md properties 6-8 for
+// what the tests did through the server: every token hash has its key or credential and every
+// key or credential its token hash; every account's IP restriction version has its item and
+// every other version's item is retired (expiring); exactly one audit event per committed mutation; no secret
+// shown by the API appears anywhere in the table.
+func (s *Stack) CheckInvariants(ctx context.Context) error {
+	items, err := s.Items(ctx)
+	if err != nil {
+		return err
+	}
+	byKey := map[store.Key]store.Item{}
+	for _, it := range items {
+		byKey[store.Key{PK: str(it, store.AttrPK), SK: str(it, store.AttrSK)}] = it
+	}
+	var problems []string
+	logEvents, outbox := 0, 0
+	for k, it := range byKey {
+		switch {
+		case strings.HasPrefix(k.PK, "T#"):
+			owner := store.ResourceKey(str(it, "account"), str(it, "rid"))
+			res, ok := byKey[owner]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("token hash %s without its resource %s", k.PK, owner.SK))
+			} else if "T#"+str(res, "token_hash") != k.PK {
+				problems = append(problems, fmt.Sprintf("token hash %s does not match resource %s", k.PK, owner.SK))
+			}
+		case strings.HasPrefix(k.PK, "E#"):
+			logEvents++
+		case strings.HasPrefix(k.PK, "O#"):
+			outbox++
+		}
+		if k.SK == "ACCOUNT" {
+			if v, ok := it["ipx_v"].(*types.AttributeValueMemberN); ok {
+				if _, ok := byKey[store.Key{PK: k.PK, SK: "IPX#" + v.Value}]; !ok {
+					problems = append(problems, fmt.Sprintf("%s names IP restriction version %s, which has no item", k.PK, v.Value))
+				}
+			}
+		}
+		if strings.HasPrefix(k.SK, "IPX#") {
+			acct, ok := byKey[store.Key{PK: k.PK, SK: "ACCOUNT"}]
+			v, _ := acct["ipx_v"].(*types.AttributeValueMemberN)
+			_, retired := it[store.AttrTTL]
+			if (!ok || v == nil || "IPX#"+v.Value != k.SK) && !retired {
+				problems = append(problems, fmt.Sprintf("%s %s is neither the account's current IP restriction version nor retired", k.PK, k.SK))
+			}
+		}
+		if h := str(it, "token_hash"); h != "" {
+			if _, ok := byKey[store.TokenKey(h)]; !ok {
+				problems = append(problems, fmt.Sprintf("%s has no token hash item", k.SK))
+			}
+		}
+	}
+	s.ledger.mu.Lock()
+	mutations, secrets := s.ledger.mutations, append([]string(nil), s.ledger.secrets...)
+	s.ledger.mu.Unlock()
+	if logEvents != mutations {
+		problems = append(problems, fmt.Sprintf("%d audit events for %d committed mutations", logEvents, mutations))
+	}
+	if outbox > logEvents {
+		problems = append(problems, fmt.Sprintf("%d outbox items but only %d audit events", outbox, logEvents))
+	}
+	raw, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
+	dump := string(raw)
+	for _, sec := range secrets {
+		if strings.Contains(dump, sec) || strings.Contains(dump, sec[28:]) {
+			problems = append(problems, "a token shown once is stored in plaintext")
+			break
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("table invariants violated:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// Main runs a package's tests on a shared stack and then checks the table's invariants and any
+// checks of the package's own (such as a scan for private key material), failing the binary if
+// any is violated.
+func Main(m *testing.M, checks ...func(*Stack) error) {
+	code := m.Run()
+	sharedMu.Lock()
+	s := sharedStack
+	sharedMu.Unlock()
+	// Benchmarks write baseline transactions of their own (a floor to compare against) that are
+	// not requests, so the table is checked after test runs only.
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		s = nil
+	}
+	if code == 0 && s != nil {
+		checks = append([]func(*Stack) error{func(s *Stack) error { return s.CheckInvariants(context.Background()) }}, checks...)
+		for _, check := range checks {
+			if err := check(s); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				code = 1
+			}
+		}
+		if code == 0 {
+			fmt.Printf("table invariants hold (%d committed mutations checked)\n", s.ledger.mutations)
+		}
+	}
+	os.Exit(code)
+}

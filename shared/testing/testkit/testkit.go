@@ -1,0 +1,345 @@
+// Package testkit runs integration tests against the real local stack that `make test` starts:
+// a fresh DynamoDB table per test binary, the service's handlers on an httptest server, accounts
+// made by the real bootstrap, a client speaking the wire protocol, and a counter of DynamoDB
+// round trips made through an SDK middleware.
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+
+	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/store"
+)
+
+// Stack is one test binary's view of the local stack.
+type Stack struct {
+	DB     *store.DB
+	Deps   *runtime.Deps
+	Server *httptest.Server
+	// Calls counts DynamoDB operations, SQSCalls SQS operations.
+	Calls, SQSCalls *Counter
+	// Queues are the stack's own events queues (nil without SQS_ENDPOINT); its handlers publish
+	// committed events to Queues.Events.
+	Queues *Queues
+	ledger ledger
+	regs   []runtime.Register
+}
+
+// Counter counts AWS operations by name. Operations made on behalf of an API request (their
+// context carries the request) are counted in Total and ByName; those made detached from any
+// request, such as background work after the response, only in Detached.
+type Counter struct {
+	mu       sync.Mutex
+	byName   map[string]int
+	total    atomic.Int64
+	detached atomic.Int64
+}
+
+// Reset zeroes the counter.
+func (c *Counter) Reset() {
+	c.mu.Lock()
+	c.byName = map[string]int{}
+	c.mu.Unlock()
+	c.total.Store(0)
+	c.detached.Store(0)
+}
+
+// Total is the number of operations on behalf of requests since the last Reset.
+func (c *Counter) Total() int { return int(c.total.Load()) }
+
+// Detached is the number of operations outside any request since the last Reset.
+func (c *Counter) Detached() int { return int(c.detached.Load()) }
+
+// ByName returns a copy of the per-operation counts.
+func (c *Counter) ByName() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range c.byName {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *Counter) middleware(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, c.Add) }
+
+// Add installs the counter on an SDK client's middleware stack (append it to APIOptions).
+func (c *Counter) Add(s *middleware.Stack) error {
+	return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if _, onRequest := api.FromContext(ctx); !onRequest {
+				c.detached.Add(1)
+				return next.HandleInitialize(ctx, in)
+			}
+			name := middleware.GetOperationName(ctx)
+			c.mu.Lock()
+			if c.byName == nil {
+				c.byName = map[string]int{}
+			}
+			c.byName[name]++
+			c.mu.Unlock()
+			c.total.Add(1)
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+}
+
+// Endpoint returns the DynamoDB Local endpoint, failing (under `make test`, which sets
+// REQUIRE_STACK) or skipping (plain `go test` without a stack) when there is none.
+func Endpoint(t testing.TB) string {
+	ep := os.Getenv("DYNAMODB_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("REQUIRE_STACK") != "" {
+			t.Fatal("DYNAMODB_ENDPOINT is not set but REQUIRE_STACK is: run through `make test`")
+		}
+		t.Skip("no local stack: run `make test`")
+	}
+	return ep
+}
+
+// Start creates a fresh table and serves regs on an httptest server for the test's lifetime.
+func Start(t testing.TB, regs ...runtime.Register) *Stack {
+	t.Helper()
+	ep := Endpoint(t)
+	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	if os.Getenv("SEAL_KEY_FILE") == "" {
+		os.Setenv("SEAL_KEY_FILE", os.TempDir()+"/tunnelapi-test-seal.key")
+	}
+	ctx := context.Background()
+	c := &Counter{}
+	table := fmt.Sprintf("test-%d-%d", time.Now().UnixNano(), os.Getpid())
+	d, err := runtime.NewDeps(ctx, store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Kit.DB.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("TEST_LOG") == "" {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		d.Kit.Log, d.Server.Log = quiet, quiet
+	}
+	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
+	if os.Getenv("SQS_ENDPOINT") != "" {
+		st.Queues = NewQueues(t, st.SQSCalls)
+		d.Publisher = &audit.Publisher{DB: d.Kit.DB, SQS: st.Queues.Client, QueueURL: st.Queues.Events, Log: d.Kit.Log}
+		d.Kit.Published = d.Publisher.Publish
+	}
+	st.Server = httptest.NewServer(st.ledger.observe(d.Mux(regs...)))
+	t.Cleanup(func() {
+		st.Server.Close()
+		d.Kit.DB.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+	st.regs = regs
+	return st
+}
+
+var (
+	sharedMu    sync.Mutex
+	sharedStack *Stack
+)
+
+// Shared returns one stack for the whole test binary (created on first use, never torn down:
+// its table has a unique name and DynamoDB Local is in memory).
+func Shared(t testing.TB, regs ...runtime.Register) *Stack {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedStack == nil {
+		sharedStack = Start(noCleanup{t}, regs...)
+	}
+	return sharedStack
+}
+
+// noCleanup drops Cleanup registrations so a shared stack outlives the test that made it.
+type noCleanup struct{ testing.TB }
+
+// Cleanup implements testing.TB (it drops the cleanup).
+func (noCleanup) Cleanup(func()) {}
+
+// Account is a bootstrapped account with its admin's token.
+type Account struct {
+	*principals.Bootstrapped
+	s *Stack
+}
+
+// NewAccount bootstraps a fresh account.
+func (s *Stack) NewAccount(t testing.TB) *Account {
+	t.Helper()
+	b, err := principals.Bootstrap(context.Background(), s.DB, "admin@test.local", "test admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Account{Bootstrapped: b, s: s}
+}
+
+// Response is a decoded response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map (failing the test if it is not an object).
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response %d is not a JSON object: %v: %s", r.Status, err, r.Body)
+	}
+	return m
+}
+
+// Do sends a request with token as the bearer (none when empty). body may be nil, a string
+// sent verbatim, or a value marshalled to JSON.
+func (s *Stack) Do(t testing.TB, method, path, token string, body any) *Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	url := path
+	if !strings.HasPrefix(path, "http") {
+		url = s.Server.URL + path
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Ngrok-Version", "2")
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// DoFrom sends a request as API Gateway would deliver it from source (its request context's
+// sourceIp) through the Lambda handler of every registered family, for tests about the caller's
+// address. Nothing goes over the network: source is only a field of the event.
+func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body any) *Response {
+	t.Helper()
+	var raw string
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = b
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = string(j)
+	}
+	p, q, _ := strings.Cut(path, "?")
+	host := strings.TrimPrefix(s.Server.URL, "http://")
+	headers := map[string]string{"authorization": "Bearer " + token, "ngrok-version": "2", "host": host}
+	if body != nil {
+		headers["content-type"] = "application/json"
+	}
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: p, RawQueryString: q, Headers: headers, Body: raw,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: host,
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: p, Protocol: "HTTP/1.1", SourceIP: source}},
+	}
+	res, err := s.Deps.Handler(s.regs...)(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ledger.record(method, res.StatusCode, []byte(res.Body))
+	h := http.Header{}
+	for k, v := range res.Headers {
+		h.Set(k, v)
+	}
+	return &Response{Status: res.StatusCode, Header: h, Body: []byte(res.Body)}
+}
+
+// Do is Stack.Do with the account's admin token.
+func (a *Account) Do(t testing.TB, method, path string, body any) *Response {
+	t.Helper()
+	return a.s.Do(t, method, path, a.Token, body)
+}
+
+// Expect fails the test unless the response has status; it returns the decoded body (nil for
+// an empty body).
+func (r *Response) Expect(t testing.TB, status int) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	if len(r.Body) == 0 {
+		return nil
+	}
+	return r.JSON(t)
+}
+
+// ExpectError checks the error envelope: status, code, and that details name field (when given)
+// and carry the operation id from the response header.
+func (r *Response) ExpectError(t testing.TB, status int, code, field string) map[string]any {
+	t.Helper()
+	m := r.Expect(t, status)
+	if got, _ := m["status_code"].(float64); int(got) != status {
+		t.Fatalf("status_code %v in body, want %d: %s", m["status_code"], status, r.Body)
+	}
+	if code != "" && m["error_code"] != code {
+		t.Fatalf("error_code %v, want %s: %s", m["error_code"], code, r.Body)
+	}
+	d, ok := m["details"].(map[string]any)
+	if !ok {
+		t.Fatalf("details missing: %s", r.Body)
+	}
+	if d["operation_id"] != r.Header.Get("Ngrok-Operation-Id") || d["operation_id"] == "" {
+		t.Fatalf("details.operation_id %v does not match header %q", d["operation_id"], r.Header.Get("Ngrok-Operation-Id"))
+	}
+	if field != "" && d["field"] != field {
+		t.Fatalf("details.field %v, want %s: %s", d["field"], field, r.Body)
+	}
+	if _, ok := m["msg"].(string); !ok {
+		t.Fatalf("msg missing: %s", r.Body)
+	}
+	return m
+}

@@ -1,0 +1,267 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/aws-sdk-go-v2/service/firehose"
+	fhtypes "github.com/aws/aws-sdk-go-v2/service/firehose/types"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+	kintypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"tunnelapi/shared/families/eventsub"
+)
+
+// DefaultExpiryWindow is how long before expiry assumed-role credentials are renewed.
+const DefaultExpiryWindow = 5 * time.Minute
+
+// AWS builds the SDK clients of AWS targets: credentials from the destination's access key, or
+// from STS AssumeRole of its role (with the account id as external id, so one account cannot
+// have the service assume another's role), cached until shortly before they expire.
+type AWS struct {
+	// Base is the worker's own configuration: its credentials call STS.
+	Base      aws.Config
+	Endpoints Endpoints
+	// ExpiryWindow renews assumed-role credentials this long before they expire
+	// (DefaultExpiryWindow when zero).
+	ExpiryWindow time.Duration
+
+	mu    sync.Mutex
+	sts   *sts.Client
+	roles map[string]*aws.CredentialsCache
+}
+
+// maxRoles bounds the assumed-role cache; past it the cache starts over.
+const maxRoles = 4096
+
+func (a *AWS) credentials(d *Destination) (aws.CredentialsProvider, error) {
+	t := d.Target
+	if t.RoleARN == "" {
+		if d.Secret == "" {
+			return nil, errNoSecret
+		}
+		return credentials.NewStaticCredentialsProvider(t.AccessKeyID, d.Secret, ""), nil
+	}
+	key := t.RoleARN + "\x00" + d.AccountID
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.roles[key]; ok {
+		return c, nil
+	}
+	if a.sts == nil {
+		ep := a.Endpoints.STS
+		a.sts = sts.NewFromConfig(a.Base, func(o *sts.Options) {
+			if ep != "" {
+				o.BaseEndpoint = aws.String(ep)
+			}
+		})
+	}
+	if a.roles == nil || len(a.roles) >= maxRoles {
+		a.roles = map[string]*aws.CredentialsCache{}
+	}
+	window := a.ExpiryWindow
+	if window == 0 {
+		window = DefaultExpiryWindow
+	}
+	account := d.AccountID
+	p := stscreds.NewAssumeRoleProvider(a.sts, t.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+		o.ExternalID = aws.String(account)
+		o.RoleSessionName = "tunnelapi-events"
+		o.Duration = time.Hour
+	})
+	c := aws.NewCredentialsCache(p, func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = window })
+	a.roles[key] = c
+	return c, nil
+}
+
+// config is the SDK configuration for d's target: its region and credentials. Sink errors are
+// retried by the worker with backoff, so the SDK makes one attempt.
+func (a *AWS) config(d *Destination) (aws.Config, error) {
+	creds, err := a.credentials(d)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	cfg := a.Base.Copy()
+	cfg.Region = d.Target.Region()
+	cfg.Credentials = creds
+	cfg.RetryMaxAttempts = 1
+	return cfg, nil
+}
+
+func endpoint(ep string) *string {
+	if ep == "" {
+		return nil
+	}
+	return aws.String(ep)
+}
+
+// kinesisSink delivers with PutRecords; the partition key is the event id, so a consumer can
+// drop duplicates by key.
+type kinesisSink struct{ aws *AWS }
+
+// Deliver implements Sink.
+func (s kinesisSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
+	cl, err := d.cachedClient(func() (any, error) {
+		cfg, err := s.aws.config(d)
+		if err != nil {
+			return nil, err
+		}
+		return kinesis.NewFromConfig(cfg, func(o *kinesis.Options) { o.BaseEndpoint = endpoint(s.aws.Endpoints.Kinesis) }), nil
+	})
+	if err != nil {
+		return every(len(recs), err)
+	}
+	c := cl.(*kinesis.Client)
+	// PutRecords: at most 500 records and 5 MiB (data plus partition keys) per call.
+	return deliverChunked(recs, 500, 5<<20, 64, func(idx []int) []error {
+		in := &kinesis.PutRecordsInput{StreamARN: aws.String(d.Target.ARN)}
+		for _, i := range idx {
+			in.Records = append(in.Records, kintypes.PutRecordsRequestEntry{Data: recs[i].Data, PartitionKey: aws.String(recs[i].EventID)})
+		}
+		out, err := c.PutRecords(ctx, in)
+		if err != nil {
+			return every(len(idx), fmt.Errorf("kinesis: %w", err))
+		}
+		errs := make([]error, len(idx))
+		if len(out.Records) != len(idx) {
+			return every(len(idx), fmt.Errorf("kinesis: %d results for %d records", len(out.Records), len(idx)))
+		}
+		for j, r := range out.Records {
+			if r.ErrorCode != nil {
+				errs[j] = fmt.Errorf("kinesis: %s: %s", aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage))
+			}
+		}
+		return errs
+	})
+}
+
+// firehoseSink delivers with PutRecordBatch, one JSON document per line.
+type firehoseSink struct{ aws *AWS }
+
+// Deliver implements Sink.
+func (s firehoseSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
+	cl, err := d.cachedClient(func() (any, error) {
+		cfg, err := s.aws.config(d)
+		if err != nil {
+			return nil, err
+		}
+		return firehose.NewFromConfig(cfg, func(o *firehose.Options) { o.BaseEndpoint = endpoint(s.aws.Endpoints.Firehose) }), nil
+	})
+	if err != nil {
+		return every(len(recs), err)
+	}
+	c := cl.(*firehose.Client)
+	// PutRecordBatch: at most 500 records and 4 MiB per call.
+	return deliverChunked(recs, 500, 4<<20, 1, func(idx []int) []error {
+		in := &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String(d.Target.ResourceName())}
+		for _, i := range idx {
+			in.Records = append(in.Records, fhtypes.Record{Data: append(append([]byte{}, recs[i].Data...), '\n')})
+		}
+		out, err := c.PutRecordBatch(ctx, in)
+		if err != nil {
+			return every(len(idx), fmt.Errorf("firehose: %w", err))
+		}
+		if len(out.RequestResponses) != len(idx) {
+			return every(len(idx), fmt.Errorf("firehose: %d results for %d records", len(out.RequestResponses), len(idx)))
+		}
+		errs := make([]error, len(idx))
+		for j, r := range out.RequestResponses {
+			if r.ErrorCode != nil {
+				errs[j] = fmt.Errorf("firehose: %s: %s", aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage))
+			}
+		}
+		return errs
+	})
+}
+
+// LogStream is the log stream the CloudWatch Logs sink writes to in a target's log group; it
+// is created on first use.
+const LogStream = "tunnelapi-events"
+
+// cloudwatchSink delivers with PutLogEvents, in event time order as the API requires.
+type cloudwatchSink struct{ aws *AWS }
+
+// Deliver implements Sink.
+func (s cloudwatchSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
+	cl, err := d.cachedClient(func() (any, error) {
+		cfg, err := s.aws.config(d)
+		if err != nil {
+			return nil, err
+		}
+		return cloudwatchlogs.NewFromConfig(cfg, func(o *cloudwatchlogs.Options) { o.BaseEndpoint = endpoint(s.aws.Endpoints.Logs) }), nil
+	})
+	if err != nil {
+		return every(len(recs), err)
+	}
+	c := cl.(*cloudwatchlogs.Client)
+	order := make([]int, len(recs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return recs[order[x]].Time.Before(recs[order[y]].Time) })
+	sorted := make([]Record, len(recs))
+	for i, o := range order {
+		sorted[i] = recs[o]
+	}
+	group := d.Target.ResourceName()
+	// PutLogEvents: at most 10,000 events and 1 MiB, counting 26 bytes per event.
+	errs := deliverChunked(sorted, 10000, 1<<20, 26, func(idx []int) []error {
+		in := &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(group), LogStreamName: aws.String(LogStream)}
+		for _, i := range idx {
+			in.LogEvents = append(in.LogEvents, cwtypes.InputLogEvent{
+				Message: aws.String(string(sorted[i].Data)), Timestamp: aws.Int64(sorted[i].Time.UnixMilli())})
+		}
+		out, err := c.PutLogEvents(ctx, in)
+		var nf *cwtypes.ResourceNotFoundException
+		if errors.As(err, &nf) {
+			// The stream does not exist yet (first delivery to this group): create it, once.
+			_, cerr := c.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String(group), LogStreamName: aws.String(LogStream)})
+			var exists *cwtypes.ResourceAlreadyExistsException
+			if cerr != nil && !errors.As(cerr, &exists) {
+				return every(len(idx), fmt.Errorf("cloudwatch_logs: create log stream: %w", cerr))
+			}
+			out, err = c.PutLogEvents(ctx, in)
+		}
+		if err != nil {
+			return every(len(idx), fmt.Errorf("cloudwatch_logs: %w", err))
+		}
+		errs := make([]error, len(idx))
+		if rej := out.RejectedLogEventsInfo; rej != nil {
+			for j := range idx {
+				switch {
+				case rej.TooOldLogEventEndIndex != nil && int32(j) < *rej.TooOldLogEventEndIndex:
+					errs[j] = errors.New("cloudwatch_logs: event too old for the log group")
+				case rej.ExpiredLogEventEndIndex != nil && int32(j) < *rej.ExpiredLogEventEndIndex:
+					errs[j] = errors.New("cloudwatch_logs: event older than the log group's retention")
+				case rej.TooNewLogEventStartIndex != nil && int32(j) >= *rej.TooNewLogEventStartIndex:
+					errs[j] = errors.New("cloudwatch_logs: event too far in the future")
+				}
+			}
+		}
+		return errs
+	})
+	out := make([]error, len(recs))
+	for i, o := range order {
+		out[o] = errs[i]
+	}
+	return out
+}
+
+// awsSinks are the sinks of the AWS target kinds.
+func awsSinks(a *AWS) map[string]Sink {
+	return map[string]Sink{
+		eventsub.KindKinesis:        kinesisSink{a},
+		eventsub.KindFirehose:       firehoseSink{a},
+		eventsub.KindCloudWatchLogs: cloudwatchSink{a},
+	}
+}
