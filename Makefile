@@ -15,11 +15,12 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: help run bootstrap test bench fuzz build clean
+.PHONY: help run bootstrap sam-local test bench fuzz build clean
 
 help:
 	@echo "make run        start the local stack and the all-in-one API on 127.0.0.1:$${PORT:-8080}"
 	@echo "make bootstrap  create another account on the running local stack and print its admin token"
+	@echo "make sam-local  env-vars file and filled sample events for sam local against the running local stack"
 	@echo "make test       go vet + unit and integration tests against a freshly started local stack"
 	@echo "make bench      benchmarks against the local stack, printed as ratios"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 20s) against the local stack"
@@ -30,6 +31,10 @@ run:
 
 bootstrap:
 	@eval "$$($(STACK) env)" && $(GO) run ./infra/local bootstrap
+
+# sam-local: what `sam local invoke`/`start-api` need for the stack `make run` serves (see README).
+sam-local:
+	@eval "$$($(STACK) env)" && $(GO) run ./infra/local sam-local
 
 test:
 	@infra/test.sh

@@ -15,11 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/testing/testkit"
 )
 
 // The local server, built and run as `make run` runs it, prints a curl command that returns the
-// key list, `bootstrap` makes a second account with its own admin key, and SIGINT stops it.
+// key list, `bootstrap` makes a second account with its own admin key, `sam-local` prepares the
+// SAM CLI's files for it, and SIGINT stops it.
 func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	testkit.Endpoint(t)
 	if os.Getenv("SQS_ENDPOINT") == "" {
@@ -108,6 +110,8 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 		t.Fatalf("the second account sees the first account's key: %d", res.StatusCode)
 	}
 
+	checkSamLocal(t, bin, env, token)
+
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +124,53 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the server did not stop within 15s of SIGINT")
+	}
+}
+
+// checkSamLocal runs `local sam-local` (what `make sam-local` runs) against the running server,
+// in a folder that sees the checkout's template and samples: it prints exactly
+// samlocal.Commands and writes the env-vars file for the server's table and samples carrying
+// the server's admin token.
+func checkSamLocal(t *testing.T, bin string, env []string, token string) {
+	t.Helper()
+	work := t.TempDir()
+	for _, name := range []string{"template.yaml", "events"} {
+		abs, err := filepath.Abs(filepath.Join("..", "..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(work, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "sam-local")
+	cmd.Env, cmd.Dir = env, work
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sam-local: %v\n%s", err, out)
+	}
+	if want := strings.Join(samlocal.Commands(), "\n") + "\n"; !strings.HasSuffix(string(out), "\nthen:\n"+want) {
+		t.Fatalf("sam-local printed:\n%s\nwant it to end with the commands:\n%s", out, want)
+	}
+	var file map[string]map[string]string
+	raw, err := os.ReadFile(filepath.Join(work, samlocal.Dir, "env.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &file)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TABLE_NAME="); ok {
+			table = v
+		}
+	}
+	if got := file["ApiKeysFunction"]["TABLE_NAME"]; got != table {
+		t.Errorf("env.json gives ApiKeysFunction table %q, the server serves %q", got, table)
+	}
+	sample, err := os.ReadFile(filepath.Join(work, samlocal.Dir, "events", "api_keys", "3-get.json"))
+	if err != nil || !strings.Contains(string(sample), "Bearer "+token) {
+		t.Errorf("the filled get sample does not carry the admin token (%v)", err)
 	}
 }

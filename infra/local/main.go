@@ -1,6 +1,7 @@
 // Command local is the all-in-one local server: it prepares the local stack (table, queues, an
 // account with an admin key) and serves every family's handlers through the same code the
-// Lambdas run. "local bootstrap" only creates another account and prints its admin token.
+// Lambdas run. "local bootstrap" only creates another account and prints its admin token;
+// "local sam-local" prepares `sam local` runs against the running stack (package samlocal).
 package main
 
 import (
@@ -37,8 +38,10 @@ func main() {
 		err = serve(ctx)
 	case "bootstrap":
 		err = bootstrap(ctx)
+	case "sam-local":
+		err = samLocal(ctx)
 	default:
-		err = fmt.Errorf("unknown command %q (serve, bootstrap)", flag.Arg(0))
+		err = fmt.Errorf("unknown command %q (serve, bootstrap, sam-local)", flag.Arg(0))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "local:", err)
@@ -63,6 +66,9 @@ func setDefaults() {
 		}
 	}
 }
+
+// adminTokenFile is where serve writes the local admin's token.
+func adminTokenFile() string { return filepath.Join(env("STATE_DIR", ".local"), "admin.token") }
 
 func bootstrap(ctx context.Context) error {
 	setDefaults()
@@ -125,7 +131,7 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tokenFile := filepath.Join(env("STATE_DIR", ".local"), "admin.token")
+	tokenFile := adminTokenFile()
 	if err := os.MkdirAll(filepath.Dir(tokenFile), 0o700); err != nil {
 		return err
 	}

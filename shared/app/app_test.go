@@ -2,19 +2,11 @@ package app_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"math/big"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,10 +20,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"golang.org/x/crypto/ssh"
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
@@ -236,21 +226,11 @@ func findCall(t *testing.T, path string, pick func(*ast.CallExpr) ast.Expr) stri
 	return out
 }
 
-// setups make what a function's samples refer to besides their own resource, as placeholders.
-var setups = map[string]func(t *testing.T, a *testkit.Account) map[string]string{
-	"ip_policy_rules": ipPolicySetup,
-	"ip_restrictions": ipPolicySetup,
-	"event_subscriptions": func(t *testing.T, a *testkit.Account) map[string]string {
-		d := a.Do(t, "POST", "/event_destinations", map[string]any{"target": map[string]any{"datadog": map[string]any{
-			"api_key": "0123456789abcdef0123456789abcdef"}}}).Expect(t, http.StatusCreated)
-		return map[string]string{"{{destination_id}}": d["id"].(string)}
-	},
-}
-
-// ipPolicySetup makes the IP policy that rule and restriction samples refer to.
-func ipPolicySetup(t *testing.T, a *testkit.Account) map[string]string {
-	p := a.Do(t, "POST", "/ip_policies", map[string]any{"description": "for samples"}).Expect(t, http.StatusCreated)
-	return map[string]string{"{{ip_policy_id}}": p["id"].(string)}
+// accountCreator creates the samples' setup resources as a.
+func accountCreator(t *testing.T, a *testkit.Account) app.Creator {
+	return func(_ context.Context, path string, body any) (map[string]any, error) {
+		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
+	}
 }
 
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
@@ -260,37 +240,31 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 	a := s.NewAccount(t)
 	for _, f := range app.Functions {
 		t.Run(f.Dir, func(t *testing.T) {
-			files, _ := filepath.Glob(filepath.Join(root, "events", f.Dir, "*.json"))
-			if len(files) == 0 {
-				t.Fatalf("no sample events in events/%s", f.Dir)
+			files, err := app.SampleFiles(root, f.Dir)
+			if err != nil {
+				t.Fatal(err)
 			}
-			sort.Strings(files)
 			handler := s.Deps.Handler(f.Register)
-			vars := map[string]string{"{{token}}": a.Token}
-			if setup := setups[f.Dir]; setup != nil {
-				for k, v := range setup(t, a) {
-					vars[k] = v
-				}
+			vars, err := app.SampleSetup(context.Background(), f.Dir, accountCreator(t, a))
+			if err != nil {
+				t.Fatal(err)
 			}
+			vars[app.TokenPlaceholder] = a.Token
 			covered := map[string]bool{}
 			for _, file := range files {
 				raw, err := os.ReadFile(file)
 				if err != nil {
 					t.Fatal(err)
 				}
-				text := string(raw)
-				for k, v := range vars {
-					text = strings.ReplaceAll(text, k, inBody(v))
-				}
 				var ev events.APIGatewayV2HTTPRequest
-				if err := json.Unmarshal([]byte(text), &ev); err != nil {
+				if err := json.Unmarshal([]byte(app.FillSample(string(raw), vars)), &ev); err != nil {
 					t.Fatalf("%s: %v", file, err)
 				}
 				res, err := handler(context.Background(), ev)
 				if err != nil {
 					t.Fatalf("%s: %v", file, err)
 				}
-				want := map[string]int{"POST": 201, "GET": 200, "PATCH": 200, "PUT": 200, "DELETE": 204}[ev.RequestContext.HTTP.Method]
+				want := app.SampleStatus(ev.RequestContext.HTTP.Method)
 				if res.StatusCode != want {
 					t.Fatalf("%s: status %d, want %d: %s", file, res.StatusCode, want, res.Body)
 				}
@@ -303,7 +277,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 						t.Fatal(err)
 					}
 					if id, ok := body["id"].(string); ok {
-						vars["{{id}}"] = id
+						vars[app.IDPlaceholder] = id
 						checkUpdateForm(t, a, f, id)
 					}
 					if uri := body["uri"].(string); !strings.HasPrefix(uri, "https://"+ev.RequestContext.DomainName+"/") {
@@ -404,76 +378,6 @@ func TestNoScanOutsideTests(t *testing.T) {
 			return nil
 		})
 	}
-}
-
-// The certificate families' sample setups join the others (they need key material made at
-// test time; values are escaped for the JSON string they land in, see inBody).
-func init() {
-	for dir, f := range certSetups {
-		setups[dir] = f
-	}
-}
-
-// certSetups make the key pairs and CAs the certificate families' samples refer to.
-var certSetups = map[string]func(t *testing.T, a *testkit.Account) map[string]string{
-	"tls_certificates": func(t *testing.T, a *testkit.Account) map[string]string {
-		cert, key := selfSigned(t, false)
-		return map[string]string{"{{cert_pem}}": cert, "{{key_pem}}": key}
-	},
-	"certificate_authorities": func(t *testing.T, a *testkit.Account) map[string]string {
-		cert, _ := selfSigned(t, true)
-		return map[string]string{"{{ca_pem}}": cert}
-	},
-	"ssh_user_certificates": sshSetup,
-	"ssh_host_certificates": sshSetup,
-}
-
-func sshSetup(t *testing.T, a *testkit.Account) map[string]string {
-	ca := a.Do(t, "POST", "/ssh_certificate_authorities", map[string]any{"private_key_type": "ed25519"}).Expect(t, http.StatusCreated)
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]string{"{{ssh_ca_id}}": ca["id"].(string), "{{ssh_public_key}}": strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"}
-}
-
-// selfSigned returns a fresh self-signed ECDSA certificate (a CA when ca) and its PKCS#8 key.
-func selfSigned(t *testing.T, ca bool) (certPEM, keyPEM string) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "sample.example.com"},
-		DNSNames: []string{"sample.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: ca,
-	}
-	if ca {
-		tpl.KeyUsage |= x509.KeyUsageCertSign
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
-}
-
-// inBody escapes v for where placeholders sit: inside a JSON string (the request body) that is
-// itself a JSON string of the event. Ids and tokens come out unchanged.
-func inBody(v string) string {
-	once, _ := json.Marshal(v)
-	twice, _ := json.Marshal(string(once[1 : len(once)-1]))
-	return string(twice[1 : len(twice)-1])
 }
 
 // Every list takes `filter` exactly where the platform's OpenAPI description lists it (WIRE.md

@@ -12,6 +12,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -50,37 +51,53 @@ var newKMS func(aws.Config, string) Sealer
 // seal), keeping the KMS client out of every other binary.
 func RegisterKMS(f func(cfg aws.Config, keyID string) Sealer) { newKMS = f }
 
-// FromEnv returns the KMS sealer when SEAL_KMS_KEY_ID is set, else the local key-file sealer
-// at SEAL_KEY_FILE (default .local/seal.key), created on first use. No network I/O. A function
-// that never imported kmsseal gets a sealer that refuses to work, which it never asks it to.
+// FromEnv returns the KMS sealer when SEAL_KMS_KEY_ID is set; else the local sealer over
+// SEAL_LOCAL_KEY (the master key in hex, for a container that cannot see the key file, as under
+// sam local); else the local key-file sealer at KeyFileFromEnv(), created on first use. No
+// network I/O. A function that never imported kmsseal gets a sealer that refuses to work, which
+// it never asks it to.
 func FromEnv(cfg aws.Config) Sealer {
 	if id := os.Getenv("SEAL_KMS_KEY_ID"); id != "" {
 		if newKMS == nil {
-			return unavailable{}
+			return broken{errUnavailable}
 		}
 		return newKMS(cfg, id)
 	}
-	path := os.Getenv("SEAL_KEY_FILE")
-	if path == "" {
-		path = filepath.Join(".local", "seal.key")
+	if key := os.Getenv("SEAL_LOCAL_KEY"); key != "" {
+		master, err := hex.DecodeString(key)
+		if err != nil || len(master) != 32 {
+			// The value itself is never echoed: it is a master key.
+			return broken{fmt.Errorf("seal: SEAL_LOCAL_KEY must be 64 hex digits (a 32-byte key), has %d characters", len(key))}
+		}
+		return NewLocal(master)
 	}
-	return &lazyLocal{path: path}
+	return &lazyLocal{path: KeyFileFromEnv()}
 }
 
-// unavailable is the sealer of a function built without KMS support.
-type unavailable struct{}
+// KeyFileFromEnv is the path of the local master key file: SEAL_KEY_FILE, by default
+// .local/seal.key.
+func KeyFileFromEnv() string {
+	if path := os.Getenv("SEAL_KEY_FILE"); path != "" {
+		return path
+	}
+	return filepath.Join(".local", "seal.key")
+}
 
-var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/platform/seal/kmsseal)")
+// broken is the sealer of an environment it cannot work in (no KMS support linked, a malformed
+// key): every use fails with err.
+type broken struct{ err error }
 
 // Seal implements Sealer.
-func (unavailable) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
-	return Sealed{}, errUnavailable
+func (b broken) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
+	return Sealed{}, b.err
 }
 
 // Open implements Sealer.
-func (unavailable) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
-	return nil, errUnavailable
+func (b broken) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
+	return nil, b.err
 }
+
+var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/platform/seal/kmsseal)")
 
 // lazyLocal loads the key file on first use, so functions that never seal never touch it.
 type lazyLocal struct {

@@ -3,8 +3,13 @@ package seal
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 func TestLocalRoundTripAndBinding(t *testing.T) {
@@ -63,5 +68,38 @@ func TestKeyFilePersists(t *testing.T) {
 	}
 	if got, err := second.Open(context.Background(), s, nil); err != nil || string(got) != "x" {
 		t.Fatalf("reloaded key does not open: %q %v", got, err)
+	}
+}
+
+// SEAL_LOCAL_KEY is the key file's content in hex: what one seals with the file, the other
+// opens; a malformed value fails every use without echoing the value.
+func TestLocalKeyFromEnvMatchesKeyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k")
+	file, err := LoadKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	aad := ResourceContext("ac_1", "sshca_1")
+	sealed, err := file.Seal(ctx, []byte("private"), aad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SEAL_KMS_KEY_ID", "")
+	t.Setenv("SEAL_LOCAL_KEY", hex.EncodeToString(raw))
+	got, err := FromEnv(aws.Config{}).Open(ctx, sealed, aad)
+	if err != nil || string(got) != "private" {
+		t.Fatalf("open with SEAL_LOCAL_KEY: %q, %v", got, err)
+	}
+	for _, bad := range []string{"zz" + hex.EncodeToString(raw)[2:], hex.EncodeToString(raw[:16])} {
+		t.Setenv("SEAL_LOCAL_KEY", bad)
+		_, err := FromEnv(aws.Config{}).Seal(ctx, []byte("x"), aad)
+		if err == nil || !strings.Contains(err.Error(), "SEAL_LOCAL_KEY") || strings.Contains(err.Error(), bad) {
+			t.Errorf("SEAL_LOCAL_KEY=%q: err %v, want one naming the variable but not its value", bad, err)
+		}
 	}
 }

@@ -1,0 +1,384 @@
+// Package samlocal prepares runs of the template's functions under the SAM CLI (`sam local
+// invoke`, `sam local start-api`, each function in its own container) against the local stack on
+// this machine, which the containers reach as ContainerHost. `make sam-local` writes, under Dir:
+//
+//   - env.json, the --env-vars file: for every function of shared/app (by logical id), a value for
+//     every environment variable template.yaml declares for it (sam local lets the file set only
+//     declared ones), pointing it at DynamoDB Local and the SQS emulator and giving it the local
+//     seal key instead of KMS. A declared variable with no local value is an error, so the file
+//     cannot drift from the template or from the list of functions.
+//   - events/<folder>/<file>, a copy of every sample event with its placeholders filled: the admin
+//     token, what the samples refer to (made now), and {{id}}, the id of a resource made now with
+//     the function's own create sample, so that every sample answers its documented status on
+//     its own when run in name order. The committed samples keep their placeholders: the copies
+//     hold a live token and belong to one running stack.
+//   - invoke-all.sh, which runs every sample through `sam local invoke`.
+//
+// It prints Commands, which the README shows as they are.
+package samlocal
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"gopkg.in/yaml.v3"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/seal"
+)
+
+const (
+	// ContainerHost is the name SAM's containers reach this machine by (Docker Desktop defines
+	// it; on Linux the commands map it with --add-host).
+	ContainerHost = "host.docker.internal"
+	// Dir is where `make sam-local` writes, relative to the repository root.
+	Dir = ".local/sam"
+	// samFlags are the flags every sam local command here takes.
+	samFlags = "--env-vars " + Dir + "/env.json --add-host " + ContainerHost + ":host-gateway"
+)
+
+// Commands are the commands `make sam-local` prints, exactly as the README shows them.
+func Commands() []string {
+	return []string{
+		"sam build",
+		"sam local start-api " + samFlags,
+		`curl -s -H "Authorization: Bearer $(cat .local/admin.token)" -H "Ngrok-Version: 2" http://127.0.0.1:3000/api_keys`,
+		"sam local invoke ApiKeysFunction " + samFlags + " -e " + Dir + "/events/api_keys/2-list.json",
+		"bash " + Dir + "/invoke-all.sh",
+	}
+}
+
+// Stack is the running local stack as this machine reaches it.
+type Stack struct {
+	DynamoDBEndpoint string // DynamoDB Local, e.g. http://127.0.0.1:8000
+	SQSEndpoint      string // the SQS emulator
+	Table            string
+	// Queues maps each queue-URL variable (EVENTS_QUEUE_URL, EVENTS_DLQ_URL, …) to its queue.
+	Queues map[string]string
+	// SealKey is the local master key (the content of the seal key file).
+	SealKey []byte
+}
+
+// Values returns the value, as a container sees it, of every environment variable the template
+// may declare: loopback URLs are rewritten to ContainerHost.
+func (s Stack) Values() (map[string]string, error) {
+	if len(s.SealKey) != 32 {
+		return nil, fmt.Errorf("samlocal: the local seal key has %d bytes, want 32", len(s.SealKey))
+	}
+	v := map[string]string{
+		"TABLE_NAME":      s.Table,
+		"LOG_LEVEL":       "INFO",
+		"SEAL_KMS_KEY_ID": "", // the local key below instead of KMS
+		"SEAL_LOCAL_KEY":  hex.EncodeToString(s.SealKey),
+	}
+	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
+	for name, u := range s.Queues {
+		urls[name] = u
+	}
+	for name, u := range urls {
+		c, err := ContainerURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("samlocal: %s: %w", name, err)
+		}
+		v[name] = c
+	}
+	return v, nil
+}
+
+// ContainerURL is raw as a container reaches it: a loopback host becomes ContainerHost; any
+// other host is already reachable as it is.
+func ContainerURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("not an absolute URL: %q", raw)
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1":
+		host := ContainerHost
+		if p := u.Port(); p != "" {
+			host = net.JoinHostPort(host, p)
+		}
+		u.Host = host
+	}
+	return u.String(), nil
+}
+
+// templateEnv is the part of template.yaml that says which environment variables each function
+// has.
+type templateEnv struct {
+	Globals struct {
+		Function struct {
+			Environment struct {
+				Variables map[string]any `yaml:"Variables"`
+			} `yaml:"Environment"`
+		} `yaml:"Function"`
+	} `yaml:"Globals"`
+	Resources map[string]struct {
+		Type       string `yaml:"Type"`
+		Properties struct {
+			Environment struct {
+				Variables map[string]any `yaml:"Variables"`
+			} `yaml:"Environment"`
+		} `yaml:"Properties"`
+	} `yaml:"Resources"`
+}
+
+// EnvVars is the content of the --env-vars file: for each function (logical id), the value from
+// values of every variable template declares for it (Globals and its own). A function missing
+// from the template, or a declared variable without a value, is an error.
+func EnvVars(template []byte, functions []string, values map[string]string) (map[string]map[string]string, error) {
+	var tpl templateEnv
+	if err := yaml.Unmarshal(template, &tpl); err != nil {
+		return nil, fmt.Errorf("samlocal: template.yaml: %w", err)
+	}
+	out := map[string]map[string]string{}
+	var missing []string
+	for _, fn := range functions {
+		res, ok := tpl.Resources[fn]
+		if !ok || res.Type != "AWS::Serverless::Function" {
+			return nil, fmt.Errorf("samlocal: template.yaml has no function %s", fn)
+		}
+		env := map[string]string{}
+		for _, vars := range []map[string]any{tpl.Globals.Function.Environment.Variables, res.Properties.Environment.Variables} {
+			for name := range vars {
+				v, ok := values[name]
+				if !ok {
+					missing = append(missing, fn+"."+name)
+					continue
+				}
+				env[name] = v
+			}
+		}
+		out[fn] = env
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("samlocal: template.yaml declares variables with no local value (add them to Stack.Values): %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// LoadSealKey returns the local master key at path, creating the file as the local server would.
+func LoadSealKey(path string) ([]byte, error) {
+	if _, err := seal.LoadKeyFile(path); err != nil {
+		return nil, fmt.Errorf("samlocal: seal key: %w", err)
+	}
+	key, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("samlocal: seal key: %w", err)
+	}
+	return key, nil
+}
+
+// Options say what Write prepares and where.
+type Options struct {
+	Root  string // the repository root (template.yaml, events/)
+	Out   string // where to write (Dir under Root for make sam-local)
+	Stack Stack
+	// Token is the bearer token the samples carry (the local admin's).
+	Token string
+	// Deps serve the handlers that make what the samples refer to, on the same stack.
+	Deps *runtime.Deps
+}
+
+// Write writes env.json, the filled sample events and invoke-all.sh under o.Out.
+func Write(ctx context.Context, o Options) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("samlocal: %w", err)
+		}
+	}()
+	tpl, err := os.ReadFile(filepath.Join(o.Root, "template.yaml"))
+	if err != nil {
+		return err
+	}
+	values, err := o.Stack.Values()
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, f := range app.Functions {
+		names = append(names, f.Name)
+	}
+	for _, w := range app.Workers {
+		names = append(names, w.Name)
+	}
+	env, err := EnvVars(tpl, names, values)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Out, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return err
+	}
+	// 0600: it holds the local master key.
+	if err := os.WriteFile(filepath.Join(o.Out, "env.json"), append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	script := []string{
+		"#!/usr/bin/env bash",
+		"# Written by `make sam-local`: every sample event through `sam local invoke`, in order.",
+		"set -euo pipefail",
+		`cd "$(dirname "$0")/../.."`,
+	}
+	for _, f := range app.Functions {
+		files, err := writeHTTPSamples(ctx, o, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Dir, err)
+		}
+		script = append(script, invokeLines(f.Name, files)...)
+	}
+	for _, w := range app.Workers {
+		files, err := copySamples(o, w.Dir, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.Dir, err)
+		}
+		script = append(script, invokeLines(w.Name, files)...)
+	}
+	return os.WriteFile(filepath.Join(o.Out, "invoke-all.sh"), []byte(strings.Join(script, "\n")+"\n"), 0o700)
+}
+
+func invokeLines(function string, files []string) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, "sam local invoke "+function+" "+samFlags+" -e "+Dir+"/events/"+f)
+	}
+	return out
+}
+
+// writeHTTPSamples writes f's samples filled for o's account. The resource behind {{id}} is
+// made now with f's create sample, on a setup of its own, so that the written create sample
+// (on another setup) does not collide with it where a family keeps something unique (an IP
+// policy's CIDRs).
+func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string, error) {
+	files, err := app.SampleFiles(o.Root, f.Dir)
+	if err != nil {
+		return nil, err
+	}
+	setup := func() (map[string]string, error) {
+		vars, err := app.SampleSetup(ctx, f.Dir, creator(o.Deps, o.Token))
+		if err != nil {
+			return nil, err
+		}
+		vars[app.TokenPlaceholder] = o.Token
+		return vars, nil
+	}
+	own, err := setup()
+	if err != nil {
+		return nil, err
+	}
+	id, err := createWithSample(ctx, o.Deps.Handler(f.Register), files, own)
+	if err != nil {
+		return nil, err
+	}
+	vars, err := setup()
+	if err != nil {
+		return nil, err
+	}
+	vars[app.IDPlaceholder] = id
+	return copySamples(o, f.Dir, vars)
+}
+
+// createWithSample sends the first POST sample that needs no id through handler and returns the
+// id it created.
+func createWithSample(ctx context.Context, handler func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error), files []string, vars map[string]string) (string, error) {
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return "", err
+		}
+		text := app.FillSample(string(raw), vars)
+		if strings.Contains(text, app.IDPlaceholder) {
+			continue
+		}
+		var ev lambdaevents.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal([]byte(text), &ev); err != nil {
+			return "", fmt.Errorf("%s: %w", file, err)
+		}
+		if ev.RequestContext.HTTP.Method != http.MethodPost {
+			continue
+		}
+		res, err := handler(ctx, ev)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", file, err)
+		}
+		var created struct{ ID string }
+		json.Unmarshal([]byte(res.Body), &created)
+		if res.StatusCode != http.StatusCreated || created.ID == "" {
+			return "", fmt.Errorf("%s: status %d, want 201 with an id: %s", file, res.StatusCode, res.Body)
+		}
+		return created.ID, nil
+	}
+	return "", errors.New("no create sample (a POST needing no id) to make the resource the others refer to")
+}
+
+var placeholder = regexp.MustCompile(`\{\{[a-z_]+\}\}`)
+
+// copySamples writes the samples of folder dir under o.Out/events/dir with vars filled in and
+// returns their names relative to events/; a placeholder left unfilled is an error.
+func copySamples(o Options, dir string, vars map[string]string) ([]string, error) {
+	files, err := app.SampleFiles(o.Root, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(o.Out, "events", dir), 0o700); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		text := app.FillSample(string(raw), vars)
+		if p := placeholder.FindString(text); p != "" {
+			return nil, fmt.Errorf("%s: nothing fills %s", file, p)
+		}
+		name := dir + "/" + filepath.Base(file)
+		if err := os.WriteFile(filepath.Join(o.Out, "events", name), []byte(text), 0o600); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// creator makes the samples' setup through every family's handlers, as the token's holder.
+func creator(d *runtime.Deps, token string) app.Creator {
+	mux := d.Mux(app.Registers()...)
+	return func(ctx context.Context, path string, body any) (map[string]any, error) {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Ngrok-Version", "2")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		var out map[string]any
+		if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+			return nil, fmt.Errorf("POST %s: status %d: %s", path, rec.Code, rec.Body)
+		}
+		return out, nil
+	}
+}

@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// The sample events of a function are events/<Dir>/*.json: in name order, one walk through its
+// routes (create, list, get, update, delete, …), each answered with SampleStatus of its method.
+// They hold placeholders: TokenPlaceholder (a bearer token), IDPlaceholder (the id the walk's
+// create returned) and the ones SampleSetup fills.
+const (
+	TokenPlaceholder = "{{token}}"
+	IDPlaceholder    = "{{id}}"
+)
+
+// SampleFiles returns the sample events of the function in folder dir, in name order, under the
+// repository root.
+func SampleFiles(root, dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(root, "events", dir, "*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("sample events of %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no sample events in events/%s", dir)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// SampleStatus is the documented success status of a sample request with method.
+func SampleStatus(method string) int {
+	return map[string]int{"POST": 201, "GET": 200, "PATCH": 200, "PUT": 200, "DELETE": 204}[method]
+}
+
+// FillSample replaces each placeholder of vars in a sample event's text with its value, escaped
+// for where placeholders sit: inside a JSON string (the request body) that is itself a JSON
+// string of the event. Ids and tokens come out unchanged.
+func FillSample(text string, vars map[string]string) string {
+	for k, v := range vars {
+		once, _ := json.Marshal(v)
+		twice, _ := json.Marshal(string(once[1 : len(once)-1]))
+		text = strings.ReplaceAll(text, k, string(twice[1:len(twice)-1]))
+	}
+	return text
+}
+
+// Creator creates a resource for the samples' account (POST body to path) and returns the
+// created object; any status but 201 is an error.
+type Creator func(ctx context.Context, path string, body any) (map[string]any, error)
+
+// SampleSetup makes, with create, what the samples of the function in folder dir refer to besides
+// their own resource, and returns the values of those placeholders (none for most functions).
+func SampleSetup(ctx context.Context, dir string, create Creator) (map[string]string, error) {
+	setup := sampleSetups[dir]
+	if setup == nil {
+		return map[string]string{}, nil
+	}
+	vars, err := setup(ctx, create)
+	if err != nil {
+		return nil, fmt.Errorf("setup of the %s samples: %w", dir, err)
+	}
+	return vars, nil
+}
+
+var sampleSetups = map[string]func(context.Context, Creator) (map[string]string, error){
+	"ip_policy_rules": ipPolicySetup,
+	"ip_restrictions": ipPolicySetup,
+	"event_subscriptions": func(ctx context.Context, create Creator) (map[string]string, error) {
+		return createdID(ctx, create, "{{destination_id}}", "/event_destinations", map[string]any{"target": map[string]any{
+			"datadog": map[string]any{"api_key": "0123456789abcdef0123456789abcdef"}}})
+	},
+	"tls_certificates": func(context.Context, Creator) (map[string]string, error) {
+		cert, key, err := selfSigned(false)
+		return map[string]string{"{{cert_pem}}": cert, "{{key_pem}}": key}, err
+	},
+	"certificate_authorities": func(context.Context, Creator) (map[string]string, error) {
+		cert, _, err := selfSigned(true)
+		return map[string]string{"{{ca_pem}}": cert}, err
+	},
+	"ssh_user_certificates": sshSetup,
+	"ssh_host_certificates": sshSetup,
+}
+
+// ipPolicySetup makes the IP policy that rule and restriction samples refer to.
+func ipPolicySetup(ctx context.Context, create Creator) (map[string]string, error) {
+	return createdID(ctx, create, "{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for samples"})
+}
+
+// createdID creates body at path and returns the new id as the value of placeholder.
+func createdID(ctx context.Context, create Creator, placeholder, path string, body any) (map[string]string, error) {
+	obj, err := create(ctx, path, body)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := obj["id"].(string)
+	if id == "" {
+		return nil, fmt.Errorf("POST %s returned no id", path)
+	}
+	return map[string]string{placeholder: id}, nil
+}
+
+// sshSetup makes the SSH CA and the public key that certificate samples refer to.
+func sshSetup(ctx context.Context, create Creator) (map[string]string, error) {
+	vars, err := createdID(ctx, create, "{{ssh_ca_id}}", "/ssh_certificate_authorities", map[string]any{"private_key_type": "ed25519"})
+	if err != nil {
+		return nil, err
+	}
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	vars["{{ssh_public_key}}"] = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"
+	return vars, nil
+}
+
+// selfSigned returns a fresh self-signed ECDSA certificate (a CA when ca) and its PKCS#8 key.
+func selfSigned(ca bool) (certPEM, keyPEM string, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "sample.example.com"},
+		DNSNames: []string{"sample.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: ca,
+	}
+	if ca {
+		tpl.KeyUsage |= x509.KeyUsageCertSign
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
+	if err != nil {
+		return "", "", err
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return "", "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})), nil
+}
