@@ -38,17 +38,18 @@ func TestTunnelGroupLabels(t *testing.T) {
 	cases := []struct {
 		name   string
 		labels map[string]any
+		field  string
 	}{
-		{"empty key", map[string]any{"": "x"}},
-		{"empty value", map[string]any{"app": ""}},
-		{"equals in key", map[string]any{"a=b": "x"}},
-		{"equals in value", map[string]any{"app": "a=b"}},
-		{"not a string", map[string]any{"app": 1}},
+		{"empty key", map[string]any{"": "x"}, "labels"},
+		{"empty value", map[string]any{"app": ""}, "labels"},
+		{"equals in key", map[string]any{"a=b": "x"}, "labels"},
+		{"equals in value", map[string]any{"app": "a=b"}, "labels"},
+		{"not a string", map[string]any{"app": 1}, "labels.app"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", "labels")
-			a.Do(t, "PATCH", path, map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", "labels")
+			a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", c.field)
+			a.Do(t, "PATCH", path, map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", c.field)
 		})
 	}
 	got, _ := a.WalkPages(t, "/backends/tunnel_group", "backends")

@@ -23,7 +23,11 @@ func TestEndpointsConformance(t *testing.T) {
 	s.Conformance(t, testkit.FamilySpec{
 		Path: "/endpoints", ListKey: "endpoints", Prefix: ids.Endpoint,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
-			return map[string]any{"url": "https://conformance.example.com", "type": "cloud", "traffic_policy": policy, "description": "d"}
+			url := "https://conformance.example.com"
+			if n > 0 {
+				url = fmt.Sprintf("https://conformance-%d.example.com", n)
+			}
+			return map[string]any{"url": url, "type": "cloud", "traffic_policy": policy, "description": "d"}
 		},
 		Update:      map[string]any{"metadata": "m", "pooling_enabled": true},
 		UpdateWants: map[string]any{"metadata": "m", "pooling_enabled": true, "description": "d", "url": "https://conformance.example.com"},

@@ -49,7 +49,6 @@ type destinationCreate struct {
 }
 
 type destinationUpdate struct {
-	ID          *string   `json:"id"`
 	Description *string   `json:"description"`
 	Metadata    *string   `json:"metadata"`
 	Format      *string   `json:"format"`
@@ -87,9 +86,6 @@ func Destinations(k *resource.Kit) *resource.Family[DestinationItem, *Destinatio
 	f.Update = func(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) error {
 		var in destinationUpdate
 		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if err := checkPathID(in.ID, it.ID, "id"); err != nil {
 			return err
 		}
 		if in.Description == nil && in.Metadata == nil && in.Format == nil && in.Target == nil {
@@ -135,15 +131,6 @@ func setTarget(ctx context.Context, k *resource.Kit, it *DestinationItem, in *ta
 		t.Secret = &s
 	}
 	it.Target = t
-	return nil
-}
-
-// checkPathID accepts a body id only when it repeats the path's (the OpenAPI update forms list
-// it; clients normally leave it out).
-func checkPathID(body *string, path, field string) error {
-	if body != nil && *body != path {
-		return api.Invalid(field, "%s %s in the body does not match the path", field, api.Describe(*body))
-	}
 	return nil
 }
 

@@ -175,7 +175,7 @@ func TestDestinationValidation(t *testing.T) {
 		{"empty target", "POST", map[string]any{"target": map[string]any{}}, "ERR_NGROK_5100", "target"},
 		{"null targets", "POST", map[string]any{"target": map[string]any{"kinesis": nil, "datadog": nil}}, "ERR_NGROK_5100", "target"},
 		{"two targets", "POST", map[string]any{"target": map[string]any{"kinesis": map[string]any{}, "datadog": map[string]any{}}}, "ERR_NGROK_5115", "target"},
-		{"unknown target", "POST", map[string]any{"target": map[string]any{"s3": map[string]any{}}}, "ERR_NGROK_214", "s3"},
+		{"unknown target", "POST", map[string]any{"target": map[string]any{"s3": map[string]any{}}}, "ERR_NGROK_214", "target.s3"},
 		{"no auth", "POST", kin(nil, streamARN), "ERR_NGROK_240", "target.kinesis.auth"},
 		{"empty auth", "POST", kin(map[string]any{}, streamARN), "ERR_NGROK_240", "target.kinesis.auth"},
 		{"two auths", "POST", kin(both, streamARN), "ERR_NGROK_5116", "target.kinesis.auth"},
@@ -413,11 +413,17 @@ func TestSources(t *testing.T) {
 		t.Fatalf("sources list is not paginated: %v", list)
 	}
 	a.Do(t, "GET", coll+"/api_key_deleted.v0", nil).Expect(t, 200)
-	got = a.Do(t, "PATCH", coll+"/api_key_deleted.v0", map[string]any{"type": "api_key_updated.v0"}).Expect(t, 200)
-	if got["type"] != "api_key_updated.v0" {
-		t.Fatalf("update: %v", got)
+	// A source has no changeable member: the clients send {} or the path's values, and the
+	// PATCH answers with the source unchanged.
+	for _, body := range []any{nil, map[string]any{}, map[string]any{"subscription_id": id, "type": "api_key_deleted.v0"}} {
+		got = a.Do(t, "PATCH", coll+"/api_key_deleted.v0", body).Expect(t, 200)
+		if got["type"] != "api_key_deleted.v0" || got["uri"] != s.Server.URL+coll+"/api_key_deleted.v0" {
+			t.Fatalf("update %v: %v", body, got)
+		}
 	}
-	a.Do(t, "PATCH", coll+"/api_key_updated.v0", map[string]any{"type": "api_key_updated.v0"}).Expect(t, 200)
+	// The JavaScript client repeats the path's subscription_id in a source POST.
+	a.Do(t, "POST", coll, map[string]any{"subscription_id": id, "type": "api_key_updated.v0"}).Expect(t, 201)
+	a.Do(t, "DELETE", coll+"/api_key_deleted.v0", nil).Expect(t, 204)
 	cases := []struct {
 		name, method, path string
 		body               any
@@ -432,10 +438,12 @@ func TestSources(t *testing.T) {
 		{"list missing subscription", "GET", "/event_subscriptions/esb_nope/sources", nil, 404, "ERR_NGROK_5123", "subscription_id"},
 		{"list query", "GET", coll + "?limit=1", nil, 400, "ERR_NGROK_231", "limit"},
 		{"get absent source", "GET", coll + "/api_key_deleted.v0", nil, 404, "ERR_NGROK_5125", "type"},
-		{"update absent source", "PATCH", coll + "/api_key_deleted.v0", map[string]any{"type": "api_key_created.v0"}, 404, "ERR_NGROK_5125", "type"},
-		{"update to duplicate", "PATCH", coll + "/api_key_updated.v0", map[string]any{"type": "api_key_created.v0"}, 400, "ERR_NGROK_5127", "type"},
-		{"update unknown type", "PATCH", coll + "/api_key_updated.v0", map[string]any{"type": "x.v0"}, 400, "ERR_NGROK_238", "type"},
-		{"update empty", "PATCH", coll + "/api_key_updated.v0", map[string]any{}, 400, "ERR_NGROK_606", "body"},
+		{"update absent source", "PATCH", coll + "/api_key_deleted.v0", map[string]any{}, 404, "ERR_NGROK_5125", "type"},
+		{"update absent source repeating the path", "PATCH", coll + "/api_key_deleted.v0", map[string]any{"type": "api_key_deleted.v0"}, 404, "ERR_NGROK_5125", "type"},
+		{"update on missing subscription", "PATCH", "/event_subscriptions/" + ids.New(ids.EventSubscription) + "/sources/api_key_updated.v0", map[string]any{}, 404, "ERR_NGROK_5123", "subscription_id"},
+		{"update other type in body", "PATCH", coll + "/api_key_updated.v0", map[string]any{"type": "api_key_created.v0"}, 400, "ERR_NGROK_215", "type"},
+		{"update other subscription in body", "PATCH", coll + "/api_key_updated.v0", map[string]any{"subscription_id": ids.New(ids.EventSubscription)}, 400, "ERR_NGROK_215", "subscription_id"},
+		{"update unknown member", "PATCH", coll + "/api_key_updated.v0", map[string]any{"description": "x"}, 400, "ERR_NGROK_214", "description"},
 		{"delete absent source", "DELETE", coll + "/api_key_deleted.v0", nil, 404, "ERR_NGROK_5125", "type"},
 	}
 	for _, c := range cases {

@@ -84,7 +84,6 @@ type subscriptionCreate struct {
 }
 
 type subscriptionUpdate struct {
-	ID             *string     `json:"id"`
 	Description    *string     `json:"description"`
 	Metadata       *string     `json:"metadata"`
 	Sources        *[]sourceIn `json:"sources"`
@@ -125,9 +124,6 @@ func Subscriptions(k *resource.Kit) *resource.Family[SubscriptionItem, *Subscrip
 	f.Update = func(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
 		var in subscriptionUpdate
 		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if err := checkPathID(in.ID, it.ID, "id"); err != nil {
 			return err
 		}
 		if in.Description == nil && in.Metadata == nil && in.Sources == nil && in.DestinationIDs == nil {
@@ -236,9 +232,10 @@ func errNoSource(typ string) error {
 		Msg: "Resource not found: event type " + api.Describe(typ) + " is not a source of this subscription"}
 }
 
-type sourceBody struct {
-	SubscriptionID *string `json:"subscription_id"`
-	Type           *string `json:"type"`
+// sourceCreate is the body of a source POST; the path's subscription_id, when repeated in
+// the body, is checked and dropped by api.Decode.
+type sourceCreate struct {
+	Type *string `json:"type"`
 }
 
 // sourceList is the not-paginated list of a subscription's sources.
@@ -252,13 +249,6 @@ type sourceList struct {
 func registerSources(f *resource.Family[SubscriptionItem, *SubscriptionItem], mux api.Mux, s *api.Server) {
 	coll := subscriptionsPath + "/{subscription_id}/sources"
 	one := coll + "/{type}"
-	decode := func(r *api.Request) (sourceBody, error) {
-		var in sourceBody
-		if err := api.Decode(r, &in); err != nil {
-			return in, err
-		}
-		return in, checkPathID(in.SubscriptionID, r.PathValue("subscription_id"), "subscription_id")
-	}
 	noQuery := func(r *api.Request) error {
 		for k := range r.HTTP.URL.Query() {
 			return api.BadRequest(api.CodeUnknownParam, k, "unknown query parameter %s", api.Describe(k))
@@ -266,8 +256,8 @@ func registerSources(f *resource.Family[SubscriptionItem, *SubscriptionItem], mu
 		return nil
 	}
 	mux.Handle("POST "+coll, s.Handle(http.StatusCreated, func(ctx context.Context, r *api.Request) (any, error) {
-		in, err := decode(r)
-		if err != nil {
+		var in sourceCreate
+		if err := api.Decode(r, &in); err != nil {
 			return nil, err
 		}
 		if in.Type == nil || !KnownType(*in.Type) {
@@ -306,35 +296,24 @@ func registerSources(f *resource.Family[SubscriptionItem, *SubscriptionItem], mu
 		}
 		return SourceJSON{Type: typ, URI: sourceURI(r, it.ID, typ)}, nil
 	}))
+	// A source has no changeable member: its update form holds only the path's values, which
+	// api.Decode checks and drops, so a PATCH answers with the source as it is. Like every
+	// PATCH, it still commits (and records) an update.
 	mux.Handle("PATCH "+one, s.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
-		typ := r.PathValue("type")
-		in, err := decode(r)
-		if err != nil {
+		if err := api.Decode(r, &struct{}{}); err != nil {
 			return nil, err
 		}
-		if in.Type == nil {
-			return nil, api.EmptyUpdate("type")
-		}
-		if !KnownType(*in.Type) {
-			return nil, badType("type", in.Type)
-		}
+		typ := r.PathValue("type")
 		it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
-			i := slices.Index(it.Sources, typ)
-			switch {
-			case i < 0:
+			if !slices.Contains(it.Sources, typ) {
 				return errNoSource(typ)
-			case *in.Type == typ:
-				return nil // like every PATCH, a no-op still commits (and records) an update
-			case slices.Contains(it.Sources, *in.Type):
-				return api.BadRequest(CodeDuplicateSource, "type", "event type %s is already a source of this subscription", *in.Type)
 			}
-			it.Sources[i] = *in.Type
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		return SourceJSON{Type: *in.Type, URI: sourceURI(r, it.ID, *in.Type)}, nil
+		return SourceJSON{Type: typ, URI: sourceURI(r, it.ID, typ)}, nil
 	}))
 	mux.Handle("DELETE "+one, s.Handle(http.StatusNoContent, func(ctx context.Context, r *api.Request) (any, error) {
 		typ := r.PathValue("type")

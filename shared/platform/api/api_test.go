@@ -8,12 +8,19 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type body struct {
-	Description *string   `json:"description"`
-	ACL         *[]string `json:"acl"`
-	Active      *bool     `json:"active"`
+	Description *string           `json:"description"`
+	ACL         *[]string         `json:"acl"`
+	Active      *bool             `json:"active"`
+	Labels      map[string]string `json:"labels"`
+	Target      *struct {
+		Kinesis *struct {
+			StreamARN *string `json:"stream_arn"`
+		} `json:"kinesis"`
+	} `json:"target"`
 }
 
 func TestDecodeBytes(t *testing.T) {
@@ -25,15 +32,37 @@ func TestDecodeBytes(t *testing.T) {
 	}{
 		{"empty body is {}", "", "", ""},
 		{"object", `{"description":"x"}`, "", ""},
+		{"nested", `{"target":{"kinesis":{"stream_arn":"x"}},"labels":{"a":"b"}}`, "", ""},
+		{"escaped non-BMP character", `{"description":"\ud83d\ude00"}`, "", ""},
 		{"unknown field", `{"nope":1}`, CodeUnknownField, "nope"},
+		{"unknown nested field", `{"target":{"kinesis":{"arn":"x"}}}`, CodeUnknownField, "target.kinesis.arn"},
 		{"malformed", `{"description":`, CodeUnparseableBody, "body"},
-		{"syntax", `{"description" "x"}`, CodeUnparseableBody, "body"},
+		{"syntax", `{"description" "x"}`, CodeUnparseableBody, "description"},
 		{"wrong type string", `{"description":5}`, CodeBadFieldValue, "description"},
 		{"wrong type bool", `{"active":"yes"}`, CodeBadFieldValue, "active"},
 		{"wrong type list", `{"acl":"x"}`, CodeBadFieldValue, "acl"},
+		{"wrong type in list", `{"acl":["*",5]}`, CodeBadFieldValue, "acl[1]"},
 		{"array body", `[1]`, CodeUnparseableBody, "body"},
 		{"trailing data", `{}{}`, CodeUnparseableBody, "body"},
-		{"invalid utf8", "{\"description\":\"\xff\"}", CodeUnparseableBody, "body"},
+		// Strictness: exact names, no duplicates, valid UTF-8 and surrogates, no NUL.
+		{"upper-case name", `{"DESCRIPTION":"x"}`, CodeUnknownField, "DESCRIPTION"},
+		{"title-case name", `{"Description":"x"}`, CodeUnknownField, "Description"},
+		{"Unicode-folded name", `{"de\u017fcription":"x"}`, CodeUnknownField, "deſcription"},
+		{"Kelvin-sign name", `{"\u212aey":"x"}`, CodeUnknownField, "\u212aey"},
+		{"member name needing quotes", `{"labels":{"a.b":"\u0000"}}`, CodeBadFieldValue, `labels["a.b"]`},
+		{"duplicate member", `{"description":"a","description":"b"}`, CodeUnparseableBody, "description"},
+		{"duplicate nested member", `{"target":{"kinesis":{"stream_arn":"a","stream_arn":"b"}}}`, CodeUnparseableBody, "target.kinesis.stream_arn"},
+		{"duplicate map key", `{"labels":{"a":"1","a":"2"}}`, CodeUnparseableBody, "labels.a"},
+		{"invalid utf8", "{\"description\":\"\xff\"}", CodeUnparseableBody, "description"},
+		{"invalid utf8 in list", "{\"acl\":[\"\xc3\"]}", CodeUnparseableBody, "acl[0]"},
+		{"lone high surrogate", `{"description":"\ud800"}`, CodeUnparseableBody, "description"},
+		{"lone low surrogate", `{"description":"x\udc00"}`, CodeUnparseableBody, "description"},
+		{"reversed surrogates", `{"description":"\udc00\ud800"}`, CodeUnparseableBody, "description"},
+		{"NUL escaped", `{"description":"a\u0000b"}`, CodeBadFieldValue, "description"},
+		{"NUL in list", `{"acl":["\u0000"]}`, CodeBadFieldValue, "acl[0]"},
+		{"NUL in map value", `{"labels":{"k":"\u0000"}}`, CodeBadFieldValue, "labels.k"},
+		{"NUL in map key", `{"labels":{"k\u0000":"v"}}`, CodeBadFieldValue, `labels["k\x00"]`},
+		{"NUL in unknown member", `{"x":"\u0000"}`, CodeBadFieldValue, "x"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,14 +82,85 @@ func TestDecodeBytes(t *testing.T) {
 	}
 }
 
+// A route's path ids may be repeated in its body when they equal the path's; they never reach
+// the family's body type.
+func TestDecodePathIDs(t *testing.T) {
+	const id, sub = "ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "esb_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc"
+	cases := []struct {
+		name, pattern, path, in string
+		code, field             string
+		description             string
+	}{
+		{"same id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":"` + id + `","description":"d"}`, "", "", "d"},
+		{"id last", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"description":"d","id":"` + id + `"}`, "", "", "d"},
+		{"null id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":null,"description":"d"}`, "", "", "d"},
+		{"only the id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":"` + id + `"}`, "", "", ""},
+		{"other id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":"ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Td","description":"d"}`, CodeBadFieldValue, "id", ""},
+		{"id of another case", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":"AK_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc"}`, CodeBadFieldValue, "id", ""},
+		{"number id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":1}`, CodeBadFieldValue, "id", ""},
+		{"object id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":{"id":"` + id + `"}}`, CodeBadFieldValue, "id", ""},
+		{"duplicate id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":"` + id + `","id":"` + id + `"}`, CodeUnparseableBody, "id", ""},
+		{"upper-case ID is not the path id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"ID":"` + id + `"}`, CodeUnknownField, "ID", ""},
+		{"nested id is not the path id", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"target":{"id":"` + id + `"}}`, CodeUnknownField, "target.id", ""},
+		{"id on a route without one", "POST /api_keys", "/api_keys", `{"id":"` + id + `"}`, CodeUnknownField, "id", ""},
+		{"sub-resource POST", "POST /event_subscriptions/{subscription_id}/sources", "/event_subscriptions/" + sub + "/sources",
+			`{"subscription_id":"` + sub + `","description":"t"}`, "", "", "t"},
+		{"sub-resource POST other parent", "POST /event_subscriptions/{subscription_id}/sources", "/event_subscriptions/" + sub + "/sources",
+			`{"subscription_id":"esb_x","description":"t"}`, CodeBadFieldValue, "subscription_id", ""},
+		{"two wildcards", "PATCH /event_subscriptions/{subscription_id}/sources/{type}", "/event_subscriptions/" + sub + "/sources/api_key_created.v0",
+			`{"type":"api_key_created.v0","subscription_id":"` + sub + `"}`, "", "", ""},
+		{"two wildcards, one differs", "PATCH /event_subscriptions/{subscription_id}/sources/{type}", "/event_subscriptions/" + sub + "/sources/api_key_created.v0",
+			`{"subscription_id":"` + sub + `","type":"api_key_updated.v0"}`, CodeBadFieldValue, "type", ""},
+		{"value equal to a wildcard name", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"description":"id"}`, "", "", "id"},
+		{"NUL in a path member", "PATCH /api_keys/{id}", "/api_keys/" + id, `{"id":"\u0000"}`, CodeBadFieldValue, "id", ""},
+		{"array body", "PATCH /api_keys/{id}", "/api_keys/" + id, `["id"]`, CodeUnparseableBody, "body", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var hr *http.Request
+			mux := http.NewServeMux()
+			mux.HandleFunc(c.pattern, func(_ http.ResponseWriter, r *http.Request) { hr = r })
+			method, _, _ := strings.Cut(c.pattern, " ")
+			mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, c.path, nil))
+			if hr == nil {
+				t.Fatalf("%s did not match %s", c.path, c.pattern)
+			}
+			var b body
+			err := Decode(&Request{HTTP: hr, Body: []byte(c.in)}, &b)
+			if c.code == "" {
+				if err != nil {
+					t.Fatalf("unexpected %v", err)
+				}
+				if got := ""; b.Description != nil && *b.Description != c.description || b.Description == nil && c.description != got {
+					t.Fatalf("description %v, want %q", b.Description, c.description)
+				}
+				return
+			}
+			e, ok := AsError(err)
+			if !ok || e.Code != c.code || e.Field != c.field || e.Status != 400 {
+				t.Fatalf("got %#v, want %s naming %s", err, c.code, c.field)
+			}
+		})
+	}
+}
+
 func FuzzDecodeBytes(f *testing.F) {
-	for _, s := range []string{`{}`, `{"description":"x","acl":["*"],"active":true}`, `[`, `{"a":1}`, "\xff"} {
+	for _, s := range []string{`{}`, `{"description":"x","acl":["*"],"active":true}`, `[`, `{"a":1}`, "\xff",
+		`{"DESCRIPTION":"x"}`, `{"de\u017fcription":"x"}`, `{"description":"a","description":"b"}`,
+		`{"description":"\ud800"}`, `{"description":"\u0000"}`, `{"labels":{"a\u0000":"b"}}`,
+		`{"target":{"kinesis":{"stream_arn":"a","stream_arn":"b"}}}`, `{"id":"x","description":"y"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var b body
 		err := DecodeBytes(in, &b)
 		if err == nil {
+			// Whatever was accepted holds no NUL and only valid UTF-8.
+			for _, v := range append([]*string{b.Description}, mapValues(b.Labels)...) {
+				if v != nil && (strings.ContainsRune(*v, 0) || !utf8.ValidString(*v)) {
+					t.Fatalf("accepted %q", *v)
+				}
+			}
 			return
 		}
 		e, ok := AsError(err)
@@ -68,6 +168,14 @@ func FuzzDecodeBytes(f *testing.F) {
 			t.Fatalf("decode error is not a 400 naming a field: %#v", err)
 		}
 	})
+}
+
+func mapValues(m map[string]string) []*string {
+	var out []*string
+	for k, v := range m {
+		out = append(out, &k, &v)
+	}
+	return out
 }
 
 func TestBearerToken(t *testing.T) {
@@ -114,6 +222,12 @@ func TestParsePage(t *testing.T) {
 		{"before_id=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "", "", 100},
 		{"before_id=cr_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", CodeBadBeforeID, "before_id", 0},
 		{"before_id=junk", CodeBadBeforeID, "before_id", 0},
+		{"beforeId=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "", "", 100},
+		{"beforeId=cr_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", CodeBadBeforeID, "beforeId", 0},
+		{"beforeId=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc&before_id=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "", "", 100},
+		{"beforeId=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc&before_id=", "", "", 100},
+		{"before_id=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc&beforeId=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Td", CodeBadBeforeID, "", 0},
+		{"beforeid=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", CodeUnknownParam, "beforeid", 0},
 		{"sort=asc", CodeUnknownParam, "sort", 0},
 		{"filter=x", CodeUnknownParam, "filter", 0},
 		{"%zz", CodeUnknownParam, "query", 0},
@@ -129,7 +243,7 @@ func TestParsePage(t *testing.T) {
 				return
 			}
 			e, ok := AsError(err)
-			if !ok || e.Code != c.code || e.Field != c.field {
+			if !ok || e.Code != c.code || c.field != "" && e.Field != c.field {
 				t.Fatalf("got %v, want %s naming %s", err, c.code, c.field)
 			}
 		})

@@ -2,87 +2,275 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
-	"unicode/utf8"
+	"unicode"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Decode reads the request body into dst strictly: unknown fields are 214, malformed JSON 213,
-// a value of the wrong type 215 naming the field. An empty body decodes as {}.
+// Decode reads the request body into dst strictly (see the package doc): path ids repeated in
+// the body are checked against the route's and dropped, unknown members are 214, malformed
+// JSON 213, a value of the wrong type or a NUL character 215, each naming the member. An empty
+// body decodes as {}.
 func Decode(r *Request, dst any) error {
-	return DecodeBytes(r.Body, dst)
+	return decode(r.Body, pathValues(r.HTTP), dst)
 }
 
-// DecodeBytes is Decode over raw bytes.
+// DecodeBytes is Decode over raw bytes, for bodies that belong to no route.
 func DecodeBytes(body []byte, dst any) error {
+	return decode(body, nil, dst)
+}
+
+func decode(body []byte, path map[string]string, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	if !utf8.Valid(body) {
-		return BadRequest(CodeUnparseableBody, "body", "the request body is not valid UTF-8")
+	repeated, err := scan(body, path)
+	if err != nil {
+		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
+	if repeated {
+		if body, err = withoutPathIDs(body, path); err != nil {
+			return err
+		}
+	}
+	if err := json.Unmarshal(body, dst, json.RejectUnknownMembers(true)); err != nil {
 		return decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return BadRequest(CodeUnparseableBody, "body", "the request body has data after its JSON value")
 	}
 	return nil
 }
 
-func decodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			return BadRequest(CodeUnparseableBody, "body", "the request body must be a JSON object")
+// pathValues maps each wildcard of the route pattern that matched hr to its value.
+func pathValues(hr *http.Request) map[string]string {
+	if hr == nil {
+		return nil
+	}
+	var out map[string]string
+	rest := hr.Pattern
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return out
 		}
-		return Invalid(field, "field %q must be of type %s, not %s", field, jsonType(typeErr.Type.Kind().String()), typeErr.Value)
-	case errors.As(err, &syntaxErr):
-		return BadRequest(CodeUnparseableBody, "body", "the request body is not valid JSON: %s at byte %d", syntaxErr.Error(), syntaxErr.Offset)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		named := field
-		if named == "" {
-			named = "body"
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return out
 		}
-		return BadRequest(CodeUnknownField, named, "unknown field %q in the request body", field)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return BadRequest(CodeUnparseableBody, "body", "the request body is truncated JSON")
-	default:
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			return Invalid(fe.Field, "%s", fe.Msg)
+		name := strings.TrimSuffix(rest[i+1:i+j], "...")
+		rest = rest[i+j+1:]
+		if name == "$" || name == "" {
+			continue
 		}
-		return BadRequest(CodeUnparseableBody, "body", "the request body could not be parsed: %s", err.Error())
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = hr.PathValue(name)
 	}
 }
 
-// FieldError lets a custom UnmarshalJSON name the field it rejects.
-type FieldError struct{ Field, Msg string }
+// scan tokenizes the whole body once, refusing what the decoder would accept but the API does
+// not (NUL characters) and reporting syntax errors with the member they occur in. It reports
+// whether the top-level object repeats a path wildcard as a member.
+func scan(body []byte, path map[string]string) (repeated bool, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.ReadToken()
+		if err == io.EOF {
+			return repeated, nil
+		}
+		if err != nil {
+			return false, syntaxError(err)
+		}
+		if tok.Kind() != '"' {
+			continue
+		}
+		s := tok.String()
+		if strings.IndexByte(s, 0) >= 0 {
+			field := fieldName(dec.StackPointer())
+			return false, Invalid(field, "%s must not contain a NUL character (U+0000)", field)
+		}
+		if dec.StackDepth() == 1 && path != nil {
+			// At depth 1 a string token is either a member name or a member's value; the
+			// pointer names the member in both cases, so a name is recognised by the pointer
+			// having just changed to it.
+			if _, ok := path[s]; ok && dec.StackPointer().LastToken() == s {
+				repeated = true
+			}
+		}
+	}
+}
 
-// Error implements error.
-func (e *FieldError) Error() string { return e.Msg }
+// withoutPathIDs removes the top-level members that repeat a path wildcard, after checking that
+// each equals the path's value (or is null).
+func withoutPathIDs(body []byte, path map[string]string) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return body, nil // not an object: the decoder reports the mismatch
+	}
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		name := tok.String() // the token is only valid until the next read
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		if want, ok := path[name]; ok {
+			if err := checkPathID(name, val, want); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := enc.WriteToken(jsontext.String(name)); err != nil {
+			return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+		}
+		if err := enc.WriteValue(val); err != nil {
+			return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+		}
+	}
+	if err := enc.WriteToken(jsontext.EndObject); err != nil {
+		return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+	}
+	return out.Bytes(), nil
+}
 
-func jsonType(kind string) string {
-	switch kind {
-	case "string":
+// checkPathID accepts a body member repeating the path's value, or null.
+func checkPathID(field string, val jsontext.Value, want string) error {
+	switch val.Kind() {
+	case 'n':
+		return nil
+	case '"':
+		var got string
+		if err := json.Unmarshal(val, &got); err != nil {
+			return decodeError(err)
+		}
+		if got == want {
+			return nil
+		}
+		return Invalid(field, "%s %s in the body does not match the path's %s", field, Describe(got), Describe(want))
+	default:
+		return Invalid(field, "%s must be a string equal to the path's %s", field, Describe(want))
+	}
+}
+
+func syntaxError(err error) error {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return BadRequest(CodeUnparseableBody, "body", "the request body is truncated JSON")
+	case errors.As(err, &se):
+		if field := fieldName(se.JSONPointer); field != "" {
+			return BadRequest(CodeUnparseableBody, field, "the request body is not valid JSON at %s (byte %d): %s", field, se.ByteOffset, errText(se.Err))
+		}
+		return BadRequest(CodeUnparseableBody, "body", "the request body is not valid JSON (byte %d): %s", se.ByteOffset, errText(se.Err))
+	default:
+		return BadRequest(CodeUnparseableBody, "body", "the request body could not be parsed")
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "invalid JSON"
+	}
+	return err.Error()
+}
+
+func decodeError(err error) error {
+	var semErr *json.SemanticError
+	if !errors.As(err, &semErr) {
+		return syntaxError(err)
+	}
+	field := fieldName(semErr.JSONPointer)
+	switch {
+	case errors.Is(semErr.Err, json.ErrUnknownName):
+		return BadRequest(CodeUnknownField, field, "unknown field %s in the request body", Describe(field))
+	case field == "":
+		return BadRequest(CodeUnparseableBody, "body", "the request body must be a JSON object")
+	case semErr.GoType != nil:
+		return Invalid(field, "field %q must be of type %s, not %s", field, jsonType(semErr.GoType.Kind()), jsonKind(semErr.JSONKind))
+	default:
+		return Invalid(field, "field %q has an invalid value", field)
+	}
+}
+
+// fieldName turns a JSON Pointer into the path the errors name: "sources[0].type",
+// "labels[\"a b\"]". All-digit tokens are read as array indexes.
+func fieldName(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		switch {
+		case tok != "" && strings.Trim(tok, "0123456789") == "":
+			b.WriteString("[" + tok + "]")
+		case plainName(tok):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(tok)
+		default:
+			b.WriteString("[" + strconv.Quote(tok) + "]")
+		}
+	}
+	return b.String()
+}
+
+// plainName reports whether a member name can be written bare in a field path.
+func plainName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c == '-' || unicode.IsLetter(c) || unicode.IsDigit(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func jsonType(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
 		return "string"
-	case "bool":
+	case reflect.Bool:
 		return "boolean"
-	case "slice", "array":
+	case reflect.Slice, reflect.Array:
 		return "array"
-	case "map", "struct", "ptr":
+	case reflect.Map, reflect.Struct, reflect.Pointer, reflect.Interface:
 		return "object"
 	default:
 		return "number"
+	}
+}
+
+func jsonKind(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	case 'n':
+		return "null"
+	case '0':
+		return "number"
+	default:
+		return "a value"
 	}
 }
 

@@ -1,5 +1,3 @@
-// Package api holds the HTTP conventions of the wire contract in one place: the error
-// envelope, operation ids, the version header, strict JSON bodies, paging and absolute URIs.
 package api
 
 import (

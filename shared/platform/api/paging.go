@@ -21,7 +21,8 @@ type Page struct {
 	Filter   string
 }
 
-// ParsePage reads before_id, limit and (when allowFilter) filter from the query string.
+// ParsePage reads before_id (or beforeId, as the JavaScript client spells it), limit and (when
+// allowFilter) filter from the query string.
 // Any other parameter is 231; a limit outside 1..100 is 233; a before_id that is not an id of
 // kind prefix is 223.
 func ParsePage(r *Request, prefix string, allowFilter bool) (Page, error) {
@@ -33,9 +34,15 @@ func ParsePage(r *Request, prefix string, allowFilter bool) (Page, error) {
 	for k, vs := range q {
 		v := vs[len(vs)-1]
 		switch {
-		case k == "before_id":
+		case k == "before_id" || k == "beforeId":
 			if v != "" && !ids.Is(v, prefix) {
-				return p, BadRequest(CodeBadBeforeID, "before_id", "before_id %s is not an id of this resource kind (%s_…)", Describe(v), prefix)
+				return p, BadRequest(CodeBadBeforeID, k, "%s %s is not an id of this resource kind (%s_…)", k, Describe(v), prefix)
+			}
+			if v == "" {
+				continue // an empty cursor is the first page
+			}
+			if p.BeforeID != "" && p.BeforeID != v {
+				return p, BadRequest(CodeBadBeforeID, k, "before_id and beforeId are both given, with different values")
 			}
 			p.BeforeID = v
 		case k == "limit":

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -138,6 +139,55 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		}
 		a.Do(t, "PATCH", item, map[string]any{"bogus_field": 1}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "bogus_field")
 		a.Do(t, "PATCH", item, "{").ExpectError(t, http.StatusBadRequest, "ERR_NGROK_213", "")
+	})
+	t.Run("path id in body", func(t *testing.T) {
+		// The JavaScript client sends its whole argument, path id included, as the PATCH body.
+		with := func(id any) map[string]any {
+			m := map[string]any{}
+			if b, err := json.Marshal(spec.Update); err != nil || json.Unmarshal(b, &m) != nil {
+				t.Fatalf("update body %v is not an object", spec.Update)
+			}
+			m["id"] = id
+			return m
+		}
+		got := a.Do(t, "PATCH", item, with(id)).Expect(t, http.StatusOK)
+		if got["id"] != id {
+			t.Fatalf("PATCH with the path id in the body: %v", got)
+		}
+		a.Do(t, "PATCH", item, with(nil)).Expect(t, http.StatusOK)
+		a.Do(t, "PATCH", item, with(ids.New(spec.Prefix))).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
+		a.Do(t, "PATCH", item, with(7)).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
+	})
+	t.Run("strict JSON", func(t *testing.T) {
+		for _, c := range []struct{ body, code, field string }{
+			{`{"DESCRIPTION":"x"}`, "ERR_NGROK_214", "DESCRIPTION"},
+			{`{"de\u017fcription":"x"}`, "ERR_NGROK_214", "deſcription"},
+			{`{"description":"a","description":"b"}`, "ERR_NGROK_213", "description"},
+			{`{"description":"\ud800"}`, "ERR_NGROK_213", "description"},
+			{"{\"description\":\"\xff\"}", "ERR_NGROK_213", "description"},
+			{`{"description":"a\u0000b"}`, "ERR_NGROK_215", "description"},
+		} {
+			a.Do(t, "PATCH", item, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+			a.Do(t, "POST", spec.Path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+		}
+	})
+	t.Run("beforeId", func(t *testing.T) {
+		// The JavaScript client pages with beforeId; it means what before_id means.
+		a.Do(t, "POST", spec.Path, spec.Create(t, a, 1)).Expect(t, http.StatusCreated)
+		page := a.Do(t, "GET", spec.Path+"?limit=2", nil).Expect(t, http.StatusOK)
+		items := page[spec.ListKey].([]any)
+		if len(items) != 2 {
+			t.Fatalf("two items created, page of two holds %d", len(items))
+		}
+		newest, older := items[0].(map[string]any)["id"].(string), items[1].(map[string]any)["id"].(string)
+		for _, q := range []string{"beforeId=" + newest, "before_id=" + newest, "beforeId=" + newest + "&before_id=" + newest} {
+			got := a.Do(t, "GET", spec.Path+"?limit=1&"+q, nil).Expect(t, http.StatusOK)[spec.ListKey].([]any)
+			if len(got) != 1 || got[0].(map[string]any)["id"] != older {
+				t.Fatalf("%s listed %v, want %s", q, got, older)
+			}
+		}
+		a.Do(t, "GET", spec.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
+		a.Do(t, "GET", spec.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
 	})
 	t.Run("delete", func(t *testing.T) {
 		res := a.Do(t, "DELETE", item, nil)
