@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -172,5 +174,54 @@ func checkSamLocal(t *testing.T, bin string, env []string, token string) {
 	sample, err := os.ReadFile(filepath.Join(work, samlocal.Dir, "events", "api_keys", "3-get.json"))
 	if err != nil || !strings.Contains(string(sample), "Bearer "+token) {
 		t.Errorf("the filled get sample does not carry the admin token (%v)", err)
+	}
+}
+
+// The local server bounds every stage of a connection: headers, the whole request, the
+// response, and idle keep-alive time.
+func TestLocalServerTimeouts(t *testing.T) {
+	lt := localTimeouts
+	if lt.ReadHeader <= 0 || lt.Read < lt.ReadHeader || lt.Write < lt.Read || lt.Idle <= 0 {
+		t.Fatalf("timeouts %+v: each must be set, headers ≤ request ≤ response", lt)
+	}
+	srv := newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}), timeouts{ReadHeader: 200 * time.Millisecond, Read: 300 * time.Millisecond, Write: time.Second, Idle: 300 * time.Millisecond})
+	if srv.ReadHeaderTimeout != 200*time.Millisecond || srv.ReadTimeout != 300*time.Millisecond ||
+		srv.WriteTimeout != time.Second || srv.IdleTimeout != 300*time.Millisecond {
+		t.Fatalf("server timeouts %v %v %v %v", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	// closedWithin reports whether the server closes conn within d after what was sent.
+	closedWithin := func(conn net.Conn, d time.Duration) bool {
+		conn.SetReadDeadline(time.Now().Add(d))
+		_, err := io.Copy(io.Discard, conn)
+		var ne net.Error
+		return err == nil || !(errors.As(err, &ne) && ne.Timeout())
+	}
+	for _, c := range []struct{ name, send string }{
+		{"half a header", "GET / HTTP/1.1\r\nHost: x\r\n"},
+		{"one byte of body", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"},
+		{"idle after a response", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.Write([]byte(c.send)); err != nil {
+				t.Fatal(err)
+			}
+			if !closedWithin(conn, 5*time.Second) {
+				t.Fatal("the connection was still open after 5 s")
+			}
+		})
 	}
 }

@@ -143,7 +143,7 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: d.Mux(app.Registers()...), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(d.Mux(app.Registers()...), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -167,4 +167,19 @@ Ctrl-C stops the server.
 	d.Publisher.Flush()
 	slog.Info("stopped")
 	return nil
+}
+
+// timeouts bound how long one connection may hold the server at each stage.
+type timeouts struct{ ReadHeader, Read, Write, Idle time.Duration }
+
+// localTimeouts: a client gets 5 s to send its headers and 20 s for the whole request (a 1 MiB
+// body at 50 KB/s); the response must be written within 40 s of the headers (API Gateway gives
+// up after 30 s, so nothing legitimate takes longer); an idle keep-alive connection is closed
+// after 60 s. Without them one byte of body holds a connection forever.
+var localTimeouts = timeouts{ReadHeader: 5 * time.Second, Read: 20 * time.Second, Write: 40 * time.Second, Idle: 60 * time.Second}
+
+// newServer is the local HTTP server for h with the given timeouts.
+func newServer(h http.Handler, t timeouts) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: t.ReadHeader, ReadTimeout: t.Read,
+		WriteTimeout: t.Write, IdleTimeout: t.Idle}
 }

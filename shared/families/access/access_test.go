@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,6 +127,7 @@ func TestBadInputsStoreNothing(t *testing.T) {
 		{"restriction policies missing", "POST", "/ip_restrictions", map[string]any{"type": "api"}, "ERR_NGROK_215", "ip_policy_ids"},
 		{"restriction foreign policy", "POST", "/ip_restrictions", map[string]any{"type": "api", "ip_policy_ids": []string{p, other}}, "ERR_NGROK_215", "ip_policy_ids"},
 		{"restriction bad id", "POST", "/ip_restrictions", map[string]any{"type": "api", "ip_policy_ids": []string{"nope"}}, "ERR_NGROK_215", "ip_policy_ids"},
+		{"restriction over the policy limit", "POST", "/ip_restrictions", map[string]any{"type": "api", "ip_policy_ids": slices.Repeat([]string{p}, 29000)}, "ERR_NGROK_215", "ip_policy_ids"},
 		{"restriction type patch", "PATCH", xPath, map[string]any{"type": "api"}, "ERR_NGROK_214", "type"},
 		{"restriction foreign policy patch", "PATCH", xPath, map[string]any{"ip_policy_ids": []string{other}}, "ERR_NGROK_215", "ip_policy_ids"},
 		{"restriction enforced type", "POST", "/ip_restrictions", map[string]any{"type": "api", "enforced": "yes", "ip_policy_ids": []string{p}}, "ERR_NGROK_215", "enforced"},

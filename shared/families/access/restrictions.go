@@ -216,21 +216,26 @@ func syncRestriction(r *api.Request, m *resource.Mutation, it *RestrictionItem, 
 }
 
 // checkPolicyIDs validates a supplied ip_policy_ids list and removes repeats, keeping order.
+// The list as sent may hold at most MaxPoliciesPerRestriction ids, repeats included: that is
+// checked before anything else, so refusing a huge list costs nothing, and the rest is one pass
+// with a set.
 func checkPolicyIDs(in []string) ([]string, error) {
-	var out []string
+	if len(in) > MaxPoliciesPerRestriction {
+		return nil, api.Invalid("ip_policy_ids", "ip_policy_ids lists %d ids; the limit is %d", len(in), MaxPoliciesPerRestriction)
+	}
+	out := make([]string, 0, len(in))
+	seen := make(map[string]bool, len(in))
 	for i, p := range in {
 		if !ids.Is(p, ids.IPPolicy) {
 			return nil, api.Invalid("ip_policy_ids", "ip_policy_ids[%d] %s is not an IP policy id (ipp_…)", i, api.Describe(p))
 		}
-		if !slices.Contains(out, p) {
+		if !seen[p] {
+			seen[p] = true
 			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {
 		return nil, api.Invalid("ip_policy_ids", "ip_policy_ids must list at least one IP policy")
-	}
-	if len(out) > MaxPoliciesPerRestriction {
-		return nil, api.Invalid("ip_policy_ids", "ip_policy_ids lists %d policies; the limit is %d", len(out), MaxPoliciesPerRestriction)
 	}
 	return out, nil
 }

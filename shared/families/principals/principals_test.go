@@ -389,5 +389,8 @@ func TestListFilter(t *testing.T) {
 		t.Fatalf("credential filter: %v", list)
 	}
 	a.Do(t, "GET", "/api_keys?filter="+url.QueryEscape(`obj.acl[0] == "x"`), nil).ExpectError(t, 400, "ERR_NGROK_250", "filter")
+	for _, bad := range []string{`obj.description == "\q"`, "obj.description == \"\xff\"", `size(obj.acl) == 1.2.3`} {
+		a.Do(t, "GET", "/api_keys?filter="+url.QueryEscape(bad), nil).ExpectError(t, 400, "ERR_NGROK_250", "filter")
+	}
 	a.Do(t, "GET", "/bot_users?filter=x", nil).ExpectError(t, 400, "ERR_NGROK_231", "filter")
 }

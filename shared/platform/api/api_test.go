@@ -181,6 +181,26 @@ func mapValues(m map[string]string) []*string {
 func TestBearerToken(t *testing.T) {
 	good := "2BxzRWYdf4fWcQOi6JZ7zaSN6Tc_7PvW3mHXzRpp3tUYxBNLU"
 	cases := []struct {
+		name    string
+		headers []string
+		code    string
+		status  int
+	}{
+		{"two headers", []string{"Bearer " + good, "Bearer " + good}, CodeBadAuthHeader, 400},
+		{"two headers, one empty", []string{"Bearer " + good, ""}, CodeBadAuthHeader, 400},
+		{"joined by API Gateway", []string{"Bearer " + good + ",Bearer " + good}, CodeBadAuthHeader, 400},
+		{"joined with a space", []string{"Bearer " + good + ", Basic abc"}, CodeBadAuthHeader, 400},
+		{"no header at all", nil, CodeNoAuthHeader, 401},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := bearerToken(c.headers)
+			if err == nil || err.Code != c.code || err.Status != c.status || err.Field != "Authorization" {
+				t.Fatalf("got %v, want %d %s", err, c.status, c.code)
+			}
+		})
+	}
+	single := []struct {
 		name, header, code string
 	}{
 		{"missing", "", CodeNoAuthHeader},
@@ -191,9 +211,9 @@ func TestBearerToken(t *testing.T) {
 		{"good", "Bearer " + good, ""},
 		{"lowercase scheme", "bearer " + good, ""},
 	}
-	for _, c := range cases {
+	for _, c := range single {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := bearerToken(c.header)
+			_, err := bearerToken([]string{c.header})
 			if c.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -309,6 +329,50 @@ func TestServerEnvelopes(t *testing.T) {
 			}
 			if strings.Contains(w.Body.String(), "secret detail") || strings.Contains(w.Body.String(), "boom") {
 				t.Fatal("internal detail leaked")
+			}
+		})
+	}
+}
+
+// Non-canonical paths never reach the mux (which would redirect them, keeping the method): they
+// are a 404 in the envelope, without a Location header.
+func TestFrontRefusesNonCanonicalPaths(t *testing.T) {
+	s := &Server{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("DELETE /api_keys/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /api_keys", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.Handle("/", s.NotFound())
+	h := s.Front(mux)
+	cases := []struct {
+		method, target string
+		status         int
+	}{
+		{"DELETE", "/api_keys/ak_1", 204},
+		{"GET", "/api_keys", 200},
+		{"DELETE", "/credentials/../api_keys/ak_1", 404},
+		{"DELETE", "/credentials/%2e%2e/api_keys/ak_1", 404},
+		{"DELETE", "/credentials/%2E%2E/api_keys/ak_1", 404},
+		{"DELETE", "/api_keys/./ak_1", 404},
+		{"DELETE", "//api_keys/ak_1", 404},
+		{"DELETE", "/api_keys//ak_1", 404},
+		{"GET", "/api_keys/", 404},
+		{"GET", "/api_keys/..", 404},
+		{"GET", "/..", 404},
+		{"GET", "/.", 404},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.target, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			req := httptest.NewRequest(c.method, "http://h"+c.target, nil)
+			h.ServeHTTP(w, req)
+			if w.Code != c.status || w.Header().Get("Location") != "" {
+				t.Fatalf("%d (Location %q), want %d", w.Code, w.Header().Get("Location"), c.status)
+			}
+			if c.status == 404 {
+				var env map[string]any
+				if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || env["status_code"] != float64(404) {
+					t.Fatalf("no error envelope: %s", w.Body)
+				}
 			}
 		})
 	}

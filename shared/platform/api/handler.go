@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"runtime/debug"
 	"time"
 
@@ -42,6 +43,34 @@ func RemoteAddrSource(r *http.Request) netip.Addr {
 // the routes in code with template.yaml.
 type Mux interface {
 	Handle(pattern string, h http.Handler)
+}
+
+// Front wraps the route mux with what happens before routing. A path that is not canonical
+// (".", ".." or empty segments, also when percent-encoded) is a 404 in the error envelope:
+// http.ServeMux would answer it with a redirect that keeps the method and has no envelope, and
+// a client must never be sent on to another resource than the one it named.
+func (s *Server) Front(mux http.Handler) http.Handler {
+	notFound := s.NotFound()
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		if !canonicalPath(hr.URL.Path) {
+			notFound.ServeHTTP(w, hr)
+			return
+		}
+		mux.ServeHTTP(w, hr)
+	})
+}
+
+// canonicalPath reports whether p is a path http.ServeMux serves as it is rather than
+// redirecting to its cleaned form.
+func canonicalPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	clean := path.Clean(p)
+	if p[len(p)-1] == '/' && clean != "/" {
+		clean += "/"
+	}
+	return clean == p
 }
 
 // NotFound answers requests no route matched, in the error envelope.
@@ -111,7 +140,7 @@ func (s *Server) serve(ctx context.Context, r *Request, h Handler) (v any, err e
 	if err := checkVersion(r.HTTP.Header.Get("Ngrok-Version")); err != nil {
 		return nil, err
 	}
-	tok, aerr := bearerToken(r.HTTP.Header.Get("Authorization"))
+	tok, aerr := bearerToken(r.HTTP.Header.Values("Authorization"))
 	if aerr != nil {
 		return nil, aerr
 	}

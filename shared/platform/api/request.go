@@ -94,9 +94,20 @@ func isLoopbackHost(host string) bool {
 	return err == nil && a.IsLoopback()
 }
 
-// bearerToken extracts the API key token, applying the platform's header checks
-// (WIRE.md: 200 missing, 201 unparseable, 202 not key-shaped, 206/207 wrong kind of secret).
-func bearerToken(h string) (string, *Error) {
+// bearerToken extracts the API key token from the Authorization header's values, applying the
+// platform's header checks (200 missing, 201 unparseable, 202 not key-shaped, 206/207 wrong kind
+// of secret). More than one Authorization header is a 400: a server that picked one would
+// disagree with API Gateway, which joins them into one value with commas (a comma is never part
+// of a token, so a joined value is recognised as such).
+func bearerToken(values []string) (string, *Error) {
+	if len(values) > 1 || len(values) == 1 && strings.Contains(values[0], ",") {
+		return "", &Error{Status: http.StatusBadRequest, Code: CodeBadAuthHeader,
+			Msg: "exactly one Authorization header is allowed", Field: "Authorization"}
+	}
+	h := ""
+	if len(values) == 1 {
+		h = values[0]
+	}
 	if h == "" {
 		return "", &Error{Status: http.StatusUnauthorized, Code: CodeNoAuthHeader,
 			Msg: "Authorization header is required: 'Authorization: Bearer <api key>'", Field: "Authorization"}

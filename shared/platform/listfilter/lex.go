@@ -11,7 +11,9 @@ package listfilter
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 type tokKind int
@@ -41,6 +43,17 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("at position %d: %s", e.Pos, e.Msg) }
 
 func lex(src string) ([]token, error) {
+	if !utf8.ValidString(src) {
+		i := 0
+		for i < len(src) {
+			r, n := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return nil, &Error{i, "the filter is not valid UTF-8"}
+	}
 	var out []token
 	i := 0
 	for i < len(src) {
@@ -56,13 +69,14 @@ func lex(src string) ([]token, error) {
 			out = append(out, token{kind: tString, text: s, pos: i})
 			i = n
 		case c >= '0' && c <= '9':
-			j := i
-			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.') {
-				j++
-			}
-			var f float64
-			if _, err := fmt.Sscanf(src[i:j], "%g", &f); err != nil {
-				return nil, &Error{i, fmt.Sprintf("bad number %q", src[i:j])}
+			j := numberEnd(src, i)
+			f, err := strconv.ParseFloat(src[i:j], 64)
+			if err != nil || j < len(src) && (src[j] == '.' || isIdentStart(src[j]) || src[j] >= '0' && src[j] <= '9') {
+				k := j
+				for k < len(src) && (src[k] == '.' || isIdentStart(src[k]) || src[k] >= '0' && src[k] <= '9') {
+					k++
+				}
+				return nil, &Error{i, fmt.Sprintf("bad number %q", src[i:k])}
 			}
 			out = append(out, token{kind: tNumber, num: f, text: src[i:j], pos: i})
 			i = j
@@ -91,6 +105,38 @@ func lex(src string) ([]token, error) {
 	return append(out, token{kind: tEOF, pos: len(src)}), nil
 }
 
+// numberEnd returns the end of the number literal at src[i]: digits, an optional fraction of
+// at least one digit and an optional exponent (CEL's int and double literals, in decimal).
+func numberEnd(src string, i int) int {
+	digits := func(j int) int {
+		for j < len(src) && src[j] >= '0' && src[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	j := digits(i)
+	if j+1 < len(src) && src[j] == '.' && src[j+1] >= '0' && src[j+1] <= '9' {
+		j = digits(j + 1)
+	}
+	if j < len(src) && (src[j] == 'e' || src[j] == 'E') {
+		k := j + 1
+		if k < len(src) && (src[k] == '+' || src[k] == '-') {
+			k++
+		}
+		if e := digits(k); e > k {
+			j = e
+		}
+	}
+	return j
+}
+
+// simpleEscapes are CEL's one-character escape sequences.
+var simpleEscapes = map[byte]byte{'\\': '\\', '"': '"', '\'': '\'', '`': '`', '?': '?',
+	'a': '\a', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v'}
+
+// lexString decodes the quoted literal at src[start] with CEL's escapes (the one-character
+// ones, \xHH, \uHHHH, \UHHHHHHHH and octal \ooo); any other escape, or one that does not
+// denote a Unicode scalar value, is refused rather than read as the escaped character.
 func lexString(src string, start int) (string, int, error) {
 	q := src[start]
 	var b strings.Builder
@@ -99,21 +145,66 @@ func lexString(src string, start int) (string, int, error) {
 		switch {
 		case c == q:
 			return b.String(), i + 1, nil
-		case c == '\\' && i+1 < len(src):
-			i++
-			switch src[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(src[i])
+		case c == '\n' || c == '\r':
+			return "", 0, &Error{i, "a line break in a string literal"}
+		case c == '\\':
+			n, err := lexEscape(src, i, &b)
+			if err != nil {
+				return "", 0, err
 			}
+			i += n - 1
 		default:
 			b.WriteByte(c)
 		}
 	}
 	return "", 0, &Error{start, "unterminated string"}
+}
+
+// lexEscape decodes the escape sequence at src[i] (a backslash) into b and returns its length.
+func lexEscape(src string, i int, b *strings.Builder) (int, error) {
+	if i+1 >= len(src) {
+		return 0, &Error{i, "unterminated string"}
+	}
+	e := src[i+1]
+	if r, ok := simpleEscapes[e]; ok {
+		b.WriteByte(r)
+		return 2, nil
+	}
+	var digits, base int
+	switch {
+	case e == 'x' || e == 'X':
+		digits, base = 2, 16
+	case e == 'u':
+		digits, base = 4, 16
+	case e == 'U':
+		digits, base = 8, 16
+	case e >= '0' && e <= '3':
+		digits, base = 3, 8
+	default:
+		return 0, &Error{i, fmt.Sprintf("invalid escape sequence %q in a string literal", src[i:i+2])}
+	}
+	from := i + 2
+	if base == 8 {
+		from = i + 1
+	}
+	if from+digits > len(src) {
+		return 0, &Error{i, "truncated escape sequence in a string literal"}
+	}
+	v, err := strconv.ParseUint(src[from:from+digits], base, 32)
+	if err != nil || !utf8.ValidRune(rune(v)) {
+		return 0, &Error{i, fmt.Sprintf("invalid escape sequence %q in a string literal", src[i:from+digits])}
+	}
+	if e == 'x' || e == 'X' || base == 8 {
+		if v > 0x7f {
+			// CEL reads \xHH and octal escapes as code points; above ASCII they would need
+			// an encoding choice the platform does not document.
+			return 0, &Error{i, fmt.Sprintf("escape sequence %q is not ASCII; use \\u", src[i:from+digits])}
+		}
+		b.WriteByte(byte(v))
+	} else {
+		b.WriteRune(rune(v))
+	}
+	return from + digits - i, nil
 }
 
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

@@ -42,6 +42,15 @@ func TestMatch(t *testing.T) {
 		{"type mismatch does not match", `obj.description > 5`, false},
 		{"size of bool does not match", `size(obj.active) == 1`, false},
 		{"string order", `obj.id >= "ak_1"`, true},
+		{"escaped quote", `obj.description != "a\"b"`, true},
+		{"escaped backslash", `obj.description != 'a\\b'`, true},
+		{"unicode escape", `obj.description == "ci\u0020key"`, true},
+		{"long unicode escape", `obj.description == "ci\U00000020key"`, true},
+		{"hex escape", `obj.description == "ci\x20key"`, true},
+		{"octal escape", `obj.description == "ci\040key"`, true},
+		{"non-ASCII literal", `obj.description != "caf\u00e9" && obj.description != "café"`, true},
+		{"fraction", `size(obj.acl) < 2.5`, true},
+		{"exponent", `size(obj.acl) < 1e1`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,6 +82,24 @@ func TestCompileRefuses(t *testing.T) {
 		{"trailing", `obj.id == "x" obj`},
 		{"too deep", string(make([]byte, 0)) + repeat("!", 100) + `true`},
 		{"too long", `obj.id == "` + repeat("x", 5000) + `"`},
+		// Invalid literals are refused, not read loosely.
+		{"unknown escape", `obj.id == "\q"`},
+		{"unknown escape single quotes", `obj.id == '\q'`},
+		{"escape at end", `obj.id == "\`},
+		{"short unicode escape", `obj.id == "\u12"`},
+		{"surrogate escape", `obj.id == "\ud800"`},
+		{"escape beyond Unicode", `obj.id == "\U00110000"`},
+		{"bad hex escape", `obj.id == "\xzz"`},
+		{"non-ASCII hex escape", `obj.id == "\xff"`},
+		{"bad octal escape", `obj.id == "\08"`},
+		{"invalid UTF-8 in a string", "obj.id == \"\xff\""},
+		{"invalid UTF-8 outside strings", "obj.id == \"x\" \xc3"},
+		{"line break in a string", "obj.id == \"a\nb\""},
+		{"two points", `size(obj.acl) == 1.2.3`},
+		{"trailing point", `size(obj.acl) == 1.`},
+		{"number then letters", `size(obj.acl) == 2abc`},
+		{"empty exponent", `size(obj.acl) == 1e`},
+		{"hex number", `size(obj.acl) == 0x2`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +119,8 @@ func repeat(s string, n int) string {
 }
 
 func FuzzCompileAndMatch(f *testing.F) {
-	for _, s := range []string{`obj.id == "x"`, `size(obj.acl) > 1 && !(obj.a in [1, "b"])`, `obj.created_at > timestamp(time.now).subtract("7d")`, `((`, `"\`} {
+	for _, s := range []string{`obj.id == "x"`, `size(obj.acl) > 1 && !(obj.a in [1, "b"])`, `obj.created_at > timestamp(time.now).subtract("7d")`, `((`, `"\`,
+		`obj.id == "\q"`, `obj.id == "\u00e9\x41\101"`, "obj.id == \"\xff\"", `size(obj.acl) == 1.2.3`, `1e5 > 2.5e-1`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {

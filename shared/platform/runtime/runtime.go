@@ -61,14 +61,14 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 }
 
 // Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for
-// anything else.
+// anything else, behind api.Server.Front (the same on Lambda and in the local server).
 func (d *Deps) Mux(regs ...Register) http.Handler {
 	mux := http.NewServeMux()
 	for _, reg := range regs {
 		reg(d.Kit, mux, d.Server)
 	}
 	mux.Handle("/", d.Server.NotFound())
-	return mux
+	return d.Server.Front(mux)
 }
 
 // Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving regs.
