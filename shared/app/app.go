@@ -42,6 +42,16 @@ var Functions = []Function{
 	{Name: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Register: sshcerts.RegisterHostCertificates},
 }
 
+// PreflightFunction is the function API Gateway sends every CORS preflight to: template.yaml
+// routes PreflightRoute to it. Every function's handler answers preflights before routing
+// (api.Server.Front), so any function would do; the template's HttpApi has no
+// CorsConfiguration because API Gateway cannot echo any origin with credentials allowed, and
+// it would replace the headers the handlers send.
+const (
+	PreflightFunction = "ApiKeysFunction"
+	PreflightRoute    = "OPTIONS /{proxy+}"
+)
+
 // Worker is one non-HTTP Lambda, run by a queue or a schedule rather than by routes.
 type Worker struct {
 	Name string // logical id in template.yaml

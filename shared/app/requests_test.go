@@ -11,30 +11,27 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/testing/testkit"
 )
 
-// Requests the API does not accept get the same 4xx from the local server and from the Lambda
-// handler behind API Gateway: two Authorization headers (which API Gateway joins with a comma)
-// are a 400, and a path that is not canonical is a 404 in the envelope, never a redirect to
-// another resource.
-func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
-	a := s.NewAccount(t)
-	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "target"}).Expect(t, http.StatusCreated)["id"].(string)
-	lambda := s.Deps.Handler(app.Registers()...)
-	host := strings.TrimPrefix(s.Server.URL, "http://")
+// deployment sends one request to one way of serving the API and returns the response.
+type deployment struct {
+	name string
+	do   func(t *testing.T, method, path string, headers http.Header) (int, http.Header, []byte)
+}
 
-	// local sends the request to the local server with each header value as its own line.
-	local := func(method, path string, auth []string) (int, http.Header, []byte) {
+// deployments are the local server of s and the Lambda handler of regs as API Gateway invokes
+// it: repeated request headers joined with commas, as API Gateway delivers them.
+func deployments(s *testkit.Stack, regs ...runtime.Register) []deployment {
+	lambda := s.Deps.Handler(regs...)
+	host := strings.TrimPrefix(s.Server.URL, "http://")
+	local := func(t *testing.T, method, path string, headers http.Header) (int, http.Header, []byte) {
 		req, err := http.NewRequest(method, s.Server.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range auth {
-			req.Header.Add("Authorization", v)
-		}
-		req.Header.Set("Ngrok-Version", "2")
+		req.Header = headers.Clone()
 		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		res, err := client.Do(req)
 		if err != nil {
@@ -44,10 +41,12 @@ func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, res.Header, b
 	}
-	// viaGateway sends it as API Gateway delivers it: repeated headers joined with commas.
-	viaGateway := func(method, path string, auth []string) (int, http.Header, []byte) {
-		ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: path,
-			Headers: map[string]string{"authorization": strings.Join(auth, ","), "ngrok-version": "2", "host": host},
+	gateway := func(t *testing.T, method, path string, headers http.Header) (int, http.Header, []byte) {
+		evh := map[string]string{"host": host}
+		for k, vs := range headers {
+			evh[strings.ToLower(k)] = strings.Join(vs, ",")
+		}
+		ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: path, Headers: evh,
 			RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: host,
 				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, Protocol: "HTTP/1.1", SourceIP: "203.0.113.7"}}}
 		res, err := lambda(context.Background(), ev)
@@ -58,30 +57,49 @@ func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
 		for k, v := range res.Headers {
 			h.Set(k, v)
 		}
+		for k, vs := range res.MultiValueHeaders {
+			h[http.CanonicalHeaderKey(k)] = vs
+		}
 		return res.StatusCode, h, []byte(res.Body)
 	}
-	one := []string{"Bearer " + a.Token}
+	return []deployment{{"local", local}, {"lambda", gateway}}
+}
+
+func headers(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+// Requests the API does not accept get the same 4xx from the local server and from the Lambda
+// handler behind API Gateway: two Authorization headers (which API Gateway joins with a comma)
+// are a 400, and a path that is not canonical is a 404 in the envelope, never a redirect to
+// another resource.
+func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "target"}).Expect(t, http.StatusCreated)["id"].(string)
+	one := headers("Authorization", "Bearer "+a.Token, "Ngrok-Version", "2")
 	cases := []struct {
 		name, method, path string
-		auth               []string
+		headers            http.Header
 		status             int
 		code, field        string
 	}{
-		{"two Authorization headers", "GET", "/api_keys", []string{"Bearer " + a.Token, "Bearer " + a.Token}, 400, "ERR_NGROK_201", "Authorization"},
-		{"two different Authorization headers", "GET", "/api_keys", []string{"Bearer " + a.Token, "Basic YTpi"}, 400, "ERR_NGROK_201", "Authorization"},
+		{"two Authorization headers", "GET", "/api_keys", headers("Authorization", "Bearer "+a.Token, "Authorization", "Bearer "+a.Token), 400, "ERR_NGROK_201", "Authorization"},
+		{"two different Authorization headers", "GET", "/api_keys", headers("Authorization", "Bearer "+a.Token, "Authorization", "Basic YTpi"), 400, "ERR_NGROK_201", "Authorization"},
 		{"dot-dot segment", "DELETE", "/credentials/../api_keys/" + key, one, 404, "", ""},
 		{"encoded dot-dot segment", "DELETE", "/credentials/%2e%2e/api_keys/" + key, one, 404, "", ""},
 		{"dot segment", "DELETE", "/api_keys/./" + key, one, 404, "", ""},
 		{"double slash", "DELETE", "//api_keys/" + key, one, 404, "", ""},
 		{"inner double slash", "DELETE", "/api_keys//" + key, one, 404, "", ""},
 	}
-	for _, deployment := range []struct {
-		name string
-		do   func(method, path string, auth []string) (int, http.Header, []byte)
-	}{{"local", local}, {"lambda", viaGateway}} {
+	for _, d := range deployments(s, app.Registers()...) {
 		for _, c := range cases {
-			t.Run(deployment.name+"/"+c.name, func(t *testing.T) {
-				status, h, body := deployment.do(c.method, c.path, c.auth)
+			t.Run(d.name+"/"+c.name, func(t *testing.T) {
+				status, h, body := d.do(t, c.method, c.path, c.headers)
 				var env struct {
 					Code    string            `json:"error_code"`
 					Status  int               `json:"status_code"`
@@ -99,8 +117,54 @@ func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
 			})
 		}
 		// Nothing was deleted, and the canonical request still works.
-		if status, _, body := deployment.do("GET", "/api_keys/"+key, one); status != http.StatusOK {
-			t.Fatalf("%s: the key is gone or unreadable after the refused requests: %d %s", deployment.name, status, body)
+		if status, _, body := d.do(t, "GET", "/api_keys/"+key, one); status != http.StatusOK {
+			t.Fatalf("%s: the key is gone or unreadable after the refused requests: %d %s", d.name, status, body)
+		}
+	}
+}
+
+// A browser's preflight is answered the same by the local server and by the function
+// template.yaml routes every OPTIONS request to, and the actual request then carries the CORS
+// headers from either.
+func TestCORSPreflight(t *testing.T) {
+	var routed []string
+	for name, res := range readTemplate(t).Resources {
+		for _, ev := range res.Properties.Events {
+			if ev.Properties.Method == "OPTIONS" {
+				routed = append(routed, name+" "+ev.Properties.Method+" "+ev.Properties.Path)
+			}
+		}
+	}
+	if want := app.PreflightFunction + " " + app.PreflightRoute; len(routed) != 1 || routed[0] != want {
+		t.Fatalf("template.yaml routes OPTIONS as %v, want only %s", routed, want)
+	}
+	var reg runtime.Register
+	for _, f := range app.Functions {
+		if f.Name == app.PreflightFunction {
+			reg = f.Register
+		}
+	}
+	if reg == nil {
+		t.Fatalf("%s is not in app.Functions", app.PreflightFunction)
+	}
+	s := testkit.Shared(t, app.Registers()...)
+	a := s.NewAccount(t)
+	const origin = "https://console.example.com"
+	preflight := headers("Origin", origin, "Access-Control-Request-Method", "PATCH",
+		"Access-Control-Request-Headers", "authorization,content-type,ngrok-version")
+	for _, d := range deployments(s, reg) {
+		// Paths of other functions too: API Gateway sends every preflight to one function.
+		for _, path := range []string{"/api_keys/ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "/event_subscriptions/esb_x/sources/api_key_created.v0", "/ip_policies"} {
+			status, h, _ := d.do(t, "OPTIONS", path, preflight)
+			if status != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != origin || h.Get("Access-Control-Allow-Credentials") != "true" ||
+				!strings.Contains(h.Get("Access-Control-Allow-Methods"), "PATCH") || h.Get("Access-Control-Allow-Headers") != "authorization, content-type, ngrok-version" ||
+				h.Get("Access-Control-Max-Age") != "600" {
+				t.Fatalf("%s: preflight of %s: %d %v", d.name, path, status, h)
+			}
+		}
+		status, h, _ := d.do(t, "GET", "/api_keys", headers("Origin", origin, "Authorization", "Bearer "+a.Token, "Ngrok-Version", "2"))
+		if status != http.StatusOK || h.Get("Access-Control-Allow-Origin") != origin || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "Ngrok-Operation-Id") {
+			t.Fatalf("%s: request from an origin: %d %v", d.name, status, h)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -373,6 +375,90 @@ func TestFrontRefusesNonCanonicalPaths(t *testing.T) {
 				if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || env["status_code"] != float64(404) {
 					t.Fatalf("no error envelope: %s", w.Body)
 				}
+			}
+		})
+	}
+}
+
+// Browsers get CORS as the platform answers it: any origin echoed with credentials allowed, a
+// preflight answered before routing and without authentication, cacheable for at most ten
+// minutes; other requests from an origin (errors too) carry the headers a page needs to read them.
+func TestCORS(t *testing.T) {
+	s := &Server{}
+	mux := http.NewServeMux()
+	mux.Handle("GET /api_keys", s.Handle(http.StatusOK, func(ctx context.Context, r *Request) (any, error) {
+		return nil, Invalid("x", "bad x")
+	}))
+	mux.Handle("/", s.NotFound())
+	h := s.Front(mux)
+	const origin = "https://app.example.com:8443"
+	cases := []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+		allowOrigin        string // "" for no CORS headers
+		allowHeaders       string // preflights only
+	}{
+		{"preflight", "OPTIONS", "/api_keys/ak_1", map[string]string{"Origin": origin, "Access-Control-Request-Method": "PATCH",
+			"Access-Control-Request-Headers": "authorization,content-type, ngrok-version"}, 204, origin, "authorization, content-type, ngrok-version"},
+		{"preflight without requested headers", "OPTIONS", "/api_keys", map[string]string{"Origin": "http://localhost:3000", "Access-Control-Request-Method": "GET"},
+			204, "http://localhost:3000", corsAllowHeaders},
+		{"preflight with a bad header list", "OPTIONS", "/api_keys", map[string]string{"Origin": origin, "Access-Control-Request-Method": "GET",
+			"Access-Control-Request-Headers": "authorization, x-a b"}, 204, origin, corsAllowHeaders},
+		{"preflight of an unknown path", "OPTIONS", "/nope/1", map[string]string{"Origin": origin, "Access-Control-Request-Method": "DELETE"}, 204, origin, corsAllowHeaders},
+		{"OPTIONS that is not a preflight", "OPTIONS", "/api_keys", map[string]string{"Origin": origin}, 404, origin, ""},
+		{"OPTIONS without an origin", "OPTIONS", "/api_keys", map[string]string{"Access-Control-Request-Method": "GET"}, 404, "", ""},
+		{"request from an origin", "GET", "/api_keys", map[string]string{"Origin": origin}, 401, origin, ""},
+		{"request without an origin", "GET", "/api_keys", nil, 401, "", ""},
+		{"not-found path from an origin", "GET", "/api_keys/../x", map[string]string{"Origin": origin}, 404, origin, ""},
+		{"origin with a path", "OPTIONS", "/api_keys", map[string]string{"Origin": origin + "/x", "Access-Control-Request-Method": "GET"}, 404, "", ""},
+		{"origin null", "OPTIONS", "/api_keys", map[string]string{"Origin": "null", "Access-Control-Request-Method": "GET"}, 404, "", ""},
+		{"origin of another scheme", "GET", "/api_keys", map[string]string{"Origin": "javascript:alert(1)"}, 401, "", ""},
+		{"origin with credentials", "GET", "/api_keys", map[string]string{"Origin": "https://u:p@a.example.com"}, 401, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(c.method, "http://api.example.com"+c.path, nil)
+			for k, v := range c.headers {
+				req.Header.Set(k, v)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			got := w.Header()
+			if w.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, c.status, w.Body)
+			}
+			if got.Get("Access-Control-Allow-Origin") != c.allowOrigin {
+				t.Fatalf("Access-Control-Allow-Origin %q, want %q", got.Get("Access-Control-Allow-Origin"), c.allowOrigin)
+			}
+			if got.Get("Ngrok-Operation-Id") == "" {
+				t.Fatal("no Ngrok-Operation-Id")
+			}
+			if c.allowOrigin == "" {
+				for k := range got {
+					if strings.HasPrefix(k, "Access-Control-") {
+						t.Fatalf("CORS header %s without a valid origin", k)
+					}
+				}
+				return
+			}
+			if got.Get("Access-Control-Allow-Credentials") != "true" || !slices.Contains(got.Values("Vary"), "Origin") {
+				t.Fatalf("credentials %q, vary %q", got.Get("Access-Control-Allow-Credentials"), got.Values("Vary"))
+			}
+			if c.status != 204 {
+				if !strings.Contains(got.Get("Access-Control-Expose-Headers"), "Ngrok-Operation-Id") || got.Get("Access-Control-Max-Age") != "" {
+					t.Fatalf("not a preflight: expose %q, max age %q", got.Get("Access-Control-Expose-Headers"), got.Get("Access-Control-Max-Age"))
+				}
+				return
+			}
+			if w.Body.Len() != 0 {
+				t.Fatalf("preflight body %q", w.Body)
+			}
+			if got.Get("Access-Control-Allow-Methods") != "GET, POST, PUT, PATCH, DELETE, OPTIONS" || got.Get("Access-Control-Allow-Headers") != c.allowHeaders {
+				t.Fatalf("methods %q, headers %q", got.Get("Access-Control-Allow-Methods"), got.Get("Access-Control-Allow-Headers"))
+			}
+			if age, err := strconv.Atoi(got.Get("Access-Control-Max-Age")); err != nil || age <= 0 || age > 600 {
+				t.Fatalf("Access-Control-Max-Age %q, want 1..600 seconds", got.Get("Access-Control-Max-Age"))
 			}
 		})
 	}

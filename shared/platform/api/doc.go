@@ -34,6 +34,12 @@
 // drops it before decoding; any other value is 215 naming the member. Families therefore never
 // see path ids in their bodies, on every PATCH, PUT and sub-resource POST alike.
 //
+// # Before routing
+//
+// Server.Front runs before the route mux, on Lambda and in the local server alike: CORS
+// (origin echoed, credentials allowed, preflights answered with the allowed methods and
+// headers and cached for CORSMaxAge) and a 404 in the envelope for non-canonical paths.
+//
 // # Paging
 //
 // ParsePage reads before_id (also spelled beforeId, as one official client sends it), limit

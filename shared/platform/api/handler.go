@@ -48,10 +48,15 @@ type Mux interface {
 // Front wraps the route mux with what happens before routing. A path that is not canonical
 // (".", ".." or empty segments, also when percent-encoded) is a 404 in the error envelope:
 // http.ServeMux would answer it with a redirect that keeps the method and has no envelope, and
-// a client must never be sent on to another resource than the one it named.
+// a client must never be sent on to another resource than the one it named. Before that, CORS:
+// a request from a browser origin gets its headers (errors included, so a page can read them),
+// and a preflight is answered here (see CORSMaxAge), for any path, as no route registers OPTIONS.
 func (s *Server) Front(mux http.Handler) http.Handler {
 	notFound := s.NotFound()
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		if cors(w, hr) {
+			return
+		}
 		if !canonicalPath(hr.URL.Path) {
 			notFound.ServeHTTP(w, hr)
 			return
