@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(principals.RegisterAPIKeys) }
+func main() { runtime.Main(principals.APIKeysDescriptor) }

@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(tlscerts.RegisterCertificateAuthorities) }
+func main() { runtime.Main(tlscerts.CertificateAuthoritiesDescriptor) }

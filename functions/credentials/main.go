@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(principals.RegisterCredentials) }
+func main() { runtime.Main(principals.CredentialsDescriptor) }

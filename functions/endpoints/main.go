@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(endpoints.RegisterEndpoints) }
+func main() { runtime.Main(endpoints.EndpointsDescriptor) }

@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(eventsub.RegisterEventDestinations) }
+func main() { runtime.Main(eventsub.EventDestinationsDescriptor) }

@@ -7,4 +7,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(eventsub.RegisterEventSubscriptions) }
+func main() { runtime.Main(eventsub.EventSubscriptionsDescriptor) }

@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(access.RegisterIPPolicies) }
+func main() { runtime.Main(access.IPPoliciesDescriptor) }

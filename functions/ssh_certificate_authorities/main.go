@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(sshcerts.RegisterAuthorities) }
+func main() { runtime.Main(sshcerts.SSHCertificateAuthoritiesDescriptor) }

@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(sshcerts.RegisterUserCertificates) }
+func main() { runtime.Main(sshcerts.SSHUserCertificatesDescriptor) }

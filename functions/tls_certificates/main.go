@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(tlscerts.RegisterTLSCertificates) }
+func main() { runtime.Main(tlscerts.TLSCertificatesDescriptor) }

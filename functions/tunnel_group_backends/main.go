@@ -6,4 +6,4 @@ import (
 	"tunnelapi/shared/platform/runtime"
 )
 
-func main() { runtime.Main(backends.RegisterTunnelGroupBackends) }
+func main() { runtime.Main(backends.TunnelGroupBackendsDescriptor) }

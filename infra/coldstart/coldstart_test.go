@@ -52,7 +52,7 @@ func TestZipSizes(t *testing.T) {
 // functionDirs lists every function's folder: the HTTP families and the workers.
 func functionDirs() []string {
 	var out []string
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		out = append(out, f.Dir)
 	}
 	for _, w := range app.Workers {

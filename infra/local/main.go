@@ -143,7 +143,7 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := newServer(d.Mux(app.Registers()...), localTimeouts)
+	srv := newServer(d.Mux(app.Families...), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):

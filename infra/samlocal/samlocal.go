@@ -212,7 +212,7 @@ func Write(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	var names []string
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		names = append(names, f.Name)
 	}
 	for _, w := range app.Workers {
@@ -239,7 +239,7 @@ func Write(ctx context.Context, o Options) (err error) {
 		"set -euo pipefail",
 		`cd "$(dirname "$0")/../.."`,
 	}
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		files, err := writeHTTPSamples(ctx, o, f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Dir, err)
@@ -285,7 +285,7 @@ func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	id, err := createWithSample(ctx, o.Deps.Handler(f.Register), files, own)
+	id, err := createWithSample(ctx, o.Deps.Handler(f.Families...), files, own)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func copySamples(o Options, dir string, vars map[string]string) ([]string, error
 
 // creator makes the samples' setup through every family's handlers, as the token's holder.
 func creator(d *runtime.Deps, token string) app.Creator {
-	mux := d.Mux(app.Registers()...)
+	mux := d.Mux(app.Families...)
 	return func(ctx context.Context, path string, body any) (map[string]any, error) {
 		b, err := json.Marshal(body)
 		if err != nil {

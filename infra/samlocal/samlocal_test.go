@@ -100,7 +100,7 @@ func containerEnv(t *testing.T, file map[string]string) {
 // name order with the documented status; the workers handle theirs; committed events reach the
 // stack's queue under the containers' host name.
 func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
-	st := testkit.Start(t, app.Registers()...)
+	st := testkit.Start(t, app.Families...)
 	a := st.NewAccount(t)
 	q := testkit.NewQueues(t, nil) // the queues the env-vars file names
 	key, err := samlocal.LoadSealKey(seal.KeyFileFromEnv())
@@ -129,7 +129,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	// Coverage: exactly the declared variables of exactly the template's functions.
 	declared := declaredEnv(t)
 	var functions []string
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		functions = append(functions, f.Name)
 	}
 	for _, w := range app.Workers {
@@ -200,7 +200,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 		}
 		return out
 	}
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		t.Run(f.Dir, func(t *testing.T) {
 			evs := samples(t, f.Dir)
 			containerEnv(t, file[f.Name])
@@ -213,7 +213,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 			if d.Publisher != nil {
 				d.Publisher.Log = quiet
 			}
-			handler := d.Handler(f.Register)
+			handler := d.Handler(f.Families...)
 			for i, raw := range evs {
 				var ev events.APIGatewayV2HTTPRequest
 				if err := json.Unmarshal(raw, &ev); err != nil {
@@ -231,7 +231,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	}
 
 	// Functions that publish committed events reached the queue under the containers' host name.
-	if file[app.Functions[0].Name]["EVENTS_QUEUE_URL"] != "" {
+	if file[app.Functions()[0].Name]["EVENTS_QUEUE_URL"] != "" {
 		got, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.Events), MaxNumberOfMessages: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -283,7 +283,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		files, _ := filepath.Glob(filepath.Join(out, "events", f.Dir, "*.json"))
 		for _, file := range files {
 			line := "sam local invoke " + f.Name + " --env-vars " + samlocal.Dir + "/env.json --add-host " +

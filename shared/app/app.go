@@ -1,6 +1,10 @@
-// Package app lists every function of the service: its name in template.yaml, its folder under
-// functions/, and its route registration. The local all-in-one server serves them all, and the
-// template test checks each against template.yaml.
+// Package app lists every family and worker of the service. Everything that must agree on them
+// reads these lists: the local all-in-one server, the test stack, and the tests that check
+// template.yaml, the Makefile, the Lambda mains and the sample events against them.
+//
+// Adding a family means adding its package under shared/families with its resource.Descriptor,
+// an entry in Families, functions/<Dir>/main.go, its block in template.yaml, its entry in the
+// Makefile's FUNCTIONS and sample events in events/<Dir>/; the tests here fail until all agree.
 package app
 
 import (
@@ -11,35 +15,51 @@ import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/families/tlscerts"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/workers/delivery"
 	"tunnelapi/shared/workers/scheduler"
 )
 
-// Function is one HTTP Lambda.
+// Families is every resource family of the service.
+var Families = []*resource.Descriptor{
+	principals.APIKeysDescriptor,
+	principals.CredentialsDescriptor,
+	principals.BotUsersDescriptor,
+	access.IPPoliciesDescriptor,
+	access.IPPolicyRulesDescriptor,
+	access.IPRestrictionsDescriptor,
+	backends.TunnelGroupBackendsDescriptor,
+	endpoints.EndpointsDescriptor,
+	eventsub.EventDestinationsDescriptor,
+	eventsub.EventSubscriptionsDescriptor,
+	tlscerts.TLSCertificatesDescriptor,
+	tlscerts.CertificateAuthoritiesDescriptor,
+	sshcerts.SSHCertificateAuthoritiesDescriptor,
+	sshcerts.SSHUserCertificatesDescriptor,
+	sshcerts.SSHHostCertificatesDescriptor,
+}
+
+// Function is one HTTP Lambda and the families it serves.
 type Function struct {
 	Name     string // logical id in template.yaml
 	Dir      string // folder under functions/
-	Register runtime.Register
+	Families []*resource.Descriptor
 }
 
-// Functions is every HTTP function of the service.
-var Functions = []Function{
-	{Name: "ApiKeysFunction", Dir: "api_keys", Register: principals.RegisterAPIKeys},
-	{Name: "CredentialsFunction", Dir: "credentials", Register: principals.RegisterCredentials},
-	{Name: "BotUsersFunction", Dir: "bot_users", Register: principals.RegisterBotUsers},
-	{Name: "IPPoliciesFunction", Dir: "ip_policies", Register: access.RegisterIPPolicies},
-	{Name: "IPPolicyRulesFunction", Dir: "ip_policy_rules", Register: access.RegisterIPPolicyRules},
-	{Name: "IPRestrictionsFunction", Dir: "ip_restrictions", Register: access.RegisterIPRestrictions},
-	{Name: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends", Register: backends.RegisterTunnelGroupBackends},
-	{Name: "EndpointsFunction", Dir: "endpoints", Register: endpoints.RegisterEndpoints},
-	{Name: "EventDestinationsFunction", Dir: "event_destinations", Register: eventsub.RegisterEventDestinations},
-	{Name: "EventSubscriptionsFunction", Dir: "event_subscriptions", Register: eventsub.RegisterEventSubscriptions},
-	{Name: "TLSCertificatesFunction", Dir: "tls_certificates", Register: tlscerts.RegisterTLSCertificates},
-	{Name: "CertificateAuthoritiesFunction", Dir: "certificate_authorities", Register: tlscerts.RegisterCertificateAuthorities},
-	{Name: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Register: sshcerts.RegisterAuthorities},
-	{Name: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Register: sshcerts.RegisterUserCertificates},
-	{Name: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Register: sshcerts.RegisterHostCertificates},
+// Functions groups Families by the Lambda that serves them, in the order of Families.
+func Functions() []Function {
+	var out []Function
+	index := map[string]int{}
+	for _, d := range Families {
+		i, ok := index[d.Function]
+		if !ok {
+			i = len(out)
+			index[d.Function] = i
+			out = append(out, Function{Name: d.Function, Dir: d.Dir})
+		}
+		out[i].Families = append(out[i].Families, d)
+	}
+	return out
 }
 
 // PreflightFunction is the function API Gateway sends every CORS preflight to: template.yaml
@@ -66,13 +86,4 @@ type Worker struct {
 var Workers = []Worker{
 	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
 	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main},
-}
-
-// Registers returns the registrations of every function, for the local server.
-func Registers() []runtime.Register {
-	out := make([]runtime.Register, len(Functions))
-	for i, f := range Functions {
-		out[i] = f.Register
-	}
-	return out
 }

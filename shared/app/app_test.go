@@ -29,6 +29,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
 	"tunnelapi/shared/workers/scheduler"
@@ -43,7 +44,9 @@ func (r *recorder) Handle(pattern string, _ http.Handler) { r.routes = append(r.
 
 func codeRoutes(f app.Function) []string {
 	rec := &recorder{}
-	f.Register(nil, rec, &api.Server{})
+	for _, d := range f.Families {
+		d.Register(nil, rec, &api.Server{})
+	}
 	sort.Strings(rec.routes)
 	return rec.routes
 }
@@ -98,7 +101,7 @@ func templateRoutes(t *testing.T) map[string][]string {
 func TestTemplateRoutesMatchCode(t *testing.T) {
 	tpl := templateRoutes(t)
 	seen := map[string]bool{}
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		seen[f.Name] = true
 		code := codeRoutes(f)
 		if len(code) == 0 {
@@ -115,7 +118,7 @@ func TestTemplateRoutesMatchCode(t *testing.T) {
 	}
 	// No route may be served by two functions.
 	owner := map[string]string{}
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		for _, r := range codeRoutes(f) {
 			if o, dup := owner[r]; dup {
 				t.Errorf("%s is registered by %s and %s", r, o, f.Name)
@@ -125,18 +128,21 @@ func TestTemplateRoutesMatchCode(t *testing.T) {
 	}
 }
 
-// Each functions/<dir>/main.go serves exactly the registration app.Functions lists for it, and
-// the Makefile builds it under the same logical id.
+// Each functions/<dir>/main.go serves exactly the families whose descriptors name it, and the
+// Makefile builds it under the same logical id.
 func TestMainsAndMakefileMatchFunctions(t *testing.T) {
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range app.Functions {
-		want := runtime.FuncForPC(reflect.ValueOf(f.Register).Pointer()).Name()
-		got := mainRegistration(t, filepath.Join(root, "functions", f.Dir, "main.go"))
-		if got != want {
-			t.Errorf("functions/%s/main.go serves %q, app.Functions says %q", f.Dir, got, want)
+	for _, f := range app.Functions() {
+		var want []string
+		for _, d := range f.Families {
+			want = append(want, descriptorName(t, d))
+		}
+		got := mainFamilies(t, filepath.Join(root, "functions", f.Dir, "main.go"))
+		if !slices.Equal(got, want) {
+			t.Errorf("functions/%s/main.go serves %q, the descriptors naming %s are %q", f.Dir, got, f.Name, want)
 		}
 		if !strings.Contains(string(mk), f.Name+":"+f.Dir) {
 			t.Errorf("Makefile FUNCTIONS lacks %s:%s", f.Name, f.Dir)
@@ -189,19 +195,53 @@ func mainCall(t *testing.T, path string) string {
 	})
 }
 
-// mainRegistration returns "<import path>.<Func>" of the argument passed to runtime.Main.
-func mainRegistration(t *testing.T, path string) string {
-	return findCall(t, path, func(call *ast.CallExpr) ast.Expr {
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" && len(call.Args) == 1 {
-			return call.Args[0]
+// mainFamilies returns "<import path>.<Var>" of each argument passed to runtime.Main.
+func mainFamilies(t *testing.T, path string) []string {
+	file, imports := parseGo(t, path)
+	var out []string
+	ast.Inspect(file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
 		}
-		return nil
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" {
+			for _, arg := range call.Args {
+				if a, ok := arg.(*ast.SelectorExpr); ok {
+					if id, ok := a.X.(*ast.Ident); ok {
+						out = append(out, imports[id.Name]+"."+a.Sel.Name)
+					}
+				}
+			}
+		}
+		return true
 	})
+	return out
 }
 
-// findCall parses the Go file at path and returns "<import path>.<Name>" of the last
-// package-qualified expression pick returns for a call in it ("" when none).
-func findCall(t *testing.T, path string, pick func(*ast.CallExpr) ast.Expr) string {
+// descriptorName returns "<import path>.<Var>" of d as shared/app/app.go names it in Families
+// (the i-th element of that literal is app.Families[i]).
+func descriptorName(t *testing.T, d *resource.Descriptor) string {
+	file, imports := parseGo(t, filepath.Join(root, "shared", "app", "app.go"))
+	var names []string
+	ast.Inspect(file, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok || len(spec.Names) != 1 || spec.Names[0].Name != "Families" || len(spec.Values) != 1 {
+			return true
+		}
+		for _, el := range spec.Values[0].(*ast.CompositeLit).Elts {
+			sel := el.(*ast.SelectorExpr)
+			names = append(names, imports[sel.X.(*ast.Ident).Name]+"."+sel.Sel.Name)
+		}
+		return false
+	})
+	if len(names) != len(app.Families) {
+		t.Fatalf("app.go lists %d families, app.Families has %d", len(names), len(app.Families))
+	}
+	return names[slices.Index(app.Families, d)]
+}
+
+// parseGo parses the Go file at path and maps its imports' package names to their paths.
+func parseGo(t *testing.T, path string) (*ast.File, map[string]string) {
 	file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +251,13 @@ func findCall(t *testing.T, path string, pick func(*ast.CallExpr) ast.Expr) stri
 		p, _ := strconv.Unquote(im.Path.Value)
 		imports[filepath.Base(p)] = p
 	}
+	return file, imports
+}
+
+// findCall returns "<import path>.<Name>" of the last package-qualified expression pick returns
+// for a call in the Go file at path ("" when none).
+func findCall(t *testing.T, path string, pick func(*ast.CallExpr) ast.Expr) string {
+	file, imports := parseGo(t, path)
 	var out string
 	ast.Inspect(file, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
@@ -237,15 +284,15 @@ func accountCreator(t *testing.T, a *testkit.Account) app.Creator {
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
 // handler: create, list, get, update, delete, each with its documented status.
 func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		t.Run(f.Dir, func(t *testing.T) {
 			files, err := app.SampleFiles(root, f.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			handler := s.Deps.Handler(f.Register)
+			handler := s.Deps.Handler(f.Families...)
 			vars, err := app.SampleSetup(context.Background(), f.Dir, accountCreator(t, a))
 			if err != nil {
 				t.Fatal(err)
@@ -336,7 +383,7 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 // The sample events in events/<dir>/ of every worker go through its real Lambda handler and
 // succeed (no batch item failures).
 func TestWorkerSampleEvents(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	handlers := workerHandlers(t, s)
 	for _, w := range app.Workers {
 		t.Run(w.Dir, func(t *testing.T) {
@@ -367,7 +414,7 @@ func TestNoScanOutsideTests(t *testing.T) {
 	for _, dir := range []string{"shared", "functions", "infra"} {
 		filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
-				strings.Contains(path, "testkit") {
+				strings.Contains(path, filepath.Join("shared", "testing")) {
 				return nil
 			}
 			b, _ := os.ReadFile(path)
@@ -397,10 +444,10 @@ func TestListFiltersFollowTheOpenAPI(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &spec); err != nil {
 		t.Fatal(err)
 	}
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	checked := 0
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		for _, route := range codeRoutes(f) {
 			method, path, _ := strings.Cut(route, " ")
 			if method != "GET" || strings.Contains(path, "{") {
@@ -573,10 +620,10 @@ func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
 	if openAPI() == nil {
 		t.Skip("the platform's OpenAPI reference is not beside this checkout")
 	}
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	checked := 0
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		for _, route := range codeRoutes(f) {
 			method, path, _ := strings.Cut(route, " ")
 			if method != "POST" || strings.Contains(path, "{") {
@@ -722,24 +769,14 @@ func TestTemplateReferencesResolve(t *testing.T) {
 // events.AuditKinds, the list subscriptions accept (issue: events of every family flow through
 // the one pipeline).
 func TestEveryFamilysEventsAreSubscribable(t *testing.T) {
-	kindRE := regexp.MustCompile(`EventKind:\s*"([a-z_]+)"`)
-	found := 0
-	filepath.WalkDir(filepath.Join(root, "shared"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
+	for _, d := range app.Families {
+		if d.EventKind == "" {
+			t.Errorf("%s declares no EventKind", d.Path)
 		}
-		b, _ := os.ReadFile(path)
-		for _, m := range kindRE.FindAllStringSubmatch(string(b), -1) {
-			found++
-			for _, verb := range []string{"created", "updated", "deleted"} {
-				if typ := audit.Type(m[1], verb); !eventsub.KnownType(typ) {
-					t.Errorf("%s: %s cannot be subscribed to", path, typ)
-				}
+		for _, verb := range []string{"created", "updated", "deleted"} {
+			if typ := audit.Type(d.EventKind, verb); !eventsub.KnownType(typ) {
+				t.Errorf("%s: %s cannot be subscribed to", d.Path, typ)
 			}
 		}
-		return nil
-	})
-	if found < len(app.Functions)-2 {
-		t.Fatalf("found only %d EventKind declarations", found)
 	}
 }

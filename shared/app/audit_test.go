@@ -14,7 +14,7 @@ import (
 // Every mutation of the access, backend and endpoint families records its audit event, with the
 // resource as GET returns it, in the mutation's own transaction.
 func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	type step struct {
 		path, kind  string

@@ -14,7 +14,7 @@ import (
 // allRoutes is every route of every function, in a stable order.
 func allRoutes() []string {
 	var out []string
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		out = append(out, codeRoutes(f)...)
 	}
 	return out
@@ -41,7 +41,7 @@ func FuzzAllRoutes(f *testing.F) {
 	var a *testkit.Account
 	f.Fuzz(func(t *testing.T, route uint16, pathValue, query, body string) {
 		if s == nil {
-			s = testkit.Shared(t, app.Registers()...)
+			s = testkit.Shared(t, app.Families...)
 			a = s.NewAccount(t)
 		}
 		method, pattern, _ := strings.Cut(routes[int(route)%len(routes)], " ")

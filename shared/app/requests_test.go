@@ -78,7 +78,7 @@ func headers(kv ...string) http.Header {
 // are a 400, and a path that is not canonical is a 404 in the envelope, never a redirect to
 // another resource.
 func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "target"}).Expect(t, http.StatusCreated)["id"].(string)
 	one := headers("Authorization", "Bearer "+a.Token, "Ngrok-Version", "2")
@@ -96,7 +96,7 @@ func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
 		{"double slash", "DELETE", "//api_keys/" + key, one, 404, "", ""},
 		{"inner double slash", "DELETE", "/api_keys//" + key, one, 404, "", ""},
 	}
-	for _, d := range deployments(s, app.Registers()...) {
+	for _, d := range deployments(s, app.Families...) {
 		for _, c := range cases {
 			t.Run(d.name+"/"+c.name, func(t *testing.T) {
 				status, h, body := d.do(t, c.method, c.path, c.headers)
@@ -147,7 +147,7 @@ func TestCORSPreflight(t *testing.T) {
 	if reg == nil {
 		t.Fatalf("%s is not in app.Functions", app.PreflightFunction)
 	}
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	const origin = "https://console.example.com"
 	preflight := headers("Origin", origin, "Access-Control-Request-Method", "PATCH",

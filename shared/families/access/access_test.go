@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/iprestrict"
 	"tunnelapi/shared/platform/store"
@@ -19,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
+func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 func newPolicy(t testing.TB, a *testkit.Account) string {
 	return a.Do(t, "POST", "/ip_policies", map[string]any{"description": "p"}).Expect(t, http.StatusCreated)["id"].(string)
@@ -32,7 +33,7 @@ func newRule(t testing.TB, a *testkit.Account, policy, cidr, action string) map[
 func TestIPPoliciesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/ip_policies", ListKey: "ip_policies", Prefix: ids.IPPolicy,
+		Family: access.IPPoliciesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "office", "metadata": "m"}
 		},
@@ -44,7 +45,7 @@ func TestIPPoliciesConformance(t *testing.T) {
 func TestIPPolicyRulesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/ip_policy_rules", ListKey: "ip_policy_rules", Prefix: ids.IPPolicyRule,
+		Family: access.IPPolicyRulesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"ip_policy_id": newPolicy(t, a), "cidr": "192.0.2.0/24", "action": "allow", "description": "d"}
 		},
@@ -56,7 +57,7 @@ func TestIPPolicyRulesConformance(t *testing.T) {
 func TestIPRestrictionsConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/ip_restrictions", ListKey: "ip_restrictions", Prefix: ids.IPRestriction,
+		Family: access.IPRestrictionsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"type": "dashboard", "enforced": true, "ip_policy_ids": []string{newPolicy(t, a)}}
 		},
@@ -367,7 +368,7 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 // hundreds of KB with many rules) is read once per process and restriction version, so a warm
 // request stays one round trip however many rules the account has.
 func TestCompiledRestrictionReadOncePerVersion(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	pol := a.Do(t, "POST", "/ip_policies", map[string]any{}).Expect(t, 201)["id"].(string)
 	for i := 0; i < 50; i++ {

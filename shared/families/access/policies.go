@@ -1,24 +1,20 @@
-// Package access holds the IP access resources: IP policies, their rules, and IP restrictions,
-// whose `api` kind this service enforces on itself (see package iprestrict).
 package access
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/platform/api"
-	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/iprestrict"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
 
-// Family codes (WIRE.md).
+// Family codes.
 const (
 	CodeTextTooLong     = "ERR_NGROK_1421"
 	CodeDuplicateCIDR   = "ERR_NGROK_1408"
@@ -34,8 +30,7 @@ var textCodes = api.TextCodes{Description: CodeTextTooLong, Metadata: CodeTextTo
 // knows every rule to delete with it, and compiling a restriction needs one read per policy.
 type PolicyItem struct {
 	store.Meta
-	Description string `dynamodbav:"description"`
-	Metadata    string `dynamodbav:"metadata"`
+	resource.Described
 	// Rules maps cidrKey(cidr) to "<rule id> <action> <cidr>"; never nil once stored, as
 	// DynamoDB cannot set a key inside a map attribute that does not exist.
 	Rules map[string]string `dynamodbav:"rules"`
@@ -62,68 +57,69 @@ const MaxRulesPerPolicy = 2000
 // transaction: DynamoDB's 100 writes less the policy, its audit event (2) and the auth guard (2).
 const maxCascade = store.MaxTxItems - 5
 
-// PoliciesPath is the collection path of IP policies.
-const PoliciesPath = "/ip_policies"
+// IPPoliciesDescriptor is the /ip_policies family.
+var IPPoliciesDescriptor = &resource.Descriptor{
+	Path: "/ip_policies", Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
+	Function: "IPPoliciesFunction", Dir: "ip_policies",
+	Routes: resource.Serve(func(f *resource.Family[PolicyItem, *PolicyItem]) resource.Hooks[*PolicyItem] {
+		return IPPolicies{f}
+	}),
+}
 
-// Policies returns the /ip_policies family.
-func Policies(k *resource.Kit) *resource.Family[PolicyItem, *PolicyItem] {
-	f := &resource.Family[PolicyItem, *PolicyItem]{
-		Kit: k, Prefix: ids.IPPolicy, Path: PoliciesPath, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
+// IPPolicies is the IP policy family's rules.
+type IPPolicies struct {
+	*resource.Family[PolicyItem, *PolicyItem]
+}
+
+// Render returns an IP policy as GET returns it.
+func (f IPPolicies) Render(r *api.Request, it *PolicyItem) any {
+	return PolicyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata}
+}
+
+// Create fills a new IP policy, with an empty rule index, from the request body.
+func (IPPolicies) Create(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) (any, error) {
+	var in policyBody
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
 	}
-	f.Render = func(r *api.Request, it *PolicyItem) any {
-		return PolicyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Metadata: it.Metadata}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
 	}
-	f.Create = func(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) (any, error) {
-		var in policyBody
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
-			return nil, err
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
+	it.Rules = map[string]string{}
+	return nil, nil
+}
+
+// Update applies a PATCH body of description and metadata.
+func (IPPolicies) Update(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
+	if err := api.UpdateText(r, textCodes, &it.Description, &it.Metadata); err != nil {
+		return err
+	}
+	if it.Rules == nil {
 		it.Rules = map[string]string{}
-		return nil, nil
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
-		var in policyBody
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.Description == nil && in.Metadata == nil {
-			return api.EmptyUpdate("description", "metadata")
-		}
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
-			return err
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		if it.Rules == nil {
-			it.Rules = map[string]string{}
-		}
-		return nil
+	return nil
+}
+
+// Delete refuses a policy still used, or with more rules than one transaction can delete, and
+// deletes its rules with it.
+func (IPPolicies) Delete(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
+	// References bump the policy's version, so this read is current at commit or the delete retries.
+	if it.Refs > 0 {
+		return api.BadRequest(CodePolicyReferred, "id",
+			"IP policy %s is used by %d IP restriction(s) or edge module(s); remove it from them before deleting it", it.ID, it.Refs)
 	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
-		// References bump the policy's version, so this read is current at commit or the delete retries.
-		if it.Refs > 0 {
-			return api.BadRequest(CodePolicyReferred, "id",
-				"IP policy %s is used by %d IP restriction(s) or edge module(s); remove it from them before deleting it", it.ID, it.Refs)
-		}
-		if len(it.Rules) > maxCascade {
-			return api.Conflict("IP policy %s has %d rules; a policy is deleted atomically with at most %d rules, so delete %d of its rules first",
-				it.ID, len(it.Rules), maxCascade, len(it.Rules)-maxCascade)
-		}
-		// The policy's delete conditions on the version read, and every rule change bumps it,
-		// so exactly the rules indexed here exist when this commits.
-		for _, e := range it.Rules {
-			ruleID, _, _ := parseEntry(e)
-			m.Delete("rule "+ruleID, store.ResourceKey(it.AccountID, ruleID))
-		}
-		return nil
+	if len(it.Rules) > maxCascade {
+		return api.Conflict("IP policy %s has %d rules; a policy is deleted atomically with at most %d rules, so delete %d of its rules first",
+			it.ID, len(it.Rules), maxCascade, len(it.Rules)-maxCascade)
 	}
-	return f
+	// The policy's delete conditions on the version read, and every rule change bumps it,
+	// so exactly the rules indexed here exist when this commits.
+	for _, e := range it.Rules {
+		ruleID, _, _ := parseEntry(e)
+		m.Delete("rule "+ruleID, store.ResourceKey(it.AccountID, ruleID))
+	}
+	return nil
 }
 
 // cidrKey is a normalised CIDR as a map key: the expression builder splits attribute paths on
@@ -165,42 +161,6 @@ func (p *PolicyItem) ruleAt(key string) (string, bool) {
 	return id, true
 }
 
-// syncIPX recomputes the account's compiled API restriction state with change applied, when
-// affected says the current state is concerned, and adds its update (with a lockout check
-// naming field) to m. The state comes from the account item this request was verified against,
-// and the write guard conditions on its version, so concurrent changes retry instead of racing.
-func syncIPX(r *api.Request, m *resource.Mutation, field string, affected func(*iprestrict.State) bool, change func(*iprestrict.State)) error {
-	// The state of the version this request was verified against, from this process's cache
-	// when it has compiled that version, else loaded.
-	acct, err := m.Account(false)
-	if err != nil {
-		return err
-	}
-	cur, err := iprestrict.StateOf(acct)
-	if errors.Is(err, auth.ErrNeedAccount) {
-		if acct, err = m.Account(true); err == nil {
-			cur, err = iprestrict.StateOf(acct)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if !affected(cur) {
-		return nil
-	}
-	next := cur.Clone()
-	change(next)
-	if err := iprestrict.Lockout(r, next, field); err != nil {
-		return err
-	}
-	upd, err := iprestrict.Write(m.Tx, acct.ID, acct.IPXVersion, next, field)
-	if err != nil {
-		return err
-	}
-	m.UpdateAccount(upd)
-	return nil
-}
-
 // ruleMapPath is the attribute path of one CIDR in a policy's rule index.
 func ruleMapPath(key string) expression.NameBuilder {
 	return expression.Name("rules").AppendName(expression.Name(key))
@@ -208,5 +168,28 @@ func ruleMapPath(key string) expression.NameBuilder {
 
 // policyRef is the response form of a reference to an IP policy.
 func policyRef(r *api.Request, id string) api.Ref {
-	return api.Ref{ID: id, URI: r.URI(PoliciesPath + "/" + id)}
+	return api.Ref{ID: id, URI: IPPoliciesDescriptor.URI(r, id)}
 }
+
+// changeAPIRestriction adds to m the writes that apply change to the account's compiled API
+// restriction state, when affected says the current state is concerned, refusing with a 400
+// naming field a change that would lock the caller out. The state is the version this request
+// was verified against, and the commit's guard conditions on that version, so concurrent
+// changes retry instead of racing.
+func changeAPIRestriction(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation, field string,
+	affected func(*iprestrict.State) bool, change func(*iprestrict.State)) error {
+	acct, err := m.Account()
+	if err != nil {
+		return err
+	}
+	x := iprestrict.Accounts{DB: k.DB}
+	upd, err := x.Change(ctx, r, m.Tx, r.Caller().AccountID, acct.Restriction, field, affected, change)
+	if err != nil || upd == nil {
+		return err
+	}
+	m.UpdateAccount(*upd)
+	return nil
+}
+
+// always is the affected test of changes that concern the state whatever it holds.
+func always(*iprestrict.State) bool { return true }

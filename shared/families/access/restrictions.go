@@ -22,17 +22,16 @@ const (
 var restrictionTypes = []string{TypeDashboard, TypeAPI, TypeAgent, TypeEndpoints}
 
 // MaxPoliciesPerRestriction bounds ip_policy_ids so that reading them with the auth items stays
-// one TransactGetItems call.
+// one BatchGetItem call.
 const MaxPoliciesPerRestriction = 50
 
 // RestrictionItem is a stored IP restriction.
 type RestrictionItem struct {
 	store.Meta
-	Description string   `dynamodbav:"description"`
-	Metadata    string   `dynamodbav:"metadata"`
-	Enforced    bool     `dynamodbav:"enforced"`
-	Type        string   `dynamodbav:"type"`
-	PolicyIDs   []string `dynamodbav:"policies"`
+	resource.Described
+	Enforced  bool     `dynamodbav:"enforced"`
+	Type      string   `dynamodbav:"type"`
+	PolicyIDs []string `dynamodbav:"policies"`
 }
 
 // RestrictionJSON is the wire form of an IP restriction.
@@ -62,143 +61,163 @@ type restrictionUpdate struct {
 	IPPolicyIDs *[]string `json:"ip_policy_ids"`
 }
 
-// Restrictions returns the /ip_restrictions family.
-func Restrictions(k *resource.Kit) *resource.Family[RestrictionItem, *RestrictionItem] {
-	f := &resource.Family[RestrictionItem, *RestrictionItem]{
-		Kit: k, Prefix: ids.IPRestriction, Path: "/ip_restrictions", ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
+// IPRestrictionsDescriptor is the /ip_restrictions family.
+var IPRestrictionsDescriptor = &resource.Descriptor{
+	Path: "/ip_restrictions", Prefix: ids.IPRestriction, ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
+	Function: "IPRestrictionsFunction", Dir: "ip_restrictions",
+	Routes: resource.Serve(func(f *resource.Family[RestrictionItem, *RestrictionItem]) resource.Hooks[*RestrictionItem] {
+		return IPRestrictions{f}
+	}),
+}
+
+// IPRestrictions is the IP restriction family's rules. A restriction references each of its
+// policies (Mutation.Reference), and one of type api changes the compiled state.
+type IPRestrictions struct {
+	*resource.Family[RestrictionItem, *RestrictionItem]
+}
+
+// Render returns a restriction as GET returns it.
+func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
+	refs := make([]api.Ref, 0, len(it.PolicyIDs))
+	for _, p := range it.PolicyIDs {
+		refs = append(refs, policyRef(r, p))
 	}
-	f.Render = func(r *api.Request, it *RestrictionItem) any {
-		refs := make([]api.Ref, 0, len(it.PolicyIDs))
-		for _, p := range it.PolicyIDs {
-			refs = append(refs, policyRef(r, p))
-		}
-		return RestrictionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
-			Metadata: it.Metadata, Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
+	return RestrictionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
+		Metadata: it.Metadata, Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
+}
+
+// Create fills a new restriction from the request body, reading its policies with the items
+// that verify the caller in one round trip.
+func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) (any, error) {
+	var in restrictionCreate
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
 	}
-	f.Create = func(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) (any, error) {
-		var in restrictionCreate
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
-			return nil, err
-		}
-		if in.Type == nil || !slices.Contains(restrictionTypes, *in.Type) {
-			got := "nothing"
-			if in.Type != nil {
-				got = api.Describe(*in.Type)
-			}
-			return nil, api.Invalid("type", "type must be one of dashboard, api, agent or endpoints, not %s", got)
-		}
-		if in.IPPolicyIDs == nil {
-			return nil, api.Invalid("ip_policy_ids", "ip_policy_ids is required: at least one IP policy id (ipp_…)")
-		}
+	if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
+	}
+	if err := checkType(in.Type); err != nil {
+		return nil, err
+	}
+	if in.IPPolicyIDs == nil {
+		return nil, api.Invalid("ip_policy_ids", "ip_policy_ids is required: at least one IP policy id (ipp_…)")
+	}
+	pids, err := checkPolicyIDs(*in.IPPolicyIDs)
+	if err != nil {
+		return nil, err
+	}
+	items, err := f.Kit.Read(ctx, r, policyKeys(it.AccountID, pids)...)
+	if err != nil {
+		return nil, err
+	}
+	pols, err := policiesOf(pids, items)
+	if err != nil {
+		return nil, err
+	}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
+	}
+	api.Set(&it.Enforced, in.Enforced)
+	it.Type, it.PolicyIDs = *in.Type, pids
+	for _, p := range pols {
+		reference(m, it, p, 1)
+	}
+	return nil, f.syncAPI(ctx, r, m, it, pols, false)
+}
+
+// checkType checks a create body's type.
+func checkType(typ *string) error {
+	if typ != nil && slices.Contains(restrictionTypes, *typ) {
+		return nil
+	}
+	got := "nothing"
+	if typ != nil {
+		got = api.Describe(*typ)
+	}
+	return api.Invalid("type", "type must be one of dashboard, api, agent or endpoints, not %s", got)
+}
+
+// Update applies a PATCH body: a new policy list references the policies added and releases
+// those removed.
+func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
+	var in restrictionUpdate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.Enforced == nil && in.IPPolicyIDs == nil {
+		return api.EmptyUpdate("description", "metadata", "enforced", "ip_policy_ids")
+	}
+	if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	var added []*PolicyItem
+	changed := in.Enforced != nil && *in.Enforced != it.Enforced
+	if in.IPPolicyIDs != nil {
 		pids, err := checkPolicyIDs(*in.IPPolicyIDs)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		// One round trip reads the policies with the items that verify the caller.
-		keys := make([]store.Key, len(pids))
-		for i, p := range pids {
-			keys[i] = store.ResourceKey(it.AccountID, p)
+		if added, err = f.repoint(ctx, m, it, pids); err != nil {
+			return err
 		}
-		items, err := k.Read(ctx, r, keys...)
+		changed = changed || !slices.Equal(pids, it.PolicyIDs)
+		it.PolicyIDs = pids
+	}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	api.Set(&it.Enforced, in.Enforced)
+	if !changed {
+		return nil
+	}
+	return f.syncAPI(ctx, r, m, it, added, in.IPPolicyIDs == nil)
+}
+
+// repoint references the policies of pids that it does not use yet (read here, and returned)
+// and releases those it stops using.
+func (f IPRestrictions) repoint(ctx context.Context, m *resource.Mutation, it *RestrictionItem, pids []string) ([]*PolicyItem, error) {
+	var newIDs []string
+	for _, p := range pids {
+		if !slices.Contains(it.PolicyIDs, p) {
+			newIDs = append(newIDs, p)
+		}
+	}
+	var added []*PolicyItem
+	if len(newIDs) > 0 {
+		items, err := f.Kit.DB.GetMany(ctx, policyKeys(it.AccountID, newIDs)...)
 		if err != nil {
 			return nil, err
 		}
-		pols, err := policiesOf(pids, items)
-		if err != nil {
+		if added, err = policiesOf(newIDs, items); err != nil {
 			return nil, err
 		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		api.Set(&it.Enforced, in.Enforced)
-		it.Type, it.PolicyIDs = *in.Type, pids
-		for _, p := range pols {
-			reference(m, it, p, 1)
-		}
-		return nil, syncRestriction(r, m, it, pols, false)
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
-		var in restrictionUpdate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.Description == nil && in.Metadata == nil && in.Enforced == nil && in.IPPolicyIDs == nil {
-			return api.EmptyUpdate("description", "metadata", "enforced", "ip_policy_ids")
-		}
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
-			return err
-		}
-		var added []*PolicyItem
-		changed := in.Enforced != nil && *in.Enforced != it.Enforced
-		if in.IPPolicyIDs != nil {
-			pids, err := checkPolicyIDs(*in.IPPolicyIDs)
-			if err != nil {
-				return err
-			}
-			var newIDs []string
-			var keys []store.Key
-			for _, p := range pids {
-				if !slices.Contains(it.PolicyIDs, p) {
-					newIDs = append(newIDs, p)
-					keys = append(keys, store.ResourceKey(it.AccountID, p))
-				}
-			}
-			if len(keys) > 0 {
-				items, err := k.DB.GetMany(ctx, keys...)
-				if err != nil {
-					return err
-				}
-				if added, err = policiesOf(newIDs, items); err != nil {
-					return err
-				}
-			}
-			for _, p := range added {
-				reference(m, it, p, 1)
-			}
-			for _, p := range it.PolicyIDs {
-				if !slices.Contains(pids, p) {
-					m.Reference(p, -1, nil)
-				}
-			}
-			changed = changed || !slices.Equal(pids, it.PolicyIDs)
-			it.PolicyIDs = pids
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		api.Set(&it.Enforced, in.Enforced)
-		if !changed {
-			return nil
-		}
-		return syncRestriction(r, m, it, added, in.IPPolicyIDs == nil)
+	for _, p := range added {
+		reference(m, it, p, 1)
 	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
-		for _, p := range it.PolicyIDs {
+	for _, p := range it.PolicyIDs {
+		if !slices.Contains(pids, p) {
 			m.Reference(p, -1, nil)
 		}
-		if it.Type != TypeAPI {
-			return nil
-		}
-		return syncIPX(r, m, "id", func(*iprestrict.State) bool { return true },
-			func(s *iprestrict.State) { s.RemoveRestriction(it.ID) })
 	}
-	return f
+	return added, nil
 }
 
-// reference counts restriction it as a referrer of policy p. For an `api` restriction the
-// policy's rules are compiled from this read, so its version must not have moved at commit.
-func reference(m *resource.Mutation, it *RestrictionItem, p *PolicyItem, delta int64) {
-	if it.Type == TypeAPI {
-		m.Reference(p.ID, delta, nil, store.AtVersion(p.Version))
-		return
+// Delete releases the restriction's policies and, for an api restriction, removes it from the
+// compiled state.
+func (f IPRestrictions) Delete(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
+	for _, p := range it.PolicyIDs {
+		m.Reference(p, -1, nil)
 	}
-	m.Reference(p.ID, delta, nil)
+	if it.Type != TypeAPI {
+		return nil
+	}
+	return changeAPIRestriction(ctx, f.Kit, r, m, "id", always, func(s *iprestrict.State) { s.RemoveRestriction(it.ID) })
 }
 
-// syncRestriction puts an `api` restriction into the compiled state; read holds the policies
-// whose rules the state may not have yet.
-func syncRestriction(r *api.Request, m *resource.Mutation, it *RestrictionItem, read []*PolicyItem, onlyEnforced bool) error {
+// syncAPI puts an api restriction into the compiled state; read holds the policies whose rules
+// the state may not have yet. A change of enforced alone names that field in a lockout.
+func (f IPRestrictions) syncAPI(ctx context.Context, r *api.Request, m *resource.Mutation, it *RestrictionItem, read []*PolicyItem, onlyEnforced bool) error {
 	if it.Type != TypeAPI {
 		return nil
 	}
@@ -210,9 +229,27 @@ func syncRestriction(r *api.Request, m *resource.Mutation, it *RestrictionItem, 
 	if onlyEnforced {
 		field = "enforced"
 	}
-	return syncIPX(r, m, field, func(*iprestrict.State) bool { return true }, func(s *iprestrict.State) {
-		s.PutRestriction(iprestrict.Restriction{ID: it.ID, Enforced: it.Enforced, PolicyIDs: it.PolicyIDs}, rules)
-	})
+	x := iprestrict.Restriction{ID: it.ID, Enforced: it.Enforced, PolicyIDs: it.PolicyIDs}
+	return changeAPIRestriction(ctx, f.Kit, r, m, field, always, func(s *iprestrict.State) { s.PutRestriction(x, rules) })
+}
+
+// reference counts restriction it as a referrer of policy p. For an api restriction the
+// policy's rules are compiled from this read, so its version must not have moved at commit.
+func reference(m *resource.Mutation, it *RestrictionItem, p *PolicyItem, delta int64) {
+	if it.Type == TypeAPI {
+		m.Reference(p.ID, delta, nil, store.AtVersion(p.Version))
+		return
+	}
+	m.Reference(p.ID, delta, nil)
+}
+
+// policyKeys are the keys of the policies pids of account.
+func policyKeys(account string, pids []string) []store.Key {
+	keys := make([]store.Key, len(pids))
+	for i, p := range pids {
+		keys[i] = store.ResourceKey(account, p)
+	}
+	return keys
 }
 
 // checkPolicyIDs validates a supplied ip_policy_ids list and removes repeats, keeping order.
@@ -240,7 +277,7 @@ func checkPolicyIDs(in []string) ([]string, error) {
 	return out, nil
 }
 
-// policiesOf decodes the policies read for ids; a missing one is a 400 naming it.
+// policiesOf decodes the policies read for pids; a missing one is a 400 naming it.
 func policiesOf(pids []string, items []store.Item) ([]*PolicyItem, error) {
 	out := make([]*PolicyItem, len(pids))
 	for i, it := range items {
@@ -253,15 +290,4 @@ func policiesOf(pids []string, items []store.Item) ([]*PolicyItem, error) {
 		}
 	}
 	return out, nil
-}
-
-// RegisterIPPolicies adds the /ip_policies routes.
-func RegisterIPPolicies(k *resource.Kit, mux api.Mux, s *api.Server) { Policies(k).Register(mux, s) }
-
-// RegisterIPPolicyRules adds the /ip_policy_rules routes.
-func RegisterIPPolicyRules(k *resource.Kit, mux api.Mux, s *api.Server) { Rules(k).Register(mux, s) }
-
-// RegisterIPRestrictions adds the /ip_restrictions routes.
-func RegisterIPRestrictions(k *resource.Kit, mux api.Mux, s *api.Server) {
-	Restrictions(k).Register(mux, s)
 }

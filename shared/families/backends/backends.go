@@ -4,6 +4,7 @@ package backends
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"strings"
 
@@ -16,9 +17,8 @@ import (
 // TunnelGroupItem is a stored tunnel group backend.
 type TunnelGroupItem struct {
 	store.Meta
-	Description string            `dynamodbav:"description"`
-	Metadata    string            `dynamodbav:"metadata"`
-	Labels      map[string]string `dynamodbav:"labels"`
+	resource.Described
+	Labels map[string]string `dynamodbav:"labels"`
 }
 
 // TunnelGroupJSON is the wire form of a tunnel group backend.
@@ -48,54 +48,62 @@ const (
 	MaxLabelBytes = 255
 )
 
-// TunnelGroups returns the /backends/tunnel_group family.
-func TunnelGroups(k *resource.Kit) *resource.Family[TunnelGroupItem, *TunnelGroupItem] {
-	f := &resource.Family[TunnelGroupItem, *TunnelGroupItem]{
-		Kit: k, Prefix: ids.TunnelGroupBackend, Path: "/backends/tunnel_group", ListKey: "backends", EventKind: "tunnel_group_backend",
+// TunnelGroupBackendsDescriptor is the /backends/tunnel_group family.
+var TunnelGroupBackendsDescriptor = &resource.Descriptor{
+	Path: "/backends/tunnel_group", Prefix: ids.TunnelGroupBackend, ListKey: "backends", EventKind: "tunnel_group_backend",
+	Function: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends",
+	Routes: resource.Serve(func(f *resource.Family[TunnelGroupItem, *TunnelGroupItem]) resource.Hooks[*TunnelGroupItem] {
+		return TunnelGroupBackends{f}
+	}),
+}
+
+// TunnelGroupBackends is the tunnel group backend family's rules.
+type TunnelGroupBackends struct {
+	*resource.Family[TunnelGroupItem, *TunnelGroupItem]
+}
+
+// Render returns a tunnel group backend as GET returns it.
+func (f TunnelGroupBackends) Render(r *api.Request, it *TunnelGroupItem) any {
+	labels := it.Labels
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	f.Render = func(r *api.Request, it *TunnelGroupItem) any {
-		labels := it.Labels
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		return TunnelGroupJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
-			Metadata: it.Metadata, Labels: labels, Tunnels: []api.Ref{}}
+	return TunnelGroupJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
+		Metadata: it.Metadata, Labels: labels, Tunnels: []api.Ref{}}
+}
+
+// Create fills a new tunnel group backend from the request body.
+func (TunnelGroupBackends) Create(ctx context.Context, r *api.Request, it *TunnelGroupItem, m *resource.Mutation) (any, error) {
+	var in tunnelGroupBody
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
 	}
-	apply := func(it *TunnelGroupItem, in tunnelGroupBody) error {
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+	return nil, it.apply(in)
+}
+
+// Update applies a PATCH body; at least one member must be given.
+func (TunnelGroupBackends) Update(ctx context.Context, r *api.Request, it *TunnelGroupItem, m *resource.Mutation) error {
+	var in tunnelGroupBody
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.Labels == nil {
+		return api.EmptyUpdate("description", "metadata", "labels")
+	}
+	return it.apply(in)
+}
+
+func (it *TunnelGroupItem) apply(in tunnelGroupBody) error {
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	if in.Labels != nil {
+		if err := checkLabels(*in.Labels); err != nil {
 			return err
 		}
-		if in.Labels != nil {
-			if err := checkLabels(*in.Labels); err != nil {
-				return err
-			}
-			it.Labels = map[string]string{}
-			for k, v := range *in.Labels {
-				it.Labels[k] = v
-			}
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		return nil
+		it.Labels = maps.Clone(*in.Labels)
 	}
-	f.Create = func(ctx context.Context, r *api.Request, it *TunnelGroupItem, m *resource.Mutation) (any, error) {
-		var in tunnelGroupBody
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		return nil, apply(it, in)
-	}
-	f.Update = func(ctx context.Context, r *api.Request, it *TunnelGroupItem, m *resource.Mutation) error {
-		var in tunnelGroupBody
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.Description == nil && in.Metadata == nil && in.Labels == nil {
-			return api.EmptyUpdate("description", "metadata", "labels")
-		}
-		return apply(it, in)
-	}
-	return f
+	return nil
 }
 
 // checkLabels validates a labels map: keys and values non-empty, without '='.
@@ -124,9 +132,4 @@ func checkLabels(labels map[string]string) error {
 		}
 	}
 	return nil
-}
-
-// RegisterTunnelGroupBackends adds the /backends/tunnel_group routes.
-func RegisterTunnelGroupBackends(k *resource.Kit, mux api.Mux, s *api.Server) {
-	TunnelGroups(k).Register(mux, s)
 }

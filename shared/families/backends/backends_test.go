@@ -5,16 +5,16 @@ import (
 	"testing"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/testing/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestTunnelGroupBackendsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/backends/tunnel_group", ListKey: "backends", Prefix: ids.TunnelGroupBackend,
+		Family: backends.TunnelGroupBackendsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "web", "labels": map[string]string{"app": "web"}}
 		},
@@ -24,7 +24,7 @@ func TestTunnelGroupBackendsConformance(t *testing.T) {
 }
 
 func TestTunnelGroupLabels(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	b := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{}).Expect(t, http.StatusCreated)
 	if labels, ok := b["labels"].(map[string]any); !ok || len(labels) != 0 {

@@ -15,7 +15,7 @@ import (
 )
 
 // CodeCloudOnly is the code for creating, updating or deleting an endpoint that is not a cloud
-// endpoint (WIRE.md).
+// endpoint.
 const CodeCloudOnly = "ERR_NGROK_248"
 
 // TypeCloud is the only endpoint type the API manages.
@@ -33,11 +33,10 @@ var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
 // Item is a stored endpoint.
 type Item struct {
 	store.Meta
-	URL            string   `dynamodbav:"url"`
-	Type           string   `dynamodbav:"type"`
-	TrafficPolicy  string   `dynamodbav:"traffic_policy"`
-	Description    string   `dynamodbav:"description"`
-	Metadata       string   `dynamodbav:"metadata"`
+	URL           string `dynamodbav:"url"`
+	Type          string `dynamodbav:"type"`
+	TrafficPolicy string `dynamodbav:"traffic_policy"`
+	resource.Described
 	Bindings       []string `dynamodbav:"bindings"`
 	PoolingEnabled bool     `dynamodbav:"pooling"`
 	PrincipalID    string   `dynamodbav:"principal"`
@@ -98,124 +97,137 @@ type updateBody struct {
 
 var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.CodeBadFieldValue}
 
-// Endpoints returns the /endpoints family.
-func Endpoints(k *resource.Kit) *resource.Family[Item, *Item] {
-	f := &resource.Family[Item, *Item]{
-		Kit: k, Prefix: ids.Endpoint, Path: "/endpoints", ListKey: "endpoints", EventKind: "endpoint", Filter: true,
+// EndpointsDescriptor is the /endpoints family.
+var EndpointsDescriptor = &resource.Descriptor{
+	Path: "/endpoints", Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
+	Function: "EndpointsFunction", Dir: "endpoints",
+	Routes: resource.Serve(func(f *resource.Family[Item, *Item]) resource.Hooks[*Item] { return Endpoints{f} }),
+}
+
+// Endpoints is the endpoint family's rules.
+type Endpoints struct {
+	*resource.Family[Item, *Item]
+}
+
+// Render returns an endpoint as GET returns it.
+func (f Endpoints) Render(r *api.Request, it *Item) any {
+	u, _ := ParseURL(it.URL)
+	principal := api.Ref{ID: it.PrincipalID, URI: r.URI("/users/" + it.PrincipalID)}
+	if ids.Is(it.PrincipalID, ids.BotUser) {
+		principal.URI = r.URI("/bot_users/" + it.PrincipalID)
 	}
-	f.Render = func(r *api.Request, it *Item) any {
-		u, _ := ParseURL(it.URL)
-		principal := api.Ref{ID: it.PrincipalID, URI: r.URI("/users/" + it.PrincipalID)}
-		if ids.Is(it.PrincipalID, ids.BotUser) {
-			principal.URI = r.URI("/bot_users/" + it.PrincipalID)
-		}
-		return JSON{ID: it.ID, Region: "global", CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-			PublicURL: it.URL, Proto: u.Scheme, Scheme: u.Scheme, Hostport: u.HostPort(), Host: u.Host, Port: u.Port, Type: it.Type,
-			Metadata: it.Metadata, Description: it.Description, URL: it.URL, Principal: principal, TrafficPolicy: it.TrafficPolicy,
-			Bindings: slices.Clone(it.Bindings), URI: f.URI(r, it.ID), PoolingEnabled: it.PoolingEnabled}
+	return JSON{ID: it.ID, Region: "global", CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
+		PublicURL: it.URL, Proto: u.Scheme, Scheme: u.Scheme, Hostport: u.HostPort(), Host: u.Host, Port: u.Port, Type: it.Type,
+		Metadata: it.Metadata, Description: it.Description, URL: it.URL, Principal: principal, TrafficPolicy: it.TrafficPolicy,
+		Bindings: slices.Clone(it.Bindings), URI: f.URI(r, it.ID), PoolingEnabled: it.PoolingEnabled}
+}
+
+// Create fills a new cloud endpoint from the request body and claims its URL.
+func (Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) (any, error) {
+	var in createBody
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
 	}
-	f.Create = func(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) (any, error) {
-		var in createBody
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
+	if in.Type != nil && *in.Type != TypeCloud {
+		return nil, api.BadRequest(CodeCloudOnly, "type", "only cloud endpoints can be created through the API, not type %s", api.Describe(*in.Type))
+	}
+	if in.URL == nil {
+		return nil, api.BadRequest(CodeInvalidURL, "url", "url is required, such as https://example.ngrok.app")
+	}
+	u, err := ParseURL(*in.URL)
+	if err != nil {
+		return nil, err
+	}
+	if in.TrafficPolicy == nil {
+		return nil, api.Invalid("traffic_policy", "traffic_policy is required: a traffic policy document in YAML or JSON")
+	}
+	if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
+		return nil, err
+	}
+	// A refused create discards the item, so setting the text before the checks that follow
+	// changes nothing stored.
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
+	}
+	b, err := checkBindings(u, in.Bindings)
+	if err != nil {
+		return nil, err
+	}
+	it.URL, it.Type, it.TrafficPolicy, it.Bindings = u.String(), TypeCloud, *in.TrafficPolicy, b
+	api.Set(&it.PoolingEnabled, in.PoolingEnabled)
+	it.PrincipalID = r.Caller().PrincipalID
+	it.UpdatedAt = it.CreatedAt
+	claim(m, it)
+	return nil, nil
+}
+
+// Update applies a PATCH body to a cloud endpoint; a new URL or pooling setting moves or
+// changes its URL guard.
+func (Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+	if it.Type != TypeCloud {
+		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be updated through the API")
+	}
+	var in updateBody
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.URL == nil && in.TrafficPolicy == nil && in.Description == nil && in.Metadata == nil && in.Bindings == nil && in.PoolingEnabled == nil {
+		return api.EmptyUpdate("url", "traffic_policy", "description", "metadata", "bindings", "pooling_enabled")
+	}
+	u, err := ParseURL(it.URL)
+	if err != nil {
+		return err
+	}
+	if in.URL != nil {
+		if u, err = ParseURL(*in.URL); err != nil {
+			return err
 		}
-		if in.Type != nil && *in.Type != TypeCloud {
-			return nil, api.BadRequest(CodeCloudOnly, "type", "only cloud endpoints can be created through the API, not type %s", api.Describe(*in.Type))
-		}
-		if in.URL == nil {
-			return nil, api.BadRequest(CodeInvalidURL, "url", "url is required, such as https://example.ngrok.app")
-		}
-		u, err := ParseURL(*in.URL)
-		if err != nil {
-			return nil, err
-		}
-		if in.TrafficPolicy == nil {
-			return nil, api.Invalid("traffic_policy", "traffic_policy is required: a traffic policy document in YAML or JSON")
-		}
+	}
+	if in.TrafficPolicy != nil {
 		if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
-			return nil, err
+			return err
 		}
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
-			return nil, err
-		}
-		b, err := checkBindings(u, in.Bindings)
-		if err != nil {
-			return nil, err
-		}
-		it.URL, it.Type, it.TrafficPolicy, it.Bindings = u.String(), TypeCloud, *in.TrafficPolicy, b
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		api.Set(&it.PoolingEnabled, in.PoolingEnabled)
-		it.PrincipalID = r.Caller().PrincipalID
-		it.UpdatedAt = it.CreatedAt
-		claim(m, it)
-		return nil, nil
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
-		if it.Type != TypeCloud {
-			return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be updated through the API")
-		}
-		var in updateBody
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.URL == nil && in.TrafficPolicy == nil && in.Description == nil && in.Metadata == nil && in.Bindings == nil && in.PoolingEnabled == nil {
-			return api.EmptyUpdate("url", "traffic_policy", "description", "metadata", "bindings", "pooling_enabled")
-		}
-		u, err := ParseURL(it.URL)
-		if err != nil {
-			return err
-		}
-		if in.URL != nil {
-			if u, err = ParseURL(*in.URL); err != nil {
-				return err
-			}
-		}
-		if in.TrafficPolicy != nil {
-			if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
-				return err
-			}
-		}
-		if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
-			return err
-		}
-		supplied := in.Bindings
-		if supplied == nil && in.URL != nil {
-			// A new URL keeps the binding the endpoint had, and must suit it.
-			supplied = &it.Bindings
-		}
-		b := it.Bindings
-		if supplied != nil {
-			if b, err = checkBindings(u, supplied); err != nil {
-				return err
-			}
-		}
-		pooling := it.PoolingEnabled
-		api.Set(&pooling, in.PoolingEnabled)
-		switch {
-		case u.String() != it.URL:
-			release(m, it)
-			it.URL, it.PoolingEnabled = u.String(), pooling
-			claim(m, it)
-		case pooling != it.PoolingEnabled:
-			repool(m, it, pooling)
-			it.PoolingEnabled = pooling
-		}
-		it.Bindings = b
-		api.Set(&it.TrafficPolicy, in.TrafficPolicy)
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		it.UpdatedAt = time.Now().Unix()
-		return nil
+	// A refused update writes nothing, so setting the text before the checks that follow
+	// changes nothing stored.
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return err
 	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
-		if it.Type != TypeCloud {
-			return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be deleted through the API")
+	supplied := in.Bindings
+	if supplied == nil && in.URL != nil {
+		// A new URL keeps the binding the endpoint had, and must suit it.
+		supplied = &it.Bindings
+	}
+	b := it.Bindings
+	if supplied != nil {
+		if b, err = checkBindings(u, supplied); err != nil {
+			return err
 		}
+	}
+	pooling := it.PoolingEnabled
+	api.Set(&pooling, in.PoolingEnabled)
+	switch {
+	case u.String() != it.URL:
 		release(m, it)
-		return nil
+		it.URL, it.PoolingEnabled = u.String(), pooling
+		claim(m, it)
+	case pooling != it.PoolingEnabled:
+		repool(m, it, pooling)
+		it.PoolingEnabled = pooling
 	}
-	return f
+	it.Bindings = b
+	api.Set(&it.TrafficPolicy, in.TrafficPolicy)
+	it.UpdatedAt = time.Now().Unix()
+	return nil
+}
+
+// Delete releases the endpoint's URL; only cloud endpoints can be deleted.
+func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+	if it.Type != TypeCloud {
+		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be deleted through the API")
+	}
+	release(m, it)
+	return nil
 }
 
 // checkBindings validates supplied bindings for u (at most one of public, internal and
@@ -282,6 +294,3 @@ func repool(m *resource.Mutation, it *Item, pooling bool) {
 		expression.Name("n").Equal(expression.Value(1)))
 	m.Refuse(labelURL, api.Invalid("pooling_enabled", "other endpoints pool on %s; pooling cannot be turned off while they exist", it.URL))
 }
-
-// RegisterEndpoints adds the /endpoints routes.
-func RegisterEndpoints(k *resource.Kit, mux api.Mux, s *api.Server) { Endpoints(k).Register(mux, s) }

@@ -8,20 +8,23 @@ import (
 	"testing"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/families/endpoints"
 	"tunnelapi/shared/testing/testkit"
 )
+
+// pathEndpoints is the collection path, from the descriptor.
+var pathEndpoints = endpoints.EndpointsDescriptor.Path
 
 const policy = "on_http_request:\n  - actions:\n      - type: deny\n        config:\n          status_code: 404\n"
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
+func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 func TestEndpointsConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/endpoints", ListKey: "endpoints", Prefix: ids.Endpoint,
+		Family: endpoints.EndpointsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			url := "https://conformance.example.com"
 			if n > 0 {
@@ -38,7 +41,7 @@ func TestEndpointShape(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
 	doc := `{"on_http_request":[{"expressions":["req.url.path == '/x'"],"actions":[{"type":"custom-response","config":{"status_code":503}}]}]}`
-	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "HTTPS://Shape.Example.com:443", "traffic_policy": doc}).Expect(t, 201)
+	e := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "HTTPS://Shape.Example.com:443", "traffic_policy": doc}).Expect(t, 201)
 	want := map[string]any{"url": "https://shape.example.com", "public_url": "https://shape.example.com", "proto": "https", "scheme": "https",
 		"host": "shape.example.com", "port": float64(443), "hostport": "shape.example.com:443", "type": "cloud", "traffic_policy": doc,
 		"pooling_enabled": false, "domain": nil, "tunnel": nil, "edge": nil}
@@ -53,17 +56,17 @@ func TestEndpointShape(t *testing.T) {
 	if p := e["principal"].(map[string]any); p["id"] != a.UserID {
 		t.Errorf("principal %v, want %s", p, a.UserID)
 	}
-	in := a.Do(t, "POST", "/endpoints", map[string]any{"url": "tcp://db.internal:5432", "traffic_policy": "on_tcp_connect: []"}).Expect(t, 201)
+	in := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "tcp://db.internal:5432", "traffic_policy": "on_tcp_connect: []"}).Expect(t, 201)
 	if b := in["bindings"].([]any); len(b) != 1 || b[0] != "internal" || in["port"] != float64(5432) || in["proto"] != "tcp" {
 		t.Errorf("internal endpoint %v", in)
 	}
 	// The document is stored exactly as given.
-	got := a.Do(t, "GET", "/endpoints/"+e["id"].(string), nil).Expect(t, 200)
+	got := a.Do(t, "GET", pathEndpoints+"/"+e["id"].(string), nil).Expect(t, 200)
 	if got["traffic_policy"] != doc {
 		t.Errorf("traffic_policy %q", got["traffic_policy"])
 	}
 	// List: every endpoint of the account, newest first (descending ids; KSUIDs order by second).
-	ids, _ := a.WalkPages(t, "/endpoints", "endpoints")
+	ids, _ := a.WalkPages(t, pathEndpoints, endpoints.EndpointsDescriptor.ListKey)
 	if len(ids) != 2 || ids[0] <= ids[1] || (ids[0] != in["id"] && ids[0] != e["id"]) || (ids[1] != in["id"] && ids[1] != e["id"]) {
 		t.Errorf("list %v", ids)
 	}
@@ -72,8 +75,8 @@ func TestEndpointShape(t *testing.T) {
 func TestEndpointBadInputsStoreNothing(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
-	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://taken.example.com", "traffic_policy": policy}).Expect(t, 201)
-	path := "/endpoints/" + e["id"].(string)
+	e := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://taken.example.com", "traffic_policy": policy}).Expect(t, 201)
+	path := pathEndpoints + "/" + e["id"].(string)
 	body := func(kv ...any) map[string]any {
 		m := map[string]any{"url": "https://new.example.com", "traffic_policy": policy}
 		for i := 0; i < len(kv); i += 2 {
@@ -90,23 +93,23 @@ func TestEndpointBadInputsStoreNothing(t *testing.T) {
 		body               any
 		code, field        string
 	}{
-		{"not cloud", "POST", "/endpoints", body("type", "ephemeral"), "ERR_NGROK_248", "type"},
-		{"edge type", "POST", "/endpoints", body("type", "edge"), "ERR_NGROK_248", "type"},
-		{"no url", "POST", "/endpoints", body("url", nil), "ERR_NGROK_249", "url"},
-		{"bad scheme", "POST", "/endpoints", body("url", "ftp://x.example.com"), "ERR_NGROK_249", "url"},
-		{"path", "POST", "/endpoints", body("url", "https://x.example.com/a"), "ERR_NGROK_249", "url"},
-		{"tcp without port", "POST", "/endpoints", body("url", "tcp://x.example.com"), "ERR_NGROK_249", "url"},
-		{"internal binding on public host", "POST", "/endpoints", body("bindings", []string{"internal"}), "ERR_NGROK_249", "url"},
-		{"public binding on internal host", "POST", "/endpoints", body("url", "https://a.internal", "bindings", []string{"public"}), "ERR_NGROK_249", "url"},
-		{"two bindings", "POST", "/endpoints", body("bindings", []string{"public", "kubernetes"}), "ERR_NGROK_215", "bindings"},
-		{"unknown binding", "POST", "/endpoints", body("bindings", []string{"private"}), "ERR_NGROK_215", "bindings"},
-		{"no traffic policy", "POST", "/endpoints", body("traffic_policy", nil), "ERR_NGROK_215", "traffic_policy"},
-		{"empty traffic policy", "POST", "/endpoints", body("traffic_policy", ""), "ERR_NGROK_215", "traffic_policy"},
-		{"broken cel", "POST", "/endpoints", body("traffic_policy", "on_http_request:\n  - expressions: ['req.method ==']\n    actions: [{type: deny}]"), "ERR_NGROK_215", "traffic_policy"},
-		{"unknown action", "POST", "/endpoints", body("traffic_policy", "on_http_request:\n  - actions: [{type: explode}]"), "ERR_NGROK_215", "traffic_policy"},
-		{"unknown phase", "POST", "/endpoints", body("traffic_policy", `{"on_request":[]}`), "ERR_NGROK_215", "traffic_policy"},
-		{"taken url", "POST", "/endpoints", body("url", "https://taken.example.com"), "ERR_NGROK_215", "url"},
-		{"unknown field", "POST", "/endpoints", body("name", "x"), "ERR_NGROK_214", "name"},
+		{"not cloud", "POST", pathEndpoints, body("type", "ephemeral"), "ERR_NGROK_248", "type"},
+		{"edge type", "POST", pathEndpoints, body("type", "edge"), "ERR_NGROK_248", "type"},
+		{"no url", "POST", pathEndpoints, body("url", nil), "ERR_NGROK_249", "url"},
+		{"bad scheme", "POST", pathEndpoints, body("url", "ftp://x.example.com"), "ERR_NGROK_249", "url"},
+		{"path", "POST", pathEndpoints, body("url", "https://x.example.com/a"), "ERR_NGROK_249", "url"},
+		{"tcp without port", "POST", pathEndpoints, body("url", "tcp://x.example.com"), "ERR_NGROK_249", "url"},
+		{"internal binding on public host", "POST", pathEndpoints, body("bindings", []string{"internal"}), "ERR_NGROK_249", "url"},
+		{"public binding on internal host", "POST", pathEndpoints, body("url", "https://a.internal", "bindings", []string{"public"}), "ERR_NGROK_249", "url"},
+		{"two bindings", "POST", pathEndpoints, body("bindings", []string{"public", "kubernetes"}), "ERR_NGROK_215", "bindings"},
+		{"unknown binding", "POST", pathEndpoints, body("bindings", []string{"private"}), "ERR_NGROK_215", "bindings"},
+		{"no traffic policy", "POST", pathEndpoints, body("traffic_policy", nil), "ERR_NGROK_215", "traffic_policy"},
+		{"empty traffic policy", "POST", pathEndpoints, body("traffic_policy", ""), "ERR_NGROK_215", "traffic_policy"},
+		{"broken cel", "POST", pathEndpoints, body("traffic_policy", "on_http_request:\n  - expressions: ['req.method ==']\n    actions: [{type: deny}]"), "ERR_NGROK_215", "traffic_policy"},
+		{"unknown action", "POST", pathEndpoints, body("traffic_policy", "on_http_request:\n  - actions: [{type: explode}]"), "ERR_NGROK_215", "traffic_policy"},
+		{"unknown phase", "POST", pathEndpoints, body("traffic_policy", `{"on_request":[]}`), "ERR_NGROK_215", "traffic_policy"},
+		{"taken url", "POST", pathEndpoints, body("url", "https://taken.example.com"), "ERR_NGROK_215", "url"},
+		{"unknown field", "POST", pathEndpoints, body("name", "x"), "ERR_NGROK_214", "name"},
 		{"patch bad url", "PATCH", path, map[string]any{"url": "https://x.example.com:99999"}, "ERR_NGROK_249", "url"},
 		{"patch bad policy", "PATCH", path, map[string]any{"traffic_policy": "inbound: []"}, "ERR_NGROK_215", "traffic_policy"},
 		{"patch type", "PATCH", path, map[string]any{"type": "cloud"}, "ERR_NGROK_214", "type"},
@@ -120,14 +123,14 @@ func TestEndpointBadInputsStoreNothing(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := a.WalkPages(t, "/endpoints", "endpoints"); len(got) != 1 {
+	if got, _ := a.WalkPages(t, pathEndpoints, endpoints.EndpointsDescriptor.ListKey); len(got) != 1 {
 		t.Fatalf("%d endpoints stored, want 1", len(got))
 	}
 	if got := a.Do(t, "GET", path, nil).Expect(t, 200); got["url"] != "https://taken.example.com" || got["traffic_policy"] != policy {
 		t.Fatalf("endpoint changed by refused input: %v", got)
 	}
 	// Another account may use the same URL: the guard is per account.
-	s.NewAccount(t).Do(t, "POST", "/endpoints", body("url", "https://taken.example.com")).Expect(t, 201)
+	s.NewAccount(t).Do(t, "POST", pathEndpoints, body("url", "https://taken.example.com")).Expect(t, 201)
 }
 
 func createConcurrently(t *testing.T, a *testkit.Account, n int, url string, pooling bool) (created []string, refused int) {
@@ -137,7 +140,7 @@ func createConcurrently(t *testing.T, a *testkit.Account, n int, url string, poo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := a.Do(t, "POST", "/endpoints", map[string]any{"url": url, "traffic_policy": policy, "pooling_enabled": pooling})
+			res := a.Do(t, "POST", pathEndpoints, map[string]any{"url": url, "traffic_policy": policy, "pooling_enabled": pooling})
 			mu.Lock()
 			defer mu.Unlock()
 			switch res.Status {
@@ -166,7 +169,7 @@ func TestEndpointURLUniquenessUnderConcurrency(t *testing.T) {
 	if c, r := createConcurrently(t, a, 3, "https://race.example.com", true); len(c) != 0 || r != 3 {
 		t.Fatalf("pooling onto a non-pooling URL: %d created", len(c))
 	}
-	a.Do(t, "DELETE", "/endpoints/"+created[0], nil).Expect(t, 204)
+	a.Do(t, "DELETE", pathEndpoints+"/"+created[0], nil).Expect(t, 204)
 
 	pooled, refused := createConcurrently(t, a, 20, "https://race.example.com", true)
 	if len(pooled) != 20 || refused != 0 {
@@ -176,18 +179,18 @@ func TestEndpointURLUniquenessUnderConcurrency(t *testing.T) {
 		t.Fatal("a non-pooling endpoint joined a pooled URL")
 	}
 	// Pooling cannot be turned off while others share the URL.
-	a.Do(t, "PATCH", "/endpoints/"+pooled[0], map[string]any{"pooling_enabled": false}).ExpectError(t, 400, "ERR_NGROK_215", "pooling_enabled")
+	a.Do(t, "PATCH", pathEndpoints+"/"+pooled[0], map[string]any{"pooling_enabled": false}).ExpectError(t, 400, "ERR_NGROK_215", "pooling_enabled")
 	for _, id := range pooled[1:] {
-		a.Do(t, "DELETE", "/endpoints/"+id, nil).Expect(t, 204)
+		a.Do(t, "DELETE", pathEndpoints+"/"+id, nil).Expect(t, 204)
 	}
-	a.Do(t, "PATCH", "/endpoints/"+pooled[0], map[string]any{"pooling_enabled": false}).Expect(t, 200)
+	a.Do(t, "PATCH", pathEndpoints+"/"+pooled[0], map[string]any{"pooling_enabled": false}).Expect(t, 200)
 	if c, _ := createConcurrently(t, a, 1, "https://race.example.com", true); len(c) != 0 {
 		t.Fatal("a pooling endpoint joined a URL whose only endpoint stopped pooling")
 	}
 	// Moving the URL frees the old one.
-	a.Do(t, "PATCH", "/endpoints/"+pooled[0], map[string]any{"url": "https://moved.example.com"}).Expect(t, 200)
+	a.Do(t, "PATCH", pathEndpoints+"/"+pooled[0], map[string]any{"url": "https://moved.example.com"}).Expect(t, 200)
 	if c, _ := createConcurrently(t, a, 1, "https://race.example.com", false); len(c) != 1 {
 		t.Fatal("the old URL is still held after the endpoint moved")
 	}
-	a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://moved.example.com", "traffic_policy": policy}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "url")
+	a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://moved.example.com", "traffic_policy": policy}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "url")
 }

@@ -1,5 +1,3 @@
-// Package endpoints holds the /endpoints family: cloud endpoints created through the API, with a
-// validated traffic policy, and the URL uniqueness (or pooling) rule enforced by a guard item.
 package endpoints
 
 import (
@@ -10,7 +8,7 @@ import (
 	"tunnelapi/shared/platform/api"
 )
 
-// CodeInvalidURL is the endpoint family's code for an invalid URL (WIRE.md).
+// CodeInvalidURL is the endpoint family's code for an invalid URL.
 const CodeInvalidURL = "ERR_NGROK_249"
 
 // defaultPorts are stripped from URLs; tcp has none, so a tcp URL needs its port.

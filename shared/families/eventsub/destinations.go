@@ -8,6 +8,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 
 	// Secrets of this family are sealed with KMS in AWS.
 	_ "tunnelapi/shared/platform/seal/kmsseal"
@@ -16,7 +17,8 @@ import (
 // DestinationItem is a stored event destination. Meta.Refs counts the subscriptions that
 // reference it.
 type DestinationItem struct {
-	resourceText
+	store.Meta
+	resource.Described
 	Format string `dynamodbav:"format"`
 	Target Target `dynamodbav:"target"`
 }
@@ -59,53 +61,71 @@ type destinationUpdate struct {
 var errDestinationInUse = &api.Error{Status: http.StatusBadRequest, Code: CodeInUse, Field: "id",
 	Msg: "the event destination is used by an event subscription; remove it from every subscription first"}
 
-// Destinations returns the /event_destinations family.
-func Destinations(k *resource.Kit) *resource.Family[DestinationItem, *DestinationItem] {
-	f := &resource.Family[DestinationItem, *DestinationItem]{
-		Kit: k, Prefix: ids.EventDestination, Path: "/event_destinations", ListKey: "event_destinations",
-		EventKind: "event_destination", InUse: errDestinationInUse, Filter: true,
-	}
-	f.Render = func(r *api.Request, it *DestinationItem) any {
-		return DestinationJSON{ID: it.ID, Metadata: it.Metadata, CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Format: it.Format, Target: it.Target.JSON(), URI: f.URI(r, it.ID)}
-	}
-	f.Create = func(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) (any, error) {
-		var in destinationCreate
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if err := it.setText(in.Description, in.Metadata); err != nil {
-			return nil, err
-		}
-		it.Format = FormatJSON
-		if err := setFormat(&it.Format, in.Format); err != nil {
-			return nil, err
-		}
-		return nil, setTarget(ctx, k, it, in.Target, nil)
-	}
-	f.Update = func(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) error {
-		var in destinationUpdate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.Description == nil && in.Metadata == nil && in.Format == nil && in.Target == nil {
-			return api.EmptyUpdate("description", "metadata", "format", "target")
-		}
-		if err := it.setText(in.Description, in.Metadata); err != nil {
-			return err
-		}
-		if err := setFormat(&it.Format, in.Format); err != nil {
-			return err
-		}
-		if in.Target == nil {
-			return nil
-		}
-		prev := it.Target
-		return setTarget(ctx, k, it, in.Target, &prev)
-	}
-	return f
+// EventDestinationsDescriptor is the /event_destinations family.
+var EventDestinationsDescriptor = &resource.Descriptor{
+	Path: "/event_destinations", Prefix: ids.EventDestination, ListKey: "event_destinations",
+	EventKind: "event_destination", Filter: true,
+	Function: "EventDestinationsFunction", Dir: "event_destinations",
+	Routes: resource.Serve(func(f *resource.Family[DestinationItem, *DestinationItem]) resource.Hooks[*DestinationItem] {
+		return EventDestinations{f}
+	}),
 }
 
+// EventDestinations is the event destination family's rules. Subscriptions reference
+// destinations, so a destination still in use is not deleted.
+type EventDestinations struct {
+	*resource.Family[DestinationItem, *DestinationItem]
+}
+
+// Render returns a destination as GET returns it: its target's secret is never shown.
+func (f EventDestinations) Render(r *api.Request, it *DestinationItem) any {
+	return DestinationJSON{ID: it.ID, Metadata: it.Metadata, CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Format: it.Format, Target: it.Target.JSON(), URI: f.URI(r, it.ID)}
+}
+
+// Create fills a new destination from the request body, sealing its target's secret.
+func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) (any, error) {
+	var in destinationCreate
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
+	}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
+	}
+	it.Format = FormatJSON
+	if err := setFormat(&it.Format, in.Format); err != nil {
+		return nil, err
+	}
+	return nil, f.setTarget(ctx, it, in.Target, nil)
+}
+
+// Update applies a PATCH body; at least one member must be given. A target given keeps the
+// stored secret unless it supplies a new one.
+func (f EventDestinations) Update(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) error {
+	var in destinationUpdate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.Format == nil && in.Target == nil {
+		return api.EmptyUpdate("description", "metadata", "format", "target")
+	}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	if err := setFormat(&it.Format, in.Format); err != nil {
+		return err
+	}
+	if in.Target == nil {
+		return nil
+	}
+	prev := it.Target
+	return f.setTarget(ctx, it, in.Target, &prev)
+}
+
+// InUse is the refusal to delete a destination a subscription still references.
+func (EventDestinations) InUse() *api.Error { return errDestinationInUse }
+
+// setFormat sets a supplied format, which must be json (in any case).
 func setFormat(dst *string, in *string) error {
 	if in == nil {
 		return nil
@@ -118,13 +138,13 @@ func setFormat(dst *string, in *string) error {
 }
 
 // setTarget validates the supplied target and seals its new secret, if any, to the item.
-func setTarget(ctx context.Context, k *resource.Kit, it *DestinationItem, in *targetIn, prev *Target) error {
+func (f EventDestinations) setTarget(ctx context.Context, it *DestinationItem, in *targetIn, prev *Target) error {
 	t, secret, err := parseTarget(in, prev)
 	if err != nil {
 		return err
 	}
 	if secret != nil {
-		s, err := k.Seal.Seal(ctx, []byte(*secret), SealAAD(it.AccountID, it.ID))
+		s, err := f.Kit.Seal.Seal(ctx, []byte(*secret), SealAAD(it.AccountID, it.ID))
 		if err != nil {
 			return err
 		}
@@ -132,9 +152,4 @@ func setTarget(ctx context.Context, k *resource.Kit, it *DestinationItem, in *ta
 	}
 	it.Target = t
 	return nil
-}
-
-// RegisterEventDestinations adds the /event_destinations routes.
-func RegisterEventDestinations(k *resource.Kit, mux api.Mux, s *api.Server) {
-	Destinations(k).Register(mux, s)
 }

@@ -26,7 +26,7 @@ const (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
+func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 func kinesisBody(description string) map[string]any {
 	return map[string]any{"description": description, "format": "json", "target": map[string]any{
@@ -48,7 +48,7 @@ func newDestination(t *testing.T, a *testkit.Account) string {
 func TestDestinationsConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/event_destinations", ListKey: "event_destinations", Prefix: ids.EventDestination,
+		Family: eventsub.EventDestinationsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any { return kinesisBody("audit stream") },
 		Update: map[string]any{"description": "renamed"},
 		UpdateWants: map[string]any{"description": "renamed", "format": "json",
@@ -61,7 +61,7 @@ func TestDestinationsConformance(t *testing.T) {
 func TestSubscriptionsConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/event_subscriptions", ListKey: "event_subscriptions", Prefix: ids.EventSubscription,
+		Family: eventsub.EventSubscriptionsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "keys", "sources": []any{map[string]any{"type": "api_key_created.v0"}},
 				"destination_ids": []string{newDestination(t, a)}}
@@ -465,10 +465,10 @@ func TestSources(t *testing.T) {
 	}
 }
 
-// The source types are exactly WIRE.md's list.
+// The source types are exactly the wire contract's list.
 func TestKnownTypes(t *testing.T) {
 	all := eventsub.KnownTypes()
-	// WIRE.md's fifteen kinds plus this service's additions (bot users, tunnel group backends,
+	// The contract's fifteen kinds plus this service's additions (bot users, tunnel group backends,
 	// endpoints), three verbs each, and four other types.
 	if len(all) != 18*3+4 {
 		t.Fatalf("%d types", len(all))

@@ -13,26 +13,10 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// resourceText is what both event families share: their item's Meta, description and metadata.
-type resourceText struct {
-	store.Meta
-	Description string `dynamodbav:"description"`
-	Metadata    string `dynamodbav:"metadata"`
-}
-
 // textCodes: these families have no codes of their own for over-long text.
 var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.CodeBadFieldValue}
 
-func (t *resourceText) setText(description, metadata *string) error {
-	if err := api.CheckText(textCodes, description, metadata); err != nil {
-		return err
-	}
-	api.Set(&t.Description, description)
-	api.Set(&t.Metadata, metadata)
-	return nil
-}
-
-// Codes of the event subscription family (WIRE.md, "Errors").
+// Codes of the event subscription family, and its limit on destinations.
 const (
 	CodeBadType          = "ERR_NGROK_238"
 	CodeNoSubscription   = "ERR_NGROK_5123"
@@ -44,7 +28,8 @@ const (
 // SubscriptionItem is a stored event subscription: the event types it matches (its sources, in
 // the order they were added) and the destinations those events go to.
 type SubscriptionItem struct {
-	resourceText
+	store.Meta
+	resource.Described
 	Sources      []string `dynamodbav:"sources"`
 	Destinations []string `dynamodbav:"dests"`
 }
@@ -90,72 +75,95 @@ type subscriptionUpdate struct {
 	DestinationIDs *[]string   `json:"destination_ids"`
 }
 
-const subscriptionsPath = "/event_subscriptions"
-
-// Subscriptions returns the /event_subscriptions family.
-func Subscriptions(k *resource.Kit) *resource.Family[SubscriptionItem, *SubscriptionItem] {
-	f := &resource.Family[SubscriptionItem, *SubscriptionItem]{
-		Kit: k, Prefix: ids.EventSubscription, Path: subscriptionsPath, ListKey: "event_subscriptions",
-		EventKind: "event_subscription", Filter: true,
-	}
-	f.Render = func(r *api.Request, it *SubscriptionItem) any {
-		out := SubscriptionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Metadata: it.Metadata, Description: it.Description, Sources: renderSources(r, it),
-			Destinations: make([]api.Ref, 0, len(it.Destinations))}
-		for _, d := range it.Destinations {
-			out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: r.URI("/event_destinations/" + d)})
-		}
-		return out
-	}
-	f.Create = func(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) (any, error) {
-		var in subscriptionCreate
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if err := it.setText(in.Description, in.Metadata); err != nil {
-			return nil, err
-		}
-		it.Sources, it.Destinations = []string{}, []string{}
-		if err := it.setSources(in.Sources); err != nil {
-			return nil, err
-		}
-		return nil, it.setDestinations(m, in.DestinationIDs)
-	}
-	f.Update = func(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
-		var in subscriptionUpdate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.Description == nil && in.Metadata == nil && in.Sources == nil && in.DestinationIDs == nil {
-			return api.EmptyUpdate("description", "metadata", "sources", "destination_ids")
-		}
-		if err := it.setText(in.Description, in.Metadata); err != nil {
-			return err
-		}
-		if err := it.setSources(in.Sources); err != nil {
-			return err
-		}
-		return it.setDestinations(m, in.DestinationIDs)
-	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
-		for _, d := range it.Destinations {
-			m.Reference(d, -1, nil)
-		}
-		return nil
-	}
-	return f
+// EventSubscriptionsDescriptor is the /event_subscriptions family with its sources
+// sub-resource.
+var EventSubscriptionsDescriptor = &resource.Descriptor{
+	Path: "/event_subscriptions", Prefix: ids.EventSubscription, ListKey: "event_subscriptions",
+	EventKind: "event_subscription", Filter: true,
+	Function: "EventSubscriptionsFunction", Dir: "event_subscriptions",
+	Routes: routeSubscriptions,
 }
 
-func renderSources(r *api.Request, it *SubscriptionItem) []SourceJSON {
-	out := make([]SourceJSON, 0, len(it.Sources))
-	for _, t := range it.Sources {
-		out = append(out, SourceJSON{Type: t, URI: sourceURI(r, it.ID, t)})
+// routeSubscriptions adds the five operations of subscriptions and the routes of their sources.
+func routeSubscriptions(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+	f := resource.New(d, k, func(f *resource.Family[SubscriptionItem, *SubscriptionItem]) resource.Hooks[*SubscriptionItem] {
+		return EventSubscriptions{f}
+	})
+	f.Register(mux, s)
+	EventSources{EventSubscriptions{f}}.Register(mux, s)
+}
+
+// EventSubscriptions is the event subscription family's rules. A subscription references each
+// of its destinations, in the subscription's own transaction.
+type EventSubscriptions struct {
+	*resource.Family[SubscriptionItem, *SubscriptionItem]
+}
+
+// Render returns a subscription as GET returns it.
+func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
+	out := SubscriptionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Metadata: it.Metadata, Description: it.Description, Sources: f.renderSources(r, it),
+		Destinations: make([]api.Ref, 0, len(it.Destinations))}
+	for _, d := range it.Destinations {
+		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: EventDestinationsDescriptor.URI(r, d)})
 	}
 	return out
 }
 
-func sourceURI(r *api.Request, sub, typ string) string {
-	return r.URI(subscriptionsPath + "/" + sub + "/sources/" + url.PathEscape(typ))
+// Create fills a new subscription from the request body.
+func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) (any, error) {
+	var in subscriptionCreate
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
+	}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
+	}
+	it.Sources, it.Destinations = []string{}, []string{}
+	if err := it.setSources(in.Sources); err != nil {
+		return nil, err
+	}
+	return nil, it.setDestinations(m, in.DestinationIDs)
+}
+
+// Update applies a PATCH body; at least one member must be given. Sources and destinations
+// given replace the stored lists.
+func (EventSubscriptions) Update(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
+	var in subscriptionUpdate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.Sources == nil && in.DestinationIDs == nil {
+		return api.EmptyUpdate("description", "metadata", "sources", "destination_ids")
+	}
+	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	if err := it.setSources(in.Sources); err != nil {
+		return err
+	}
+	return it.setDestinations(m, in.DestinationIDs)
+}
+
+// Delete drops the subscription's references to its destinations.
+func (EventSubscriptions) Delete(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
+	for _, d := range it.Destinations {
+		m.Reference(d, -1, nil)
+	}
+	return nil
+}
+
+func (f EventSubscriptions) renderSources(r *api.Request, it *SubscriptionItem) []SourceJSON {
+	out := make([]SourceJSON, 0, len(it.Sources))
+	for _, t := range it.Sources {
+		out = append(out, f.source(r, it.ID, t))
+	}
+	return out
+}
+
+// source is the wire form of the source typ of subscription sub.
+func (f EventSubscriptions) source(r *api.Request, sub, typ string) SourceJSON {
+	return SourceJSON{Type: typ, URI: f.URI(r, sub+"/sources/"+url.PathEscape(typ))}
 }
 
 // setSources replaces the sources with a supplied list.
@@ -244,94 +252,115 @@ type sourceList struct {
 	URI     string       `json:"uri"`
 }
 
-// registerSources adds /event_subscriptions/{subscription_id}/sources: the subscription's
-// event types as a sub-resource keyed by type, kept inside the subscription item.
-func registerSources(f *resource.Family[SubscriptionItem, *SubscriptionItem], mux api.Mux, s *api.Server) {
-	coll := subscriptionsPath + "/{subscription_id}/sources"
-	one := coll + "/{type}"
-	noQuery := func(r *api.Request) error {
-		for k := range r.HTTP.URL.Query() {
-			return api.BadRequest(api.CodeUnknownParam, k, "unknown query parameter %s", api.Describe(k))
-		}
-		return nil
-	}
-	mux.Handle("POST "+coll, s.Handle(http.StatusCreated, func(ctx context.Context, r *api.Request) (any, error) {
-		var in sourceCreate
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if in.Type == nil || !KnownType(*in.Type) {
-			return nil, badType("type", in.Type)
-		}
-		it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
-			if slices.Contains(it.Sources, *in.Type) {
-				return api.BadRequest(CodeDuplicateSource, "type", "event type %s is already a source of this subscription", *in.Type)
-			}
-			it.Sources = append(it.Sources, *in.Type)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		return SourceJSON{Type: *in.Type, URI: sourceURI(r, it.ID, *in.Type)}, nil
-	}))
-	mux.Handle("GET "+coll, s.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
-		if err := noQuery(r); err != nil {
-			return nil, err
-		}
-		it, err := f.Load(ctx, r, r.PathValue("subscription_id"), errNoSubscription)
-		if err != nil {
-			return nil, err
-		}
-		return sourceList{Sources: renderSources(r, it), URI: r.URI(subscriptionsPath + "/" + it.ID + "/sources")}, nil
-	}))
-	mux.Handle("GET "+one, s.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
-		typ := r.PathValue("type")
-		it, err := f.Load(ctx, r, r.PathValue("subscription_id"), errNoSubscription)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(it.Sources, typ) {
-			return nil, errNoSource(typ)
-		}
-		return SourceJSON{Type: typ, URI: sourceURI(r, it.ID, typ)}, nil
-	}))
-	// A source has no changeable member: its update form holds only the path's values, which
-	// api.Decode checks and drops, so a PATCH answers with the source as it is. Like every
-	// PATCH, it still commits (and records) an update.
-	mux.Handle("PATCH "+one, s.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
-		if err := api.Decode(r, &struct{}{}); err != nil {
-			return nil, err
-		}
-		typ := r.PathValue("type")
-		it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
-			if !slices.Contains(it.Sources, typ) {
-				return errNoSource(typ)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		return SourceJSON{Type: typ, URI: sourceURI(r, it.ID, typ)}, nil
-	}))
-	mux.Handle("DELETE "+one, s.Handle(http.StatusNoContent, func(ctx context.Context, r *api.Request) (any, error) {
-		typ := r.PathValue("type")
-		_, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
-			i := slices.Index(it.Sources, typ)
-			if i < 0 {
-				return errNoSource(typ)
-			}
-			it.Sources = slices.Delete(it.Sources, i, i+1)
-			return nil
-		})
-		return nil, err
-	}))
+// EventSources serves /event_subscriptions/{subscription_id}/sources: the subscription's
+// event types as a sub-resource keyed by type, kept inside the subscription item (read with
+// Family.Load, changed with Family.Modify, so each change is the subscription's update).
+type EventSources struct {
+	EventSubscriptions
 }
 
-// RegisterEventSubscriptions adds the /event_subscriptions routes and their sources.
-func RegisterEventSubscriptions(k *resource.Kit, mux api.Mux, s *api.Server) {
-	f := Subscriptions(k)
-	f.Register(mux, s)
-	registerSources(f, mux, s)
+// Register adds the sources routes.
+func (f EventSources) Register(mux api.Mux, s *api.Server) {
+	coll := f.Path + "/{subscription_id}/sources"
+	one := coll + "/{type}"
+	mux.Handle("POST "+coll, s.Handle(http.StatusCreated, f.create))
+	mux.Handle("GET "+coll, s.Handle(http.StatusOK, f.list))
+	mux.Handle("GET "+one, s.Handle(http.StatusOK, f.get))
+	mux.Handle("PATCH "+one, s.Handle(http.StatusOK, f.update))
+	mux.Handle("DELETE "+one, s.Handle(http.StatusNoContent, f.delete))
+}
+
+// noQuery refuses any query parameter: the sources list is not paginated.
+func noQuery(r *api.Request) error {
+	for k := range r.HTTP.URL.Query() {
+		return api.BadRequest(api.CodeUnknownParam, k, "unknown query parameter %s", api.Describe(k))
+	}
+	return nil
+}
+
+func (f EventSources) create(ctx context.Context, r *api.Request) (any, error) {
+	var in sourceCreate
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
+	}
+	if in.Type == nil || !KnownType(*in.Type) {
+		return nil, badType("type", in.Type)
+	}
+	it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
+		return it.addSource(*in.Type)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.source(r, it.ID, *in.Type), nil
+}
+
+func (f EventSources) list(ctx context.Context, r *api.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	it, err := f.Load(ctx, r, r.PathValue("subscription_id"), errNoSubscription)
+	if err != nil {
+		return nil, err
+	}
+	return sourceList{Sources: f.renderSources(r, it), URI: f.URI(r, it.ID+"/sources")}, nil
+}
+
+func (f EventSources) get(ctx context.Context, r *api.Request) (any, error) {
+	typ := r.PathValue("type")
+	it, err := f.Load(ctx, r, r.PathValue("subscription_id"), errNoSubscription)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(it.Sources, typ) {
+		return nil, errNoSource(typ)
+	}
+	return f.source(r, it.ID, typ), nil
+}
+
+// update answers with the source as it is: a source has no changeable member, and its update
+// form holds only the path's values, which api.Decode checks and drops. Like every PATCH, it
+// still commits (and records) an update.
+func (f EventSources) update(ctx context.Context, r *api.Request) (any, error) {
+	if err := api.Decode(r, &struct{}{}); err != nil {
+		return nil, err
+	}
+	typ := r.PathValue("type")
+	it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
+		if !slices.Contains(it.Sources, typ) {
+			return errNoSource(typ)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f.source(r, it.ID, typ), nil
+}
+
+func (f EventSources) delete(ctx context.Context, r *api.Request) (any, error) {
+	typ := r.PathValue("type")
+	_, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
+		return it.removeSource(typ)
+	})
+	return nil, err
+}
+
+// addSource appends the event type typ to the sources.
+func (it *SubscriptionItem) addSource(typ string) error {
+	if slices.Contains(it.Sources, typ) {
+		return api.BadRequest(CodeDuplicateSource, "type", "event type %s is already a source of this subscription", typ)
+	}
+	it.Sources = append(it.Sources, typ)
+	return nil
+}
+
+// removeSource deletes the source typ.
+func (it *SubscriptionItem) removeSource(typ string) error {
+	i := slices.Index(it.Sources, typ)
+	if i < 0 {
+		return errNoSource(typ)
+	}
+	it.Sources = slices.Delete(it.Sources, i, i+1)
+	return nil
 }

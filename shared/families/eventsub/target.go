@@ -21,7 +21,7 @@ const (
 	KindAzure          = "azure_logs_ingestion"
 )
 
-// Codes of the event destination family (WIRE.md, "Errors").
+// Codes of the event destination family.
 const (
 	CodeBadFormat     = "ERR_NGROK_235"
 	CodeBadTarget     = "ERR_NGROK_236"

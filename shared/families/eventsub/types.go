@@ -1,7 +1,3 @@
-// Package eventsub holds the configuration side of events: event destinations (where events
-// go, with their sealed credentials), event subscriptions (which event types go to which
-// destinations) and the sources sub-resource of a subscription. The worker that delivers
-// events reads the items defined here.
 package eventsub
 
 import (

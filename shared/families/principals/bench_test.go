@@ -14,7 +14,7 @@ import (
 // BenchmarkGetAPIKeyVsGetItem: GET /api_keys/{id} through the server, auth included, against a
 // bare consistent GetItem of the same item on the same DynamoDB Local (goal: p50 ratio ≤ 1.3).
 func BenchmarkGetAPIKeyVsGetItem(b *testing.B) {
-	s := testkit.Shared(b, app.Registers()...)
+	s := testkit.Shared(b, app.Families...)
 	a := s.NewAccount(b)
 	k := a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
 	path := "/api_keys/" + k["id"].(string)
@@ -35,7 +35,7 @@ func BenchmarkGetAPIKeyVsGetItem(b *testing.B) {
 // BenchmarkRoundTrips reports DynamoDB calls per request for each operation (goal: get 1,
 // list 1 on the critical path, create 1, update and delete at most 2).
 func BenchmarkRoundTrips(b *testing.B) {
-	s := testkit.Shared(b, app.Registers()...)
+	s := testkit.Shared(b, app.Families...)
 	a := s.NewAccount(b)
 	a.Do(b, "GET", "/api_keys", nil).Expect(b, http.StatusOK) // warm the token hint
 	var get, list, create, update, del int

@@ -6,6 +6,7 @@ import (
 
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -29,7 +30,8 @@ func Bootstrap(ctx context.Context, db *store.DB, email, description string) (*B
 	tx := &store.Tx{}
 	tx.Put("account", auth.AccountItem{Key: store.AccountKey(acct), ID: acct, Created: now.Unix()}, store.Absent())
 	tx.Put("user", User{Meta: meta(acct, user, now), Email: email, Admin: true}, store.Absent())
-	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(acct, key, now), Description: description, OwnerID: user, TokenHash: hash}}, store.Absent())
+	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(acct, key, now), Described: resource.Described{Description: description},
+		OwnerID: user, TokenHash: hash}}, store.Absent())
 	tx.Put("token", auth.TokenItem{Key: store.TokenKey(hash), Kind: auth.KindAPIKey, AccountID: acct,
 		PrincipalID: user, Subject: email, Admin: true, ResourceID: key}, store.Absent())
 	if err := db.Commit(ctx, tx); err != nil {

@@ -37,61 +37,74 @@ type botUserBody struct {
 // maxNameBytes bounds a bot's name like other free-text fields.
 const maxNameBytes = 255
 
-// BotUsers returns the /bot_users family.
-func BotUsers(k *resource.Kit) *resource.Family[BotUser, *BotUser] {
-	f := &resource.Family[BotUser, *BotUser]{
-		Kit: k, Prefix: ids.BotUser, Path: "/bot_users", ListKey: "bot_users", EventKind: "bot_user",
+// BotUsersDescriptor is the /bot_users family.
+var BotUsersDescriptor = &resource.Descriptor{
+	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
+	Function: "BotUsersFunction", Dir: "bot_users",
+	Routes: resource.Serve(func(f *resource.Family[BotUser, *BotUser]) resource.Hooks[*BotUser] { return BotUsers{f} }),
+}
+
+// BotUsers is the bot user family's rules.
+type BotUsers struct {
+	*resource.Family[BotUser, *BotUser]
+}
+
+// Render returns a bot user as GET returns it.
+func (f BotUsers) Render(r *api.Request, b *BotUser) any {
+	return BotUserJSON{ID: b.ID, URI: f.URI(r, b.ID), Name: b.Name, Active: b.Active, CreatedAt: api.Timestamp(b.CreatedAt)}
+}
+
+// Create fills a new bot user from the request body; name is required and active defaults to
+// true. A bot created inactive is revoked in the same transaction.
+func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) (any, error) {
+	var in botUserBody
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
 	}
-	f.Render = func(r *api.Request, b *BotUser) any {
-		return BotUserJSON{ID: b.ID, URI: f.URI(r, b.ID), Name: b.Name, Active: b.Active, CreatedAt: api.Timestamp(b.CreatedAt)}
+	if in.Name == nil || *in.Name == "" {
+		return nil, api.Invalid("name", "name is required")
 	}
-	f.Create = func(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) (any, error) {
-		var in botUserBody
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if in.Name == nil || *in.Name == "" {
-			return nil, api.Invalid("name", "name is required")
+	if err := checkName(*in.Name); err != nil {
+		return nil, err
+	}
+	b.Name, b.Active = *in.Name, true
+	api.Set(&b.Active, in.Active)
+	if !b.Active {
+		m.UpdateAccount(revoke(b.ID, true))
+	}
+	return nil, nil
+}
+
+// Update applies a PATCH body; at least one member must be given. A change of active adds the
+// bot to, or removes it from, the account's revoked set.
+func (BotUsers) Update(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
+	var in botUserBody
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Name == nil && in.Active == nil {
+		return api.EmptyUpdate("name", "active")
+	}
+	if in.Name != nil {
+		if *in.Name == "" {
+			return api.Invalid("name", "name must not be empty")
 		}
 		if err := checkName(*in.Name); err != nil {
-			return nil, err
-		}
-		b.Name, b.Active = *in.Name, true
-		api.Set(&b.Active, in.Active)
-		if !b.Active {
-			m.UpdateAccount(revoke(b.ID, true))
-		}
-		return nil, nil
-	}
-	f.Update = func(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
-		var in botUserBody
-		if err := api.Decode(r, &in); err != nil {
 			return err
 		}
-		if in.Name == nil && in.Active == nil {
-			return api.EmptyUpdate("name", "active")
-		}
-		if in.Name != nil {
-			if *in.Name == "" {
-				return api.Invalid("name", "name must not be empty")
-			}
-			if err := checkName(*in.Name); err != nil {
-				return err
-			}
-		}
-		api.Set(&b.Name, in.Name)
-		if in.Active != nil && *in.Active != b.Active {
-			b.Active = *in.Active
-			m.UpdateAccount(revoke(b.ID, !b.Active))
-		}
-		return nil
 	}
-	f.Delete = func(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
-		// A deleted bot's keys stay listed until deleted but can never authenticate again.
-		m.UpdateAccount(revoke(b.ID, true))
-		return nil
+	api.Set(&b.Name, in.Name)
+	if in.Active != nil && *in.Active != b.Active {
+		b.Active = *in.Active
+		m.UpdateAccount(revoke(b.ID, !b.Active))
 	}
-	return f
+	return nil
+}
+
+// Delete revokes the bot: its keys stay listed until deleted but can never authenticate again.
+func (BotUsers) Delete(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
+	m.UpdateAccount(revoke(b.ID, true))
+	return nil
 }
 
 func checkName(name string) error {

@@ -31,8 +31,6 @@ type CredentialJSON struct {
 // CodeInvalidACL is the credential family's code for a malformed ACL rule.
 const CodeInvalidACL = "ERR_NGROK_600"
 
-var credentialTextCodes = api.TextCodes{Description: "ERR_NGROK_604", Metadata: "ERR_NGROK_605"}
-
 type credentialCreate struct {
 	Description *string   `json:"description"`
 	Metadata    *string   `json:"metadata"`
@@ -46,63 +44,73 @@ type credentialUpdate struct {
 	ACL         *[]string `json:"acl"`
 }
 
-// Credentials returns the /credentials family.
-func Credentials(k *resource.Kit) *resource.Family[CredentialItem, *CredentialItem] {
-	f := &resource.Family[CredentialItem, *CredentialItem]{
-		Kit: k, Prefix: ids.Credential, Path: "/credentials", ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
+// CredentialsDescriptor is the /credentials family.
+var CredentialsDescriptor = &resource.Descriptor{
+	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
+	Function: "CredentialsFunction", Dir: "credentials",
+	Routes: resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
+		return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
+	}),
+}
+
+// Credentials is the tunnel credential family's rules.
+type Credentials struct {
+	secretFamily[CredentialItem, *CredentialItem]
+}
+
+// Render returns a credential as GET returns it: without its token.
+func (f Credentials) Render(r *api.Request, it *CredentialItem) any { return f.render(r, it, nil) }
+
+func (f Credentials) render(r *api.Request, it *CredentialItem, token *string) CredentialJSON {
+	rules := it.ACL
+	if rules == nil {
+		rules = []string{}
 	}
-	render := func(r *api.Request, it *CredentialItem, token *string) CredentialJSON {
-		rules := it.ACL
-		if rules == nil {
-			rules = []string{}
-		}
-		return CredentialJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Metadata: it.Metadata, Token: token, ACL: rules, OwnerID: it.OwnerID}
+	return CredentialJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata, Token: token, ACL: rules, OwnerID: it.OwnerID}
+}
+
+// Create fills a new credential from the request body and issues its token, shown only in the
+// create response.
+func (f Credentials) Create(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) (any, error) {
+	var in credentialCreate
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
 	}
-	f.Render = func(r *api.Request, it *CredentialItem) any { return render(r, it, nil) }
-	f.Create = func(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) (any, error) {
-		var in credentialCreate
-		if err := api.Decode(r, &in); err != nil {
-			return nil, err
-		}
-		if err := setACL(it, in.ACL); err != nil {
-			return nil, err
-		}
-		token, err := it.Create(ctx, k, r, m, credentialTextCodes, auth.KindCredential, in.Description, in.Metadata, in.OwnerID)
-		if err != nil {
-			return nil, err
-		}
-		return render(r, it, &token), nil
+	if err := it.setACL(in.ACL); err != nil {
+		return nil, err
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) error {
-		var in credentialUpdate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if in.Description == nil && in.Metadata == nil && in.ACL == nil {
-			return api.EmptyUpdate("description", "metadata", "acl")
-		}
-		if err := setACL(it, in.ACL); err != nil {
-			return err
-		}
-		return it.Update(credentialTextCodes, in.Description, in.Metadata)
+	token, err := it.Issue(ctx, f.Kit, r, m, auth.KindCredential, in.Description, in.Metadata, in.OwnerID)
+	if err != nil {
+		return nil, err
 	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) error {
-		it.Revoke(k, m)
-		return nil
+	return f.render(r, it, &token), nil
+}
+
+// Update applies a PATCH body; at least one member must be given.
+func (Credentials) Update(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) error {
+	var in credentialUpdate
+	if err := api.Decode(r, &in); err != nil {
+		return err
 	}
-	return f
+	if in.Description == nil && in.Metadata == nil && in.ACL == nil {
+		return api.EmptyUpdate("description", "metadata", "acl")
+	}
+	if err := it.setACL(in.ACL); err != nil {
+		return err
+	}
+	return it.SetSecretText(in.Description, in.Metadata)
 }
 
 // setACL validates and stores a supplied ACL; a supplied list replaces the stored one.
-func setACL(it *CredentialItem, rules *[]string) error {
+func (c *CredentialItem) setACL(rules *[]string) error {
 	if rules == nil {
 		return nil
 	}
 	if _, i, err := acl.ParseAll(*rules); err != nil {
 		return api.BadRequest(CodeInvalidACL, "acl", "acl[%d]: %s", i, err.Error())
 	}
-	it.ACL = append([]string{}, *rules...)
+	c.ACL = append([]string{}, *rules...)
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 // The invariant check run after the suite must catch what it claims to: a token hash whose key
 // is gone, an event missing for a committed mutation, and a secret stored in plaintext.
 func TestInvariantCheckCatchesCorruption(t *testing.T) {
-	s := testkit.Start(t, app.Registers()...)
+	s := testkit.Start(t, app.Families...)
 	a := s.NewAccount(t)
 	ctx := context.Background()
 	k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, http.StatusCreated)

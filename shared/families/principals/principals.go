@@ -1,10 +1,7 @@
-// Package principals holds who can own keys and credentials: accounts, users and bot users,
-// owner resolution for new secrets, token issuance, and account bootstrap.
 package principals
 
 import (
 	"context"
-	"time"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
@@ -77,5 +74,3 @@ func IssueToken(m *resource.Mutation, kind, accountID, id string, o Owner) (toke
 		PrincipalID: o.ID, Subject: o.Subject, Admin: o.Admin, ResourceID: id}, store.Absent())
 	return token, hash
 }
-
-func unixNow() int64 { return time.Now().Unix() }

@@ -10,18 +10,19 @@ import (
 	"testing"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/testing/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Registers()...) }
+func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 func TestAPIKeysConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/api_keys", ListKey: "keys", Prefix: ids.APIKey, Secret: "token",
+		Family: principals.APIKeysDescriptor, Secret: "token",
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "ci key", "metadata": `{"n":1}`}
 		},
@@ -33,7 +34,7 @@ func TestAPIKeysConformance(t *testing.T) {
 func TestCredentialsConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/credentials", ListKey: "credentials", Prefix: ids.Credential, Secret: "token",
+		Family: principals.CredentialsDescriptor, Secret: "token",
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "agent", "acl": []string{"bind:*.example.com", "bind:env=prod"}}
 		},
@@ -45,7 +46,7 @@ func TestCredentialsConformance(t *testing.T) {
 func TestBotUsersConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/bot_users", ListKey: "bot_users", Prefix: ids.BotUser,
+		Family: principals.BotUsersDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"name": "ci-bot"}
 		},

@@ -1,8 +1,3 @@
-// Package sshcerts holds the SSH certificate families: certificate authorities whose key pair is
-// generated here (the private key sealed at rest, never returned), and the user and host
-// certificates they sign. A CA keeps a count of its certificates, changed in the same
-// transaction as each certificate's create and delete, so that a CA with certificates cannot be
-// deleted and a CA being deleted cannot sign.
 package sshcerts
 
 import (
@@ -27,7 +22,7 @@ import (
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-// Family error codes (WIRE.md, "Errors").
+// Family error codes, as the ngrok API uses them.
 const (
 	CodeInvalidKeyType   = "ERR_NGROK_1936"
 	CodeInvalidKeySize   = "ERR_NGROK_1939"
@@ -40,7 +35,7 @@ const (
 	CodeCAHasCerts       = "ERR_NGROK_1964"
 )
 
-// Text codes (WIRE.md: certs 1914–1917): certificates use the first pair, authorities the second.
+// Text codes: certificates use the first pair, authorities the second.
 var (
 	certificateTextCodes = api.TextCodes{Description: "ERR_NGROK_1914", Metadata: "ERR_NGROK_1915"}
 	authorityTextCodes   = api.TextCodes{Description: "ERR_NGROK_1916", Metadata: "ERR_NGROK_1917"}
@@ -64,8 +59,7 @@ const AttrCertificates = "certs"
 // read (with a count of zero) cannot pass a certificate issued in between.
 type Authority struct {
 	store.Meta
-	Description  string      `dynamodbav:"description"`
-	Metadata     string      `dynamodbav:"metadata"`
+	resource.Described
 	PublicKey    string      `dynamodbav:"public_key"`
 	KeyType      string      `dynamodbav:"key_type"`
 	PrivateKey   seal.Sealed `dynamodbav:"private_key"`
@@ -162,60 +156,75 @@ func AuthorizedKey(pub ssh.PublicKey) string {
 	return strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(pub)), "\n")
 }
 
-// Authorities returns the /ssh_certificate_authorities family.
-func Authorities(k *resource.Kit) *resource.Family[Authority, *Authority] {
-	f := &resource.Family[Authority, *Authority]{
-		Kit: k, Prefix: ids.SSHCertificateAuthority, Path: "/ssh_certificate_authorities",
-		ListKey: "ssh_certificate_authorities", EventKind: "ssh_certificate_authority", Filter: true,
+// SSHCertificateAuthoritiesDescriptor is the /ssh_certificate_authorities family.
+var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
+	Path: "/ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, ListKey: "ssh_certificate_authorities",
+	EventKind: "ssh_certificate_authority", Filter: true,
+	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities",
+	Routes: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] { return Authorities{f} }),
+}
+
+// Authorities is the SSH certificate authority family's rules.
+type Authorities struct {
+	*resource.Family[Authority, *Authority]
+}
+
+// Render returns an SSH certificate authority as GET returns it; the private key never appears.
+func (f Authorities) Render(r *api.Request, it *Authority) any {
+	return AuthorityJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType}
+}
+
+// Prepare generates and seals the key pair. Key generation (an RSA 4096 key takes up to seconds)
+// runs once per request, before the transaction, never inside its retries.
+func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *Authority) error {
+	var in authorityCreate
+	if err := api.Decode(r, &in); err != nil {
+		return err
 	}
-	f.Render = func(r *api.Request, it *Authority) any {
-		return AuthorityJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType}
+	if err := it.SetText(authorityTextCodes, in.Description, in.Metadata); err != nil {
+		return err
 	}
-	// Key generation (an RSA 4096 key takes up to seconds) runs once per request, before the
-	// transaction, never inside its retries.
-	f.Prepare = func(ctx context.Context, r *api.Request, it *Authority) error {
-		var in authorityCreate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if err := api.CheckText(authorityTextCodes, in.Description, in.Metadata); err != nil {
-			return err
-		}
-		spec, err := ParseKeySpec(in.PrivateKeyType, in.EllipticCurve, in.KeySize)
-		if err != nil {
-			return err
-		}
-		key, err := spec.Generate()
-		if err != nil {
-			return err
-		}
-		pub, err := ssh.NewPublicKey(key.Public())
-		if err != nil {
-			return err
-		}
-		sealed, err := seal.SealPrivateKey(ctx, k.Seal, key, it.AccountID, it.ID)
-		if err != nil {
-			return err
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		it.PublicKey = AuthorizedKey(pub)
-		it.KeyType = spec.Type
-		it.PrivateKey = sealed
-		return nil
+	spec, err := ParseKeySpec(in.PrivateKeyType, in.EllipticCurve, in.KeySize)
+	if err != nil {
+		return err
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
-		return api.UpdateText(r, authorityTextCodes, &it.Description, &it.Metadata)
+	key, err := spec.Generate()
+	if err != nil {
+		return err
 	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
-		if it.Certificates > 0 {
-			return api.BadRequest(CodeCAHasCerts, "id",
-				"the SSH certificate authority still has %d certificates; delete them first", it.Certificates)
-		}
-		return nil
+	pub, err := ssh.NewPublicKey(key.Public())
+	if err != nil {
+		return err
 	}
-	return f
+	sealed, err := seal.SealPrivateKey(ctx, f.Kit.Seal, key, it.AccountID, it.ID)
+	if err != nil {
+		return err
+	}
+	it.PublicKey = AuthorizedKey(pub)
+	it.KeyType = spec.Type
+	it.PrivateKey = sealed
+	return nil
+}
+
+// Create adds nothing: Prepare built the whole item.
+func (Authorities) Create(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) (any, error) {
+	return nil, nil
+}
+
+// Update changes description and metadata, the only mutable fields.
+func (Authorities) Update(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
+	return api.UpdateText(r, authorityTextCodes, &it.Description, &it.Metadata)
+}
+
+// Delete refuses to delete a CA that still has certificates; the version condition of the
+// delete makes the count it read current.
+func (Authorities) Delete(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
+	if it.Certificates > 0 {
+		return api.BadRequest(CodeCAHasCerts, "id",
+			"the SSH certificate authority still has %d certificates; delete them first", it.Certificates)
+	}
+	return nil
 }
 
 // Signer opens the CA's sealed private key for signing.

@@ -84,7 +84,7 @@ func BenchmarkUserCertificateIssuance(b *testing.B) {
 				return map[string]any{"ssh_certificate_authority_id": ca.id, "public_key": key, "principals": []string{"deploy"}}
 			}
 			// Warms the token hint (and, when not cold, the CA's key).
-			a.Do(b, "POST", "/ssh_user_certificates", body(cas[n-1])).Expect(b, http.StatusCreated)
+			a.Do(b, "POST", pathUserCerts, body(cas[n-1])).Expect(b, http.StatusCreated)
 			issue := make([]time.Duration, 0, b.N)
 			floor := make([]time.Duration, 0, b.N)
 			txFloor := make([]time.Duration, 0, b.N)
@@ -95,7 +95,7 @@ func BenchmarkUserCertificateIssuance(b *testing.B) {
 					ca = cas[i]
 				}
 				t0 := time.Now()
-				res := a.Do(b, "POST", "/ssh_user_certificates", body(ca))
+				res := a.Do(b, "POST", pathUserCerts, body(ca))
 				issue = append(issue, time.Since(t0))
 				if res.Status != http.StatusCreated {
 					b.Fatalf("issue: %d %s", res.Status, res.Body)
@@ -147,13 +147,13 @@ const rsa4096Samples = 30
 func BenchmarkAuthorityCreateRSA4096(b *testing.B) {
 	s := start(b)
 	a := s.NewAccount(b)
-	a.Do(b, "GET", "/ssh_certificate_authorities?limit=1", nil).Expect(b, http.StatusOK) // warms the token hint
+	a.Do(b, "GET", pathCAs+"?limit=1", nil).Expect(b, http.StatusOK) // warms the token hint
 	n := max(b.N, rsa4096Samples)
 	d := make([]time.Duration, 0, n)
 	b.ResetTimer()
 	for i := 0; i < n; i++ {
 		t0 := time.Now()
-		res := a.Do(b, "POST", "/ssh_certificate_authorities", map[string]any{"private_key_type": "rsa", "key_size": 4096})
+		res := a.Do(b, "POST", pathCAs, map[string]any{"private_key_type": "rsa", "key_size": 4096})
 		d = append(d, time.Since(t0))
 		if res.Status != http.StatusCreated {
 			b.Fatalf("create: %d %s", res.Status, res.Body)

@@ -20,8 +20,7 @@ import (
 // user certificates only.
 type Certificate struct {
 	store.Meta
-	Description     string            `dynamodbav:"description"`
-	Metadata        string            `dynamodbav:"metadata"`
+	resource.Described
 	AuthorityID     string            `dynamodbav:"ca_id"`
 	PublicKey       string            `dynamodbav:"public_key"`
 	KeyType         string            `dynamodbav:"key_type"`
@@ -84,95 +83,111 @@ type userCertificateCreate struct {
 	Extensions      *map[string]string `json:"extensions"`
 }
 
-// kind is what differs between the user and host certificate families.
+// kind is what differs between the user and host certificate families besides their
+// descriptors.
 type kind struct {
-	prefix, path, listKey, eventKind string
-	certType                         uint32
+	certType uint32
 	// validity is the default valid_until for a given valid_after.
 	validity func(time.Time) time.Time
 }
 
 var (
-	userKind = kind{prefix: ids.SSHUserCertificate, path: "/ssh_user_certificates", listKey: "ssh_user_certificates",
-		eventKind: "ssh_user_certificate", certType: ssh.UserCert,
-		validity: func(t time.Time) time.Time { return t.Add(24 * time.Hour) }}
-	hostKind = kind{prefix: ids.SSHHostCertificate, path: "/ssh_host_certificates", listKey: "ssh_host_certificates",
-		eventKind: "ssh_host_certificate", certType: ssh.HostCert,
-		validity: func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }}
+	userKind = kind{certType: ssh.UserCert, validity: func(t time.Time) time.Time { return t.Add(24 * time.Hour) }}
+	hostKind = kind{certType: ssh.HostCert, validity: func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }}
 )
 
-// UserCertificates returns the /ssh_user_certificates family.
-func UserCertificates(k *resource.Kit) *resource.Family[Certificate, *Certificate] {
-	return certificates(k, userKind)
+// SSHUserCertificatesDescriptor is the /ssh_user_certificates family.
+var SSHUserCertificatesDescriptor = &resource.Descriptor{
+	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
+	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates",
+	Routes: certificateRoutes(userKind),
 }
 
-// HostCertificates returns the /ssh_host_certificates family.
-func HostCertificates(k *resource.Kit) *resource.Family[Certificate, *Certificate] {
-	return certificates(k, hostKind)
+// SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
+var SSHHostCertificatesDescriptor = &resource.Descriptor{
+	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
+	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates",
+	Routes: certificateRoutes(hostKind),
 }
 
-func certificates(k *resource.Kit, kd kind) *resource.Family[Certificate, *Certificate] {
-	f := &resource.Family[Certificate, *Certificate]{
-		Kit: k, Prefix: kd.prefix, Path: kd.path, ListKey: kd.listKey, EventKind: kd.eventKind,
+// certificateRoutes serves the certificate family of kind kd, with its own cache of CA keys.
+func certificateRoutes(kd kind) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+	return resource.Serve(func(f *resource.Family[Certificate, *Certificate]) resource.Hooks[*Certificate] {
+		return Certificates{Family: f, kind: kd, signers: &signerCache{}}
+	})
+}
+
+// Certificates is the rules of the SSH user and host certificate families, which differ only
+// in their kind.
+type Certificates struct {
+	*resource.Family[Certificate, *Certificate]
+	kind    kind
+	signers *signerCache
+}
+
+// Render returns a certificate as GET returns it, in the user or host form of its kind.
+func (f Certificates) Render(r *api.Request, it *Certificate) any {
+	principals := it.Principals
+	if principals == nil {
+		principals = []string{}
 	}
-	f.Render = func(r *api.Request, it *Certificate) any {
-		principals := it.Principals
-		if principals == nil {
-			principals = []string{}
-		}
-		if kd.certType == ssh.HostCert {
-			return HostCertificateJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-				Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType,
-				SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
-				ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
-		}
-		return UserCertificateJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+	if f.kind.certType == ssh.HostCert {
+		return HostCertificateJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
 			Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType,
 			SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
-			CriticalOptions: orEmpty(it.CriticalOptions), Extensions: orEmpty(it.Extensions),
 			ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
 	}
-	signers := &signerCache{}
-	// Signing happens once per request; each transaction attempt then only counts the
-	// certificate on the CA, conditioned on the CA still existing. The CA's key comes from the
-	// cache or is read (with the caller check, in one round trip) and opened.
-	f.Prepare = func(ctx context.Context, r *api.Request, it *Certificate) error {
-		pub, err := decodeCertificate(r, kd, it)
+	return UserCertificateJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType,
+		SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
+		CriticalOptions: orEmpty(it.CriticalOptions), Extensions: orEmpty(it.Extensions),
+		ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
+}
+
+// Prepare validates the body and signs the certificate, once per request; each transaction
+// attempt then only counts the certificate on the CA, conditioned on the CA still existing. The
+// CA's key comes from the cache or is read (with the caller check, in one round trip) and opened.
+func (f Certificates) Prepare(ctx context.Context, r *api.Request, it *Certificate) error {
+	pub, err := f.decode(r, it)
+	if err != nil {
+		return err
+	}
+	signer := f.signers.get(it.AccountID, it.AuthorityID)
+	if signer == nil {
+		ca, err := loadAuthority(ctx, f.Kit, r, it.AuthorityID)
 		if err != nil {
 			return err
 		}
-		signer := signers.get(it.AccountID, it.AuthorityID)
-		if signer == nil {
-			ca, err := loadAuthority(ctx, k, r, it.AuthorityID)
-			if err != nil {
-				return err
-			}
-			if signer, err = ca.Signer(ctx, k.Seal); err != nil {
-				return err
-			}
-			signers.put(it.AccountID, it.AuthorityID, signer)
-		}
-		cert, err := NewCertificate(signer, pub, kd.certType, it)
-		if err != nil {
+		if signer, err = ca.Signer(ctx, f.Kit.Seal); err != nil {
 			return err
 		}
-		it.Certificate = AuthorizedKey(cert)
-		return nil
+		f.signers.put(it.AccountID, it.AuthorityID, signer)
 	}
-	f.Create = func(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) (any, error) {
-		m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(1), store.Exists())
-		m.Refuse("ca", caNotFound(it.AuthorityID))
-		return nil, nil
+	cert, err := NewCertificate(signer, pub, f.kind.certType, it)
+	if err != nil {
+		return err
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
-		return api.UpdateText(r, certificateTextCodes, &it.Description, &it.Metadata)
-	}
-	f.Delete = func(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
-		m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(-1),
-			store.Exists(), expression.Name(AttrCertificates).GreaterThan(expression.Value(0)))
-		return nil
-	}
-	return f
+	it.Certificate = AuthorizedKey(cert)
+	return nil
+}
+
+// Create counts the certificate on its CA, refused when the CA no longer exists.
+func (Certificates) Create(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) (any, error) {
+	m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(1), store.Exists())
+	m.Refuse("ca", caNotFound(it.AuthorityID))
+	return nil, nil
+}
+
+// Update changes description and metadata, the only mutable fields.
+func (Certificates) Update(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
+	return api.UpdateText(r, certificateTextCodes, &it.Description, &it.Metadata)
+}
+
+// Delete uncounts the certificate on its CA.
+func (Certificates) Delete(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
+	m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(-1),
+		store.Exists(), expression.Name(AttrCertificates).GreaterThan(expression.Value(0)))
+	return nil
 }
 
 // countBy changes a CA's certificate count and bumps its version, so that a CA delete
@@ -187,11 +202,11 @@ func caNotFound(id string) error {
 		"ssh_certificate_authority_id %s is not an SSH certificate authority of this account", api.Describe(id))
 }
 
-// decodeCertificate validates a create body into it; nothing is read or signed yet.
-func decodeCertificate(r *api.Request, kd kind, it *Certificate) (ssh.PublicKey, error) {
+// decode validates a create body into it; nothing is read or signed yet.
+func (f Certificates) decode(r *api.Request, it *Certificate) (ssh.PublicKey, error) {
 	var in userCertificateCreate
 	var err error
-	if kd.certType == ssh.HostCert {
+	if f.kind.certType == ssh.HostCert {
 		err = api.Decode(r, &in.certificateCreate)
 	} else {
 		err = api.Decode(r, &in)
@@ -199,7 +214,7 @@ func decodeCertificate(r *api.Request, kd kind, it *Certificate) (ssh.PublicKey,
 	if err != nil {
 		return nil, err
 	}
-	if err := api.CheckText(certificateTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(certificateTextCodes, in.Description, in.Metadata); err != nil {
 		return nil, err
 	}
 	if in.SSHCertificateAuthorityID == nil || *in.SSHCertificateAuthorityID == "" {
@@ -216,7 +231,7 @@ func decodeCertificate(r *api.Request, kd kind, it *Certificate) (ssh.PublicKey,
 	if err != nil {
 		return nil, err
 	}
-	if kd.certType == ssh.UserCert {
+	if f.kind.certType == ssh.UserCert {
 		if it.CriticalOptions, err = CriticalOptions(in.CriticalOptions); err != nil {
 			return nil, err
 		}
@@ -224,12 +239,10 @@ func decodeCertificate(r *api.Request, kd kind, it *Certificate) (ssh.PublicKey,
 			return nil, err
 		}
 	}
-	va, vu, err := Validity(in.ValidAfter, in.ValidUntil, time.Now(), kd.validity)
+	va, vu, err := Validity(in.ValidAfter, in.ValidUntil, time.Now(), f.kind.validity)
 	if err != nil {
 		return nil, err
 	}
-	api.Set(&it.Description, in.Description)
-	api.Set(&it.Metadata, in.Metadata)
 	it.AuthorityID = *in.SSHCertificateAuthorityID
 	it.PublicKey = strings.TrimSpace(*in.PublicKey)
 	it.KeyType = keyType
@@ -285,19 +298,4 @@ func orEmpty(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
-}
-
-// RegisterAuthorities adds the /ssh_certificate_authorities routes.
-func RegisterAuthorities(k *resource.Kit, mux api.Mux, s *api.Server) {
-	Authorities(k).Register(mux, s)
-}
-
-// RegisterUserCertificates adds the /ssh_user_certificates routes.
-func RegisterUserCertificates(k *resource.Kit, mux api.Mux, s *api.Server) {
-	UserCertificates(k).Register(mux, s)
-}
-
-// RegisterHostCertificates adds the /ssh_host_certificates routes.
-func RegisterHostCertificates(k *resource.Kit, mux api.Mux, s *api.Server) {
-	HostCertificates(k).Register(mux, s)
 }

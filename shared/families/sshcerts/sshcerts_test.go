@@ -25,6 +25,13 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
+// Collection paths, from the descriptors.
+var (
+	pathCAs       = sshcerts.SSHCertificateAuthoritiesDescriptor.Path
+	pathUserCerts = sshcerts.SSHUserCertificatesDescriptor.Path
+	pathHostCerts = sshcerts.SSHHostCertificatesDescriptor.Path
+)
+
 var (
 	stackOnce sync.Once
 	stack     *testkit.Stack
@@ -36,7 +43,7 @@ var (
 
 // start returns the package's stack, capturing its logs for the final secret scan.
 func start(t testing.TB) *testkit.Stack {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	stackOnce.Do(func() { stack, logs = s, s.CaptureLogs() })
 	return s
 }
@@ -89,7 +96,7 @@ func recordKey(ctx context.Context, ca *sshcerts.Authority) error {
 // newCA creates an SSH CA, records its private key and checks the response does not carry it.
 func newCA(t testing.TB, s *testkit.Stack, a *testkit.Account, body map[string]any) map[string]any {
 	t.Helper()
-	res := a.Do(t, "POST", "/ssh_certificate_authorities", body)
+	res := a.Do(t, "POST", pathCAs, body)
 	ca := res.Expect(t, http.StatusCreated)
 	var it sshcerts.Authority
 	if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, ca["id"].(string)), &it); err != nil {
@@ -130,7 +137,7 @@ func accountCA(t *testing.T, s *testkit.Stack, a *testkit.Account) string {
 func TestAuthoritiesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/ssh_certificate_authorities", ListKey: "ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority,
+		Family: sshcerts.SSHCertificateAuthoritiesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "staging hosts", "private_key_type": "ecdsa"}
 		},
@@ -142,7 +149,7 @@ func TestAuthoritiesConformance(t *testing.T) {
 func TestUserCertificatesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/ssh_user_certificates", ListKey: "ssh_user_certificates", Prefix: ids.SSHUserCertificate,
+		Family: sshcerts.SSHUserCertificatesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"ssh_certificate_authority_id": accountCA(t, s, a), "public_key": goKey(t), "principals": []string{"ec2-user"}}
 		},
@@ -154,7 +161,7 @@ func TestUserCertificatesConformance(t *testing.T) {
 func TestHostCertificatesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/ssh_host_certificates", ListKey: "ssh_host_certificates", Prefix: ids.SSHHostCertificate,
+		Family: sshcerts.SSHHostCertificatesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"ssh_certificate_authority_id": accountCA(t, s, a), "public_key": goKey(t), "principals": []string{"db.example.com"}}
 		},
@@ -221,7 +228,7 @@ func TestAuthorityKeyTypes(t *testing.T) {
 	before := len(a.Items(t))
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
-			a.Do(t, "POST", "/ssh_certificate_authorities", c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+			a.Do(t, "POST", pathCAs, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		})
 	}
 	if after := len(a.Items(t)); after != before {
@@ -254,7 +261,7 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 		from, to string // empty: the defaults
 		want     certInfo
 	}{
-		{"user certificate with everything", "/ssh_user_certificates", edCA, map[string]any{
+		{"user certificate with everything", pathUserCerts, edCA, map[string]any{
 			"public_key": ecKey, "principals": []string{"alice", "bob"},
 			"critical_options": map[string]string{"force-command": "/usr/bin/uptime", "source-address": "127.0.0.1/32,10.0.0.0/8,2001:db8::/32"},
 			"extensions":       map[string]string{"permit-port-forwarding": "", "permit-pty": "", "login@example.com": ""},
@@ -264,18 +271,18 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 				CriticalOptions: []string{"force-command /usr/bin/uptime", "source-address 127.0.0.1/32,10.0.0.0/8,2001:db8::/32"},
 				// ssh-keygen flags extensions it does not know, which OpenSSH ignores.
 				Extensions: []string{"login@example.com UNKNOWN FLAG OPTION", "permit-port-forwarding", "permit-pty"}}},
-		{"user certificate with defaults", "/ssh_user_certificates", rsaCA, map[string]any{"public_key": rsaKey},
+		{"user certificate with defaults", pathUserCerts, rsaCA, map[string]any{"public_key": rsaKey},
 			"rsa", "ssh-rsa-cert-v01@openssh.com user certificate", "", "",
 			certInfo{Extensions: []string{"permit-pty", "permit-user-rc"}}},
-		{"user certificate without extensions", "/ssh_user_certificates", edCA, map[string]any{"public_key": edKey,
+		{"user certificate without extensions", pathUserCerts, edCA, map[string]any{"public_key": edKey,
 			"principals": []string{"deploy"}, "extensions": map[string]string{}, "valid_until": now.Add(time.Hour).Format(time.RFC3339)},
 			"ed25519", "ssh-ed25519-cert-v01@openssh.com user certificate", "", now.Add(time.Hour).Format(sshTime),
 			certInfo{Principals: []string{"deploy"}}},
-		{"host certificate", "/ssh_host_certificates", rsaCA, map[string]any{"public_key": edKey,
+		{"host certificate", pathHostCerts, rsaCA, map[string]any{"public_key": edKey,
 			"principals": []string{"db.example.com", "10.2.42.9"}, "valid_after": "2026-03-01T00:00:00Z"},
 			"ed25519", "ssh-ed25519-cert-v01@openssh.com host certificate", "2026-03-01T00:00:00", "2027-03-01T00:00:00",
 			certInfo{Principals: []string{"db.example.com", "10.2.42.9"}}},
-		{"host certificate with defaults", "/ssh_host_certificates", edCA, map[string]any{"public_key": ecKey},
+		{"host certificate with defaults", pathHostCerts, edCA, map[string]any{"public_key": ecKey},
 			"ecdsa", "ecdsa-sha2-nistp384-cert-v01@openssh.com host certificate", "", "", certInfo{}},
 	}
 	for _, c := range cases {
@@ -315,7 +322,7 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 			}
 			if to == "" {
 				va, _ := time.Parse(sshTime, from)
-				if c.path == "/ssh_user_certificates" {
+				if c.path == pathUserCerts {
 					to = va.Add(24 * time.Hour).Format(sshTime)
 				} else {
 					to = va.AddDate(1, 0, 0).Format(sshTime)
@@ -332,7 +339,7 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 				t.Errorf("ssh-keygen shows principals %q options %q extensions %q, want %q %q %q", ci.Principals, ci.CriticalOptions,
 					ci.Extensions, c.want.Principals, c.want.CriticalOptions, c.want.Extensions)
 			}
-			if c.path == "/ssh_host_certificates" {
+			if c.path == pathHostCerts {
 				if _, ok := got["extensions"]; ok {
 					t.Error("a host certificate reports extensions")
 				}
@@ -378,7 +385,7 @@ func TestSSHDAcceptsUserCertificates(t *testing.T) {
 			for k, v := range c.extra {
 				body[k] = v
 			}
-			cert := a.Do(t, "POST", "/ssh_user_certificates", body).Expect(t, http.StatusCreated)
+			cert := a.Do(t, "POST", pathUserCerts, body).Expect(t, http.StatusCreated)
 			mark := srv.log.Len()
 			err := d.login(srv, "user", cert["certificate"].(string), "")
 			if c.reason == "" && err != nil {
@@ -406,7 +413,7 @@ func TestSSHVerifiesHostCertificates(t *testing.T) {
 	other := newCA(t, s, a, map[string]any{})
 	userCA := newCA(t, s, a, map[string]any{})
 	userKey := d.keygen("user", "-t", "ed25519")
-	userCert := a.Do(t, "POST", "/ssh_user_certificates", map[string]any{
+	userCert := a.Do(t, "POST", pathUserCerts, map[string]any{
 		"ssh_certificate_authority_id": userCA["id"], "public_key": userKey, "principals": []string{currentUser(t)}}).Expect(t, http.StatusCreated)
 	knownHosts := "@cert-authority * " + hostCA["public_key"].(string)
 	// reason is what the ssh client says when it refuses the host.
@@ -428,7 +435,7 @@ func TestSSHVerifiesHostCertificates(t *testing.T) {
 			for k, v := range c.extra {
 				body[k] = v
 			}
-			cert := a.Do(t, "POST", "/ssh_host_certificates", body).Expect(t, http.StatusCreated)
+			cert := a.Do(t, "POST", pathHostCerts, body).Expect(t, http.StatusCreated)
 			d.write(host+"-cert.pub", cert["certificate"].(string)+"\n")
 			srv := d.startSSHD(userCA["public_key"].(string), host, host+"-cert.pub")
 			err := d.login(srv, "user", userCert["certificate"].(string), knownHosts)
@@ -457,7 +464,7 @@ func TestBadCertificateRequests(t *testing.T) {
 	skKey := "sk-ssh-ed25519@openssh.com " + base64.StdEncoding.EncodeToString(ssh.Marshal(struct {
 		Name, Key, Application string
 	}{"sk-ssh-ed25519@openssh.com", string(skPub), "ssh:"}))
-	cert := a.Do(t, "POST", "/ssh_user_certificates", map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": key}).Expect(t, http.StatusCreated)
+	cert := a.Do(t, "POST", pathUserCerts, map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": key}).Expect(t, http.StatusCreated)
 	caKey := store.ResourceKey(a.AccountID, ca["id"].(string))
 	count := func() int64 {
 		var it sshcerts.Authority
@@ -536,7 +543,7 @@ func TestBadCertificateRequests(t *testing.T) {
 	for _, fam := range []struct {
 		path  string
 		cases []badCase
-	}{{"/ssh_user_certificates", append(common, userOnly...)}, {"/ssh_host_certificates", append(common, hostOnly...)}} {
+	}{{pathUserCerts, append(common, userOnly...)}, {pathHostCerts, append(common, hostOnly...)}} {
 		for _, c := range fam.cases {
 			t.Run(fam.path+" "+c.name, func(t *testing.T) {
 				res := a.Do(t, "POST", fam.path, c.body)
@@ -552,7 +559,7 @@ func TestBadCertificateRequests(t *testing.T) {
 		t.Fatalf("CA counts %d certificates after refused requests, want 1", count())
 	}
 	// PATCH changes description and metadata only.
-	p := "/ssh_user_certificates/" + cert["id"].(string)
+	p := pathUserCerts + "/" + cert["id"].(string)
 	a.Do(t, "PATCH", p, map[string]any{"principals": []string{"root"}}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "principals")
 	a.Do(t, "PATCH", p, map[string]any{}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_606", "")
 	a.Do(t, "PATCH", p, map[string]any{"metadata": strings.Repeat("m", 4097)}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1915", "metadata")
@@ -567,20 +574,20 @@ func TestAuthorityWithCertificatesCannotBeDeleted(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
-	caPath := "/ssh_certificate_authorities/" + ca["id"].(string)
+	caPath := pathCAs + "/" + ca["id"].(string)
 	body := map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t)}
-	user := a.Do(t, "POST", "/ssh_user_certificates", body).Expect(t, http.StatusCreated)
-	host := a.Do(t, "POST", "/ssh_host_certificates", body).Expect(t, http.StatusCreated)
+	user := a.Do(t, "POST", pathUserCerts, body).Expect(t, http.StatusCreated)
+	host := a.Do(t, "POST", pathHostCerts, body).Expect(t, http.StatusCreated)
 	a.Do(t, "DELETE", caPath, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1964", "")
-	a.Do(t, "DELETE", "/ssh_user_certificates/"+user["id"].(string), nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", pathUserCerts+"/"+user["id"].(string), nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", caPath, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1964", "")
 	// A PATCH of the CA keeps its count.
 	a.Do(t, "PATCH", caPath, map[string]any{"description": "still in use"}).Expect(t, http.StatusOK)
 	a.Do(t, "DELETE", caPath, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1964", "")
-	a.Do(t, "DELETE", "/ssh_host_certificates/"+host["id"].(string), nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", pathHostCerts+"/"+host["id"].(string), nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", caPath, nil).Expect(t, http.StatusNoContent)
-	a.Do(t, "POST", "/ssh_user_certificates", body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
-	a.Do(t, "POST", "/ssh_host_certificates", body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
+	a.Do(t, "POST", pathUserCerts, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
+	a.Do(t, "POST", pathHostCerts, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
 }
 
 // TestIssuanceRacesDeletion issues certificates concurrently with a delete of their CA: either
@@ -601,10 +608,10 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 			go func(i int) {
 				defer wg.Done()
 				if i == round%8 {
-					deleted = a.Do(t, "DELETE", "/ssh_certificate_authorities/"+id, nil).Status
+					deleted = a.Do(t, "DELETE", pathCAs+"/"+id, nil).Status
 					return
 				}
-				res := a.Do(t, "POST", "/ssh_user_certificates", map[string]any{"ssh_certificate_authority_id": id, "public_key": key})
+				res := a.Do(t, "POST", pathUserCerts, map[string]any{"ssh_certificate_authority_id": id, "public_key": key})
 				if res.Status != http.StatusCreated {
 					res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
 				}
@@ -651,22 +658,22 @@ func TestRoundTrips(t *testing.T) {
 	a := s.NewAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
 	body := map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t)}
-	cert := a.Do(t, "POST", "/ssh_user_certificates", body).Expect(t, http.StatusCreated)
-	p := "/ssh_user_certificates/" + cert["id"].(string)
+	cert := a.Do(t, "POST", pathUserCerts, body).Expect(t, http.StatusCreated)
+	p := pathUserCerts + "/" + cert["id"].(string)
 	fresh := newCA(t, s, a, map[string]any{})
 	cases := []struct {
 		name, method, path string
 		body               any
 		max                int
 	}{
-		{"issue with a CA not yet used", "POST", "/ssh_host_certificates",
+		{"issue with a CA not yet used", "POST", pathHostCerts,
 			map[string]any{"ssh_certificate_authority_id": fresh["id"], "public_key": goKey(t)}, 2},
-		{"issue", "POST", "/ssh_user_certificates", body, 1},
+		{"issue", "POST", pathUserCerts, body, 1},
 		{"get", "GET", p, nil, 1},
-		{"list", "GET", "/ssh_user_certificates", nil, 2},
+		{"list", "GET", pathUserCerts, nil, 2},
 		{"update", "PATCH", p, map[string]any{"description": "x"}, 2},
 		{"delete", "DELETE", p, nil, 2},
-		{"create CA", "POST", "/ssh_certificate_authorities", map[string]any{}, 1},
+		{"create CA", "POST", pathCAs, map[string]any{}, 1},
 	}
 	for _, c := range cases {
 		s.Calls.Reset()
@@ -685,9 +692,9 @@ func TestAuditEvents(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
-	caPath := "/ssh_certificate_authorities/" + ca["id"].(string)
+	caPath := pathCAs + "/" + ca["id"].(string)
 	a.Do(t, "PATCH", caPath, map[string]any{"description": "x"}).Expect(t, http.StatusOK)
-	for _, path := range []string{"/ssh_user_certificates", "/ssh_host_certificates"} {
+	for _, path := range []string{pathUserCerts, pathHostCerts} {
 		c := a.Do(t, "POST", path, map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t)}).Expect(t, http.StatusCreated)
 		a.Do(t, "PATCH", path+"/"+c["id"].(string), map[string]any{"metadata": "x"}).Expect(t, http.StatusOK)
 		a.Do(t, "DELETE", path+"/"+c["id"].(string), nil).Expect(t, http.StatusNoContent)
@@ -731,11 +738,11 @@ func TestLargestCertificateIsStored(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		exts[fmt.Sprintf("x%d@example.com", i)] = strings.Repeat("v", 4000)
 	}
-	cert := a.Do(t, "POST", "/ssh_user_certificates", map[string]any{
+	cert := a.Do(t, "POST", pathUserCerts, map[string]any{
 		"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t) + strings.Repeat("c", 15<<10),
 		"principals": manyNames(160, 100), "extensions": exts,
 		"critical_options": map[string]string{"force-command": strings.Repeat("x", 4096), "source-address": "10.0.0.0/8"},
 		"description":      strings.Repeat("d", 255), "metadata": strings.Repeat("m", 4096),
 	}).Expect(t, http.StatusCreated)
-	a.Do(t, "DELETE", "/ssh_user_certificates/"+cert["id"].(string), nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", pathUserCerts+"/"+cert["id"].(string), nil).Expect(t, http.StatusNoContent)
 }

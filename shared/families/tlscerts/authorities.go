@@ -12,9 +12,8 @@ import (
 // CertificateAuthority is a stored CA certificate (public material only: no key is uploaded).
 type CertificateAuthority struct {
 	store.Meta
-	Description string `dynamodbav:"description"`
-	Metadata    string `dynamodbav:"metadata"`
-	CAPEM       string `dynamodbav:"ca_pem"`
+	resource.Described
+	CAPEM string `dynamodbav:"ca_pem"`
 	Details
 }
 
@@ -39,54 +38,59 @@ type certificateAuthorityCreate struct {
 	CAPEM       *string `json:"ca_pem"`
 }
 
-// CertificateAuthorities returns the /certificate_authorities family.
-func CertificateAuthorities(k *resource.Kit) *resource.Family[CertificateAuthority, *CertificateAuthority] {
-	f := &resource.Family[CertificateAuthority, *CertificateAuthority]{
-		Kit: k, Prefix: ids.CertificateAuthority, Path: "/certificate_authorities", ListKey: "certificate_authorities",
-		EventKind: "certificate_authority", Filter: true,
-	}
-	f.Render = func(r *api.Request, it *CertificateAuthority) any {
-		return CertificateAuthorityJSON{
-			ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Metadata: it.Metadata, CAPEM: it.CAPEM,
-			SubjectCommonName: it.SubjectCommonName,
-			NotBefore:         api.Timestamp(it.NotBefore), NotAfter: api.Timestamp(it.NotAfter),
-			KeyUsages: list(it.KeyUsages), ExtendedKeyUsages: list(it.ExtendedKeyUsages),
-		}
-	}
-	f.Prepare = func(ctx context.Context, r *api.Request, it *CertificateAuthority) error {
-		var in certificateAuthorityCreate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if err := api.CheckText(AuthorityTextCodes, in.Description, in.Metadata); err != nil {
-			return err
-		}
-		if in.CAPEM == nil || *in.CAPEM == "" {
-			return api.BadRequest(CodeCANotCert, fieldCAPEM, "ca_pem is required")
-		}
-		c, err := ParseCA(*in.CAPEM)
-		if err != nil {
-			return err
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		it.CAPEM = *in.CAPEM
-		it.Details = Derive(c)
-		return nil
-	}
-	f.Update = func(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) error {
-		return api.UpdateText(r, AuthorityTextCodes, &it.Description, &it.Metadata)
-	}
-	return f
+// CertificateAuthoritiesDescriptor is the /certificate_authorities family.
+var CertificateAuthoritiesDescriptor = &resource.Descriptor{
+	Path: "/certificate_authorities", Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
+	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
+	Routes: resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
+		return CertificateAuthorities{f}
+	}),
 }
 
-// RegisterTLSCertificates adds the /tls_certificates routes.
-func RegisterTLSCertificates(k *resource.Kit, mux api.Mux, s *api.Server) {
-	TLSCertificates(k).Register(mux, s)
+// CertificateAuthorities is the certificate authority family's rules.
+type CertificateAuthorities struct {
+	*resource.Family[CertificateAuthority, *CertificateAuthority]
 }
 
-// RegisterCertificateAuthorities adds the /certificate_authorities routes.
-func RegisterCertificateAuthorities(k *resource.Kit, mux api.Mux, s *api.Server) {
-	CertificateAuthorities(k).Register(mux, s)
+// Render returns a certificate authority as GET returns it.
+func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority) any {
+	return CertificateAuthorityJSON{
+		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata, CAPEM: it.CAPEM,
+		SubjectCommonName: it.SubjectCommonName,
+		NotBefore:         api.Timestamp(it.NotBefore), NotAfter: api.Timestamp(it.NotAfter),
+		KeyUsages: list(it.KeyUsages), ExtendedKeyUsages: list(it.ExtendedKeyUsages),
+	}
+}
+
+// Prepare parses and checks the CA certificate once per request, outside the transaction's
+// retries.
+func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *CertificateAuthority) error {
+	var in certificateAuthorityCreate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if err := it.SetText(AuthorityTextCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	if in.CAPEM == nil || *in.CAPEM == "" {
+		return api.BadRequest(CodeCANotCert, fieldCAPEM, "ca_pem is required")
+	}
+	c, err := ParseCA(*in.CAPEM)
+	if err != nil {
+		return err
+	}
+	it.CAPEM = *in.CAPEM
+	it.Details = Derive(c)
+	return nil
+}
+
+// Create adds nothing: Prepare built the whole item.
+func (CertificateAuthorities) Create(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) (any, error) {
+	return nil, nil
+}
+
+// Update changes description and metadata, the only mutable fields.
+func (CertificateAuthorities) Update(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) error {
+	return api.UpdateText(r, AuthorityTextCodes, &it.Description, &it.Metadata)
 }

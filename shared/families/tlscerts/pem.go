@@ -16,7 +16,7 @@ import (
 	"tunnelapi/shared/platform/api"
 )
 
-// Family error codes (WIRE.md, "Errors").
+// Family error codes, as the ngrok API uses them.
 const (
 	CodeBadCertPEM      = "ERR_NGROK_1900"
 	CodeBadKeyPEM       = "ERR_NGROK_1903"

@@ -1,6 +1,3 @@
-// Package tlscerts holds the X.509 families: uploaded TLS certificates (a chain and its private
-// key, the key sealed at rest and never returned) and certificate authorities (a CA certificate
-// for mutual TLS). Every reported field is derived from the certificate at upload.
 package tlscerts
 
 import (
@@ -20,8 +17,7 @@ import (
 // with the account and id as its context.
 type TLSCertificate struct {
 	store.Meta
-	Description    string `dynamodbav:"description"`
-	Metadata       string `dynamodbav:"metadata"`
+	resource.Described
 	CertificatePEM string `dynamodbav:"certificate_pem"`
 	Details
 	PrivateKeyType string      `dynamodbav:"private_key_type"`
@@ -59,8 +55,8 @@ type TLSCertificateJSON struct {
 	SubjectCountry            string   `json:"subject_country"`
 }
 
-// Text codes of the certificate families (WIRE.md: certs 1914–1917): certificates use the first
-// pair, authorities the second.
+// Text codes of the certificate families: certificates use the first pair, authorities the
+// second.
 var (
 	// CertificateTextCodes are the over-long description and metadata codes of certificates.
 	CertificateTextCodes = api.TextCodes{Description: "ERR_NGROK_1914", Metadata: "ERR_NGROK_1915"}
@@ -75,68 +71,82 @@ type tlsCertificateCreate struct {
 	PrivateKeyPEM  *string `json:"private_key_pem"`
 }
 
-// TLSCertificates returns the /tls_certificates family.
-func TLSCertificates(k *resource.Kit) *resource.Family[TLSCertificate, *TLSCertificate] {
-	f := &resource.Family[TLSCertificate, *TLSCertificate]{
-		Kit: k, Prefix: ids.TLSCertificate, Path: "/tls_certificates", ListKey: "tls_certificates",
-		EventKind: "tls_certificate", Filter: true,
+// TLSCertificatesDescriptor is the /tls_certificates family.
+var TLSCertificatesDescriptor = &resource.Descriptor{
+	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
+	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates",
+	Routes: resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
+		return TLSCertificates{f}
+	}),
+}
+
+// TLSCertificates is the TLS certificate family's rules.
+type TLSCertificates struct {
+	*resource.Family[TLSCertificate, *TLSCertificate]
+}
+
+// Render returns a TLS certificate as GET returns it; the private key never appears.
+func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
+	d := it.Details
+	return TLSCertificateJSON{
+		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata, CertificatePEM: it.CertificatePEM,
+		SubjectCommonName:       d.SubjectCommonName,
+		SubjectAlternativeNames: SANs{DNSNames: list(d.DNSNames), IPs: list(d.IPs)},
+		NotBefore:               api.Timestamp(d.NotBefore), NotAfter: api.Timestamp(d.NotAfter),
+		KeyUsages: list(d.KeyUsages), ExtendedKeyUsages: list(d.ExtendedKeyUsages),
+		PrivateKeyType: it.PrivateKeyType, IssuerCommonName: d.IssuerCommonName, SerialNumber: d.SerialNumber,
+		SubjectOrganization: d.SubjectOrganization, SubjectOrganizationalUnit: d.SubjectOrganizationalUnit,
+		SubjectLocality: d.SubjectLocality, SubjectProvince: d.SubjectProvince, SubjectCountry: d.SubjectCountry,
 	}
-	f.Render = func(r *api.Request, it *TLSCertificate) any {
-		d := it.Details
-		return TLSCertificateJSON{
-			ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Metadata: it.Metadata, CertificatePEM: it.CertificatePEM,
-			SubjectCommonName:       d.SubjectCommonName,
-			SubjectAlternativeNames: SANs{DNSNames: list(d.DNSNames), IPs: list(d.IPs)},
-			NotBefore:               api.Timestamp(d.NotBefore), NotAfter: api.Timestamp(d.NotAfter),
-			KeyUsages: list(d.KeyUsages), ExtendedKeyUsages: list(d.ExtendedKeyUsages),
-			PrivateKeyType: it.PrivateKeyType, IssuerCommonName: d.IssuerCommonName, SerialNumber: d.SerialNumber,
-			SubjectOrganization: d.SubjectOrganization, SubjectOrganizationalUnit: d.SubjectOrganizationalUnit,
-			SubjectLocality: d.SubjectLocality, SubjectProvince: d.SubjectProvince, SubjectCountry: d.SubjectCountry,
-		}
+}
+
+// Prepare parses the chain and key, checks they match and seals the key: once per request,
+// outside the transaction's retries.
+func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCertificate) error {
+	var in tlsCertificateCreate
+	if err := api.Decode(r, &in); err != nil {
+		return err
 	}
-	// Parsing and sealing run once, outside the transaction's retries.
-	f.Prepare = func(ctx context.Context, r *api.Request, it *TLSCertificate) error {
-		var in tlsCertificateCreate
-		if err := api.Decode(r, &in); err != nil {
-			return err
-		}
-		if err := api.CheckText(CertificateTextCodes, in.Description, in.Metadata); err != nil {
-			return err
-		}
-		if in.CertificatePEM == nil || *in.CertificatePEM == "" {
-			return api.BadRequest(CodeBadCertPEM, fieldCertificatePEM, "certificate_pem is required")
-		}
-		if in.PrivateKeyPEM == nil || *in.PrivateKeyPEM == "" {
-			return api.BadRequest(CodeBadKeyPEM, fieldPrivateKeyPEM, "private_key_pem is required")
-		}
-		chain, err := ParseChain(*in.CertificatePEM)
-		if err != nil {
-			return err
-		}
-		key, keyType, err := ParsePrivateKey(*in.PrivateKeyPEM)
-		if err != nil {
-			return err
-		}
-		if !Matches(chain[0], key) {
-			return api.BadRequest(CodeKeyMismatch, fieldPrivateKeyPEM, "private_key_pem is not the key of the leaf certificate in certificate_pem")
-		}
-		sealed, err := seal.SealPrivateKey(ctx, k.Seal, key, it.AccountID, it.ID)
-		if err != nil {
-			return err
-		}
-		api.Set(&it.Description, in.Description)
-		api.Set(&it.Metadata, in.Metadata)
-		it.CertificatePEM = *in.CertificatePEM
-		it.Details = Derive(chain[0])
-		it.PrivateKeyType = keyType
-		it.PrivateKey = sealed
-		return nil
+	if err := it.SetText(CertificateTextCodes, in.Description, in.Metadata); err != nil {
+		return err
 	}
-	f.Update = func(ctx context.Context, r *api.Request, it *TLSCertificate, m *resource.Mutation) error {
-		return api.UpdateText(r, CertificateTextCodes, &it.Description, &it.Metadata)
+	if in.CertificatePEM == nil || *in.CertificatePEM == "" {
+		return api.BadRequest(CodeBadCertPEM, fieldCertificatePEM, "certificate_pem is required")
 	}
-	return f
+	if in.PrivateKeyPEM == nil || *in.PrivateKeyPEM == "" {
+		return api.BadRequest(CodeBadKeyPEM, fieldPrivateKeyPEM, "private_key_pem is required")
+	}
+	chain, err := ParseChain(*in.CertificatePEM)
+	if err != nil {
+		return err
+	}
+	key, keyType, err := ParsePrivateKey(*in.PrivateKeyPEM)
+	if err != nil {
+		return err
+	}
+	if !Matches(chain[0], key) {
+		return api.BadRequest(CodeKeyMismatch, fieldPrivateKeyPEM, "private_key_pem is not the key of the leaf certificate in certificate_pem")
+	}
+	sealed, err := seal.SealPrivateKey(ctx, f.Kit.Seal, key, it.AccountID, it.ID)
+	if err != nil {
+		return err
+	}
+	it.CertificatePEM = *in.CertificatePEM
+	it.Details = Derive(chain[0])
+	it.PrivateKeyType = keyType
+	it.PrivateKey = sealed
+	return nil
+}
+
+// Create adds nothing: Prepare built the whole item.
+func (TLSCertificates) Create(ctx context.Context, r *api.Request, it *TLSCertificate, m *resource.Mutation) (any, error) {
+	return nil, nil
+}
+
+// Update changes description and metadata, the only mutable fields.
+func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertificate, m *resource.Mutation) error {
+	return api.UpdateText(r, CertificateTextCodes, &it.Description, &it.Metadata)
 }
 
 // list returns v, or an empty list for nil, so that JSON shows [] rather than null.

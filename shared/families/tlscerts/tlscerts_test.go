@@ -21,8 +21,14 @@ import (
 	"time"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/testing/testkit"
+)
+
+// Collection paths, from the descriptors.
+var (
+	pathTLS = tlscerts.TLSCertificatesDescriptor.Path
+	pathCAs = tlscerts.CertificateAuthoritiesDescriptor.Path
 )
 
 var (
@@ -35,7 +41,7 @@ var (
 
 // start returns the package's stack, capturing its logs for the final secret scan.
 func start(t *testing.T) *testkit.Stack {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	stackOnce.Do(func() { stack, logs = s, s.CaptureLogs() })
 	return s
 }
@@ -93,7 +99,7 @@ func goCert(t *testing.T, ca bool) (certPEM, keyPEM string) {
 func TestTLSCertificatesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/tls_certificates", ListKey: "tls_certificates", Prefix: ids.TLSCertificate,
+		Family: tlscerts.TLSCertificatesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			c, k := goCert(t, false)
 			return map[string]any{"certificate_pem": c, "private_key_pem": k, "metadata": "m"}
@@ -106,7 +112,7 @@ func TestTLSCertificatesConformance(t *testing.T) {
 func TestCertificateAuthoritiesConformance(t *testing.T) {
 	s := start(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Path: "/certificate_authorities", ListKey: "certificate_authorities", Prefix: ids.CertificateAuthority,
+		Family: tlscerts.CertificateAuthoritiesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			c, _ := goCert(t, true)
 			return map[string]any{"ca_pem": c, "description": "mtls"}
@@ -178,7 +184,7 @@ func TestUploadsMatchOpenSSL(t *testing.T) {
 				o.run(args...)
 				upload = o.read("c.pem")
 			}
-			res := a.Do(t, "POST", "/tls_certificates", map[string]any{"certificate_pem": upload, "private_key_pem": o.read("k.pem")})
+			res := a.Do(t, "POST", pathTLS, map[string]any{"certificate_pem": upload, "private_key_pem": o.read("k.pem")})
 			needles.AssertAbsent(t, res.Body)
 			got := res.Expect(t, http.StatusCreated)
 			x := o.text("c.pem")
@@ -214,7 +220,7 @@ func TestUploadsMatchOpenSSL(t *testing.T) {
 			if _, ok := got["private_key_pem"]; ok {
 				t.Error("the private key is returned")
 			}
-			again := a.Do(t, "GET", "/tls_certificates/"+got["id"].(string), nil)
+			again := a.Do(t, "GET", pathTLS+"/"+got["id"].(string), nil)
 			needles.AssertAbsent(t, again.Body)
 			if g := again.Expect(t, http.StatusOK); !reflect.DeepEqual(g, got) {
 				t.Errorf("GET differs from create:\n%v\n%v", g, got)
@@ -313,7 +319,7 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 	before := len(a.Items(t))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := a.Do(t, "POST", "/tls_certificates", c.body)
+			res := a.Do(t, "POST", pathTLS, c.body)
 			needles.AssertAbsent(t, res.Body)
 			res.ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		})
@@ -323,10 +329,10 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 	}
 	// The same material is accepted, with explanatory text around the blocks (RFC 7468) and
 	// Windows line endings; PATCH changes only description and metadata.
-	a.Do(t, "POST", "/tls_certificates", body("Bag Attributes\n    friendlyName: good\nsubject=CN = good.example.com\n"+cert+"\nthe end\n",
+	a.Do(t, "POST", pathTLS, body("Bag Attributes\n    friendlyName: good\nsubject=CN = good.example.com\n"+cert+"\nthe end\n",
 		strings.ReplaceAll(key, "\n", "\r\n"))).Expect(t, http.StatusCreated)
-	good := a.Do(t, "POST", "/tls_certificates", body(cert, key)).Expect(t, http.StatusCreated)
-	p := "/tls_certificates/" + good["id"].(string)
+	good := a.Do(t, "POST", pathTLS, body(cert, key)).Expect(t, http.StatusCreated)
+	p := pathTLS + "/" + good["id"].(string)
 	a.Do(t, "PATCH", p, map[string]any{"certificate_pem": cert}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "certificate_pem")
 	a.Do(t, "PATCH", p, map[string]any{}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_606", "")
 	a.Do(t, "PATCH", p, map[string]any{"description": strings.Repeat("d", 256)}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1914", "description")
@@ -350,7 +356,7 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 	needles.AddKey("leaf key", o.key("leaf.key"))
 	caPEM := o.read("ca.pem")
 
-	res := a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": caPEM, "description": "clients"})
+	res := a.Do(t, "POST", pathCAs, map[string]any{"ca_pem": caPEM, "description": "clients"})
 	needles.AssertAbsent(t, res.Body)
 	got := res.Expect(t, http.StatusCreated)
 	x := o.text("ca.pem")
@@ -383,12 +389,12 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 	before := len(a.Items(t))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": c.pem})
+			res := a.Do(t, "POST", pathCAs, map[string]any{"ca_pem": c.pem})
 			needles.AssertAbsent(t, res.Body)
 			res.ExpectError(t, http.StatusBadRequest, c.code, "ca_pem")
 		})
 	}
-	a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": caPEM, "metadata": strings.Repeat("m", 4097)}).
+	a.Do(t, "POST", pathCAs, map[string]any{"ca_pem": caPEM, "metadata": strings.Repeat("m", 4097)}).
 		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1917", "metadata")
 	if after := len(a.Items(t)); after != before {
 		t.Fatalf("refused uploads stored %d items", after-before)
@@ -400,13 +406,13 @@ func TestAuditEvents(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
 	c, k := goCert(t, false)
-	cert := a.Do(t, "POST", "/tls_certificates", map[string]any{"certificate_pem": c, "private_key_pem": k}).Expect(t, http.StatusCreated)
-	a.Do(t, "PATCH", "/tls_certificates/"+cert["id"].(string), map[string]any{"description": "x"}).Expect(t, http.StatusOK)
-	a.Do(t, "DELETE", "/tls_certificates/"+cert["id"].(string), nil).Expect(t, http.StatusNoContent)
+	cert := a.Do(t, "POST", pathTLS, map[string]any{"certificate_pem": c, "private_key_pem": k}).Expect(t, http.StatusCreated)
+	a.Do(t, "PATCH", pathTLS+"/"+cert["id"].(string), map[string]any{"description": "x"}).Expect(t, http.StatusOK)
+	a.Do(t, "DELETE", pathTLS+"/"+cert["id"].(string), nil).Expect(t, http.StatusNoContent)
 	caPEM, _ := goCert(t, true)
-	ca := a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": caPEM}).Expect(t, http.StatusCreated)
-	a.Do(t, "PATCH", "/certificate_authorities/"+ca["id"].(string), map[string]any{"metadata": "x"}).Expect(t, http.StatusOK)
-	a.Do(t, "DELETE", "/certificate_authorities/"+ca["id"].(string), nil).Expect(t, http.StatusNoContent)
+	ca := a.Do(t, "POST", pathCAs, map[string]any{"ca_pem": caPEM}).Expect(t, http.StatusCreated)
+	a.Do(t, "PATCH", pathCAs+"/"+ca["id"].(string), map[string]any{"metadata": "x"}).Expect(t, http.StatusOK)
+	a.Do(t, "DELETE", pathCAs+"/"+ca["id"].(string), nil).Expect(t, http.StatusNoContent)
 	var types []string
 	for _, it := range a.Items(t) {
 		if v, ok := it["event_type"]; ok && strings.HasPrefix(it["pk"], "E#") {
@@ -451,11 +457,11 @@ func TestLargestCertificateIsStored(t *testing.T) {
 	}
 	kder, _ := x509.MarshalPKCS8PrivateKey(key)
 	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
-	got := a.Do(t, "POST", "/tls_certificates", map[string]any{"certificate_pem": certPEM, "private_key_pem": keyPEM,
+	got := a.Do(t, "POST", pathTLS, map[string]any{"certificate_pem": certPEM, "private_key_pem": keyPEM,
 		"description": strings.Repeat("d", 255), "metadata": strings.Repeat("m", 4096)}).Expect(t, http.StatusCreated)
 	if n := len(got["subject_alternative_names"].(map[string]any)["dns_names"].([]any)); n < 1000 {
 		t.Fatalf("%d names", n)
 	}
-	a.Do(t, "PATCH", "/tls_certificates/"+got["id"].(string), map[string]any{"description": "x"}).Expect(t, http.StatusOK)
-	a.Do(t, "DELETE", "/tls_certificates/"+got["id"].(string), nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "PATCH", pathTLS+"/"+got["id"].(string), map[string]any{"description": "x"}).Expect(t, http.StatusOK)
+	a.Do(t, "DELETE", pathTLS+"/"+got["id"].(string), nil).Expect(t, http.StatusNoContent)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -306,6 +307,12 @@ func TestServerEnvelopes(t *testing.T) {
 	}{
 		{"api error", func(ctx context.Context, r *Request) (any, error) { return nil, Invalid("x", "bad x") }, 400},
 		{"plain error", func(ctx context.Context, r *Request) (any, error) { return nil, errors.New("secret detail") }, 500},
+		{"wrapped api error keeps its status", func(ctx context.Context, r *Request) (any, error) {
+			return nil, fmt.Errorf("resource.update(x): %w", Conflict("lost a race"))
+		}, 409},
+		{"wrapped not found", func(ctx context.Context, r *Request) (any, error) {
+			return nil, fmt.Errorf("store.Get: %w", ErrNotFound)
+		}, 404},
 		{"panic", func(ctx context.Context, r *Request) (any, error) { panic("boom") }, 500},
 		{"unverified success fails closed", func(ctx context.Context, r *Request) (any, error) { return map[string]any{}, nil }, 500},
 	}

@@ -274,7 +274,7 @@ func jsonKind(k jsontext.Kind) string {
 	}
 }
 
-// Limits on the free-text fields every family shares, counted in bytes (WIRE.md).
+// Limits on the free-text fields every family shares, counted in bytes.
 const (
 	MaxDescriptionBytes = 255
 	MaxMetadataBytes    = 4096

@@ -1,5 +1,30 @@
-// Package api holds the HTTP conventions of the wire contract in one place: the error
-// envelope, operation ids, the version header, strict JSON bodies, paging and absolute URIs.
+// Package api holds the HTTP conventions of the wire contract in one place, so that clients
+// written for the hosted platform's API (version 2) work unchanged against this service.
+//
+// Requests: `Authorization: Bearer <api key token>` (missing 401 ERR_NGROK_200, malformed 201,
+// not key-shaped 403 202, a key id instead of its token 207); `Ngrok-Version` absent or 2, else
+// 400 217. Bodies are JSON, only on POST/PATCH/PUT, with Content-Type application/json (else
+// 210), at most MaxBodyBytes; unparseable 213, unknown member 214, bad value 215 naming the
+// field. An absent member means "not supplied", never zero.
+//
+// Responses: create 201, get/list/update 200 with JSON, delete 204 with no body. Timestamps are
+// RFC 3339 UTC with whole seconds and Z. `uri` members are absolute URLs on the host the request
+// came to. Every response carries Ngrok-Operation-Id (op_…), also in error details and logs.
+//
+// Errors: {"error_code","status_code","msg","details"}: status_code equals the HTTP status,
+// details is a flat string map that always has operation_id (and field when one input is at
+// fault). Not found is 404 "Resource not found" without a code. Anything that is not an *Error
+// (found with errors.As, so wrapped ones keep their status) is an opaque 500 whose cause is only
+// logged.
+//
+// Lists: before_id, limit (1..100, default 100; else 233) and filter where a family allows it;
+// an unknown parameter is 231, a before_id of another kind 223. Items are newest first, strictly
+// older than before_id; the envelope is {"<list key>":[…],"uri":…,"next_page_uri":…}, with
+// next_page_uri the collection URL with before_id, limit (and filter) in alphabetical order, or
+// null on the last page.
+//
+// Updates: PATCH changes only supplied members; a supplied empty string or false is a value; a
+// PATCH supplying nothing changeable is 400 606 (EmptyUpdate).
 //
 // # Request bodies
 //

@@ -6,7 +6,7 @@ import (
 	"net/http"
 )
 
-// Codes shared by every family (WIRE.md, "Errors"). Family codes live with their families.
+// Codes shared by every family. Family codes live with their families.
 const (
 	CodeNoAuthHeader    = "ERR_NGROK_200"
 	CodeBadAuthHeader   = "ERR_NGROK_201"
@@ -84,7 +84,7 @@ func AsError(err error) (*Error, bool) {
 	return nil, false
 }
 
-// envelope is the wire form of an error (WIRE.md): status_code must equal the HTTP status and
+// envelope is the wire form of an error: status_code must equal the HTTP status and
 // details must be a flat string map that always carries the operation id.
 type envelope struct {
 	ErrorCode  string            `json:"error_code,omitempty"`

@@ -3,20 +3,21 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // marshalWithKey writes {"key": items, …rest's fields}.
 func marshalWithKey(key string, items any, rest any) ([]byte, error) {
 	ib, err := json.Marshal(items)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("api: marshal the %s of a list: %w", key, err)
 	}
 	if bytes.Equal(ib, []byte("null")) {
 		ib = []byte("[]")
 	}
 	rb, err := json.Marshal(rest)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("api: marshal a list: %w", err)
 	}
 	kb, _ := json.Marshal(key)
 	var b bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"tunnelapi/shared/platform/ids"
 )
 
-// DefaultLimit and MaxLimit bound a list page (WIRE.md, "Lists").
+// DefaultLimit and MaxLimit bound a list page.
 const (
 	DefaultLimit = 100
 	MaxLimit     = 100

@@ -26,10 +26,24 @@ type Request struct {
 	Token  string
 	Source netip.Addr
 
-	caller    *Caller
-	verified  bool
-	headers   http.Header
-	acctState any
+	caller   *Caller
+	verified bool
+	headers  http.Header
+	account  AccountState
+}
+
+// AccountState is what authentication verified a request's caller against on the account item,
+// kept for the rest of the request so that its writes condition on the same state. Only package
+// auth sets it; the zero value means the account item has not been read in this request.
+type AccountState struct {
+	// Read is set once the caller was verified against the account item in this request.
+	Read bool
+	// Stale is set when a write found the account item changed since it was read: it must be
+	// read (and the caller verified) again before the next write.
+	Stale bool
+	// Restriction is the version of the account's API IP restriction the request was checked
+	// against; 0 means none.
+	Restriction int64
 }
 
 type requestKey struct{}
@@ -53,12 +67,12 @@ func (r *Request) Verified() { r.verified = true }
 // IsVerified reports whether Verified was called during this request.
 func (r *Request) IsVerified() bool { return r.verified }
 
-// SetAccountState keeps the account state the caller was last verified against (the auth
-// package's account item), so handlers can derive writes from the state their guard holds.
-func (r *Request) SetAccountState(v any) { r.acctState = v }
+// SetAccountState records the account state the caller was last verified against, so that
+// writes condition on (and handlers derive writes from) the state the request was checked with.
+func (r *Request) SetAccountState(s AccountState) { r.account = s }
 
-// AccountState returns what SetAccountState recorded, or nil.
-func (r *Request) AccountState() any { return r.acctState }
+// AccountState returns what SetAccountState recorded (the zero value before).
+func (r *Request) AccountState() AccountState { return r.account }
 
 // Header returns response headers a handler may add to (for example an IP-restriction warning).
 func (r *Request) Header() http.Header { return r.headers }

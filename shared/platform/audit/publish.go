@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 )
@@ -118,7 +119,8 @@ func (p *Publisher) Flush() { p.wg.Wait() }
 
 // Sweep republishes every outbox item older than Grace and deletes those it sent. It returns
 // how many events it republished.
-func (p *Publisher) Sweep(ctx context.Context) (int, error) {
+func (p *Publisher) Sweep(ctx context.Context) (_ int, err error) {
+	defer derrors.Wrap(&err, "audit.Sweep")
 	grace := p.Grace
 	if grace == 0 {
 		grace = DefaultGrace
@@ -150,7 +152,8 @@ func (p *Publisher) Sweep(ctx context.Context) (int, error) {
 // sweepPage bounds one read of a shard, so a large backlog is republished in steps.
 const sweepPage = 100
 
-func (p *Publisher) sweepShard(ctx context.Context, partition, before string) (int, error) {
+func (p *Publisher) sweepShard(ctx context.Context, partition, before string) (_ int, err error) {
+	defer derrors.Wrap(&err, "shard %s", partition)
 	total := 0
 	for {
 		items, err := p.DB.QueryBefore(ctx, partition, before, sweepPage)

@@ -1,6 +1,3 @@
-// Package events records audit events. Every committed mutation writes exactly one event, as an
-// outbox item and an audit-log item in the mutation's own transaction; publishing and delivery
-// read the outbox after commit.
 package audit
 
 import (
@@ -21,7 +18,7 @@ type Principal struct {
 	Credential api.Ref `json:"credential"`
 }
 
-// Envelope is the delivered form of an event (WIRE.md, "Events").
+// Envelope is the delivered form of an event; its members are in the wire order.
 type Envelope struct {
 	EventID        string          `json:"event_id"`
 	EventType      string          `json:"event_type"`
@@ -82,7 +79,7 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 	}
 	payload, err := json.Marshal(env)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("audit: marshal envelope: %w", err)
 	}
 	tx.Put("event.outbox", OutboxItem{Key: store.OutboxKey(env.EventID), EventID: env.EventID,
 		EventType: eventType, AccountID: c.AccountID, Payload: string(payload), Created: now.Unix()})

@@ -1,8 +1,8 @@
 package audit
 
 // AuditKinds are the resource kinds whose mutations record <kind>_created.v0, <kind>_updated.v0
-// and <kind>_deleted.v0 (WIRE.md, "Events"). tunnel_group_backend and endpoint are this
-// service's additions to the platform's list; bot_user likewise.
+// and <kind>_deleted.v0. tunnel_group_backend, endpoint and bot_user are this service's
+// additions to the platform's list.
 var AuditKinds = []string{
 	"api_key", "tunnel_credential", "bot_user", "certificate_authority", "tls_certificate",
 	"ip_policy", "ip_policy_rule", "ip_restriction", "tunnel_group_backend", "endpoint",

@@ -1,5 +1,3 @@
-// Package ids makes and checks the platform's resource identifiers: a kind prefix, an
-// underscore and a KSUID, so that id order is creation order.
 package ids
 
 import (
@@ -12,7 +10,7 @@ import (
 	"github.com/segmentio/ksuid"
 )
 
-// Prefixes of the resource kinds this service issues ids for (WIRE.md, "Ids and secrets").
+// Prefixes of the resource kinds this service issues ids for; the platform uses the same ones.
 const (
 	APIKey                  = "ak"
 	Credential              = "cr"

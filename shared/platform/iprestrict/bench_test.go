@@ -34,7 +34,7 @@ var fixture struct {
 
 func setup(b *testing.B) {
 	fixture.once.Do(func() {
-		s := testkit.Shared(b, app.Registers()...)
+		s := testkit.Shared(b, app.Families...)
 		fixture.s, fixture.plain, fixture.restricted = s, s.NewAccount(b), restricted(b, s)
 	})
 	if fixture.s == nil {

@@ -1,7 +1,3 @@
-// Package iprestrict enforces an account's API IP restrictions on every request. The rules of
-// every `api` restriction are compiled into one compact blob on the account item, which every
-// authenticated request already reads or conditions on; a process decodes it once per version
-// into sorted range tables and answers each request with a binary search.
 package iprestrict
 
 import (
@@ -11,7 +7,7 @@ import (
 	"tunnelapi/shared/platform/api"
 )
 
-// Error codes of CIDR validation (WIRE.md).
+// Error codes of CIDR validation.
 const (
 	CodeInvalidCIDR   = "ERR_NGROK_1406"
 	CodeNotNormalised = "ERR_NGROK_1409"

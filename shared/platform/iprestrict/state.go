@@ -15,14 +15,14 @@ type Restriction struct {
 }
 
 // State is everything the API IP check needs: the account's `api` restrictions and the rules
-// of every policy they use. It is stored encoded on the account item and rewritten in the same
+// of every policy they use. It is stored encoded, one item per version, and replaced in the same
 // transaction as any change to a restriction of type api or to a rule of a policy one uses.
 type State struct {
 	Restrictions []Restriction
 	Policies     map[string][]Rule
 }
 
-// MaxEncodedBytes bounds the encoded state so the account item stays well inside DynamoDB's
+// MaxEncodedBytes bounds the encoded state so its item stays well inside DynamoDB's
 // 400 KB item limit (about 40,000 IPv4 or 15,000 IPv6 rules).
 const MaxEncodedBytes = 300 << 10
 
@@ -163,7 +163,7 @@ func (c *Compiled) Check(a netip.Addr) Verdict {
 // the 4 or 16 address bytes.
 const encodingVersion = 1
 
-// Encode serialises s compactly for the account item.
+// Encode serialises s compactly for its version's item.
 func (s *State) Encode() []byte {
 	if s.Empty() {
 		return nil

@@ -1,12 +1,3 @@
-// Package listfilter evaluates the list `filter` parameter: the restricted CEL dialect the
-// platform documents (WIRE.md, "Lists") over `obj`, the resource as its GET returns it. It
-// supports && || !, comparisons, `in`, size(), == null, timestamp("…"), timestamp(time.now) and
-// .add("7d") / .subtract("24h") on timestamps — and nothing else: no indexing, arithmetic,
-// ternaries or regular expressions.
-//
-// The full cel-go library would add about 10 MB and 2 ms of package init to every function
-// that lists, against a 5 MB zip budget and a cold-start budget; this dialect is small enough
-// to parse here.
 package listfilter
 
 import (

@@ -1,12 +1,3 @@
-// Package queue is the SQS side of the service: the client (pointed at the local emulator by
-// SQS_ENDPOINT), queue creation for local stacks and tests, and batched sends.
-//
-// Environment:
-//
-//	SQS_ENDPOINT       base URL of an SQS-compatible endpoint (the local fauxqs emulator);
-//	                   unset in AWS, where the SDK resolves the regional endpoint
-//	EVENTS_QUEUE_URL   the events queue: committed events and per-destination deliveries
-//	EVENTS_DLQ_URL     the events dead-letter queue (the worker writes failures there itself)
 package queue
 
 import (
@@ -20,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // API is the part of the SQS client the service uses; tests wrap it to inject failures.
@@ -57,6 +50,7 @@ const MaxBatch = 10
 // the reason of each; err is set only when a whole call failed (every message of the failed
 // call is then in failed as well).
 func SendAll(ctx context.Context, c API, url string, msgs []Message) (failed map[string]string, err error) {
+	defer derrors.Wrap(&err, "queue.SendAll(%s)", url)
 	failed = map[string]string{}
 	for start := 0; start < len(msgs); start += MaxBatch {
 		chunk := msgs[start:min(start+MaxBatch, len(msgs))]

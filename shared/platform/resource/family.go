@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/listfilter"
 	"tunnelapi/shared/platform/store"
@@ -17,38 +19,17 @@ import (
 // labelItem labels the write of the resource item itself in a mutation.
 const labelItem = "item"
 
-// Family serves the five operations of one resource kind. T is the stored item type; P is *T
-// and embeds store.Meta. Hooks see the item and the mutation being built; they decode, validate
-// and add any further writes (token items, reference checks, guards).
+// Family serves the five operations of one resource kind: the generic shape every family shares,
+// with the family's own rules supplied by its Hooks. T is the stored item type; P is *T and
+// embeds store.Meta. Hooks see the item and the mutation being built; they decode, validate and
+// add any further writes (token items, reference checks, guards).
 type Family[T any, P interface {
 	*T
 	store.Resource
 }] struct {
-	Kit *Kit
-	// Prefix is the id prefix (ids.APIKey); Path the collection path ("/api_keys"); ListKey the
-	// list's array key ("keys"); EventKind the audit event kind ("api_key").
-	Prefix, Path, ListKey, EventKind string
-	// Filter enables the list's filter parameter.
-	Filter bool
-	// InUse, when set, makes the kind referenceable (Mutation.Reference): deleting an item that
-	// is still referenced is refused with this error, decided in the delete's transaction.
-	InUse *api.Error
-
-	// Render returns the item as GET returns it.
-	Render func(r *api.Request, it P) any
-	// Prepare, when set, runs once per create request before any transaction is built, on the
-	// new item (its Meta already set): work that must not repeat when the transaction is retried,
-	// such as generating a key pair or signing. Each attempt's Create starts from a copy of it.
-	Prepare func(ctx context.Context, r *api.Request, it P) error
-	// Create fills a new item (its Meta already set) from the request body and adds the writes
-	// it implies; it runs once per transaction attempt and may be nil when Prepare did it all.
-	// It may return the create response when that differs from Render (a secret shown once);
-	// nil means Render.
-	Create func(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error)
-	// Update applies the PATCH body to the current item.
-	Update func(ctx context.Context, r *api.Request, it P, m *Mutation) error
-	// Delete, when set, adds the writes a deletion implies or refuses it.
-	Delete func(ctx context.Context, r *api.Request, it P, m *Mutation) error
+	*Descriptor
+	Kit   *Kit
+	Hooks Hooks[P]
 }
 
 // Register adds the family's routes to mux.
@@ -60,10 +41,8 @@ func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) {
 	mux.Handle("DELETE "+f.Path+"/{id}", s.Handle(http.StatusNoContent, f.delete))
 }
 
-// URI is the absolute URL of the resource id on r's host.
-func (f *Family[T, P]) URI(r *api.Request, id string) string { return r.URI(f.Path + "/" + id) }
-
-func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) {
+func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.create(%s)", f.EventKind)
 	c, err := f.Kit.Auth.Resolve(ctx, r)
 	if err != nil {
 		return nil, err
@@ -78,8 +57,8 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) 
 	meta.Key = store.ResourceKey(c.AccountID, meta.ID)
 	meta.CreatedAt = now.Unix()
 	meta.Version = 1
-	if f.Prepare != nil {
-		if err := f.Prepare(ctx, r, prepared); err != nil {
+	if p, ok := f.Hooks.(Preparer[P]); ok {
+		if err := p.Prepare(ctx, r, prepared); err != nil {
 			return nil, err
 		}
 	}
@@ -91,31 +70,30 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (any, error) 
 		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
 			it = P(new(T))
 			*it = *prepared
-			if f.Create != nil {
-				var err error
-				if resp, err = f.Create(ctx, r, it, m); err != nil {
-					return err
-				}
+			var err error
+			if resp, err = f.Hooks.Create(ctx, r, it, m); err != nil {
+				return err
 			}
 			m.Put(labelItem, it, store.Absent())
-			return m.Event(audit.Type(f.EventKind, "created"), f.Render(r, it))
+			return m.Event(audit.Type(f.EventKind, "created"), f.Hooks.Render(r, it))
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	if resp == nil {
-		resp = f.Render(r, it)
+		resp = f.Hooks.Render(r, it)
 	}
 	return resp, nil
 }
 
-func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (any, error) {
+func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.get(%s %s)", f.EventKind, r.PathValue("id"))
 	it := P(new(T))
 	if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
 		return nil, err
 	}
-	return f.Render(r, it), nil
+	return f.Hooks.Render(r, it), nil
 }
 
 // maxFilterScan bounds how many items one filtered list page examines, so a filter that
@@ -123,7 +101,8 @@ func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (any, error) {
 // next_page_uri that resumes after the last item examined.
 const maxFilterScan = 1000
 
-func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
+func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.list(%s)", f.EventKind)
 	p, err := api.ParsePage(r, f.Prefix, f.Filter)
 	if err != nil {
 		return nil, err
@@ -148,7 +127,7 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
 			}
 			examined++
 			last = it.Base().ID
-			v := f.Render(r, it)
+			v := f.Hooks.Render(r, it)
 			if flt != nil {
 				if ok, err := flt.Match(v); err != nil {
 					return nil, err
@@ -172,26 +151,28 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (any, error) {
 	return api.List{Key: f.ListKey, Items: out, URI: r.URI(f.Path), NextPage: api.NextPageURI(r, f.Path, p, last, more)}, nil
 }
 
-func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (any, error) {
+func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.update(%s %s)", f.EventKind, r.PathValue("id"))
 	it, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it P, m *Mutation) error {
-		return f.Update(ctx, r, it, m)
+		return f.Hooks.Update(ctx, r, it, m)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return f.Render(r, it), nil
+	return f.Hooks.Render(r, it), nil
 }
 
 // Modify is a read-modify-write of the item id under optimistic concurrency, recording the
 // kind's updated event. Sub-resources kept inside their parent (a subscription's sources) use
 // it as their update path. notFound replaces the 404 for an absent item when set; change
 // applies the modification and adds any further writes to m.
-func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (P, error) {
+func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (_ P, err error) {
+	defer derrors.Wrap(&err, "resource.Modify(%s %s)", f.EventKind, id)
 	var it P
-	err := retrying(func() error {
+	err = retrying(func() error {
 		it = P(new(T))
 		if err := f.Kit.Get(ctx, r, f.Prefix, id, it); err != nil {
-			if err == api.ErrNotFound && notFound != nil {
+			if errors.Is(err, api.ErrNotFound) && notFound != nil {
 				return notFound
 			}
 			return err
@@ -204,44 +185,46 @@ func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, no
 			}
 			meta.Version = prev + 1
 			m.Put(labelItem, it, store.AtVersion(prev))
-			return m.Event(audit.Type(f.EventKind, "updated"), f.Render(r, it))
+			return m.Event(audit.Type(f.EventKind, "updated"), f.Hooks.Render(r, it))
 		})
 	})
 	return it, err
 }
 
 // Load reads the item id of r's account; notFound replaces the 404 for an absent item when set.
-func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notFound error) (P, error) {
+func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notFound error) (_ P, err error) {
+	defer derrors.Wrap(&err, "resource.Load(%s %s)", f.EventKind, id)
 	it := P(new(T))
-	err := f.Kit.Get(ctx, r, f.Prefix, id, it)
-	if err == api.ErrNotFound && notFound != nil {
+	err = f.Kit.Get(ctx, r, f.Prefix, id, it)
+	if errors.Is(err, api.ErrNotFound) && notFound != nil {
 		return nil, notFound
 	}
 	return it, err
 }
 
-func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (any, error) {
-	err := retrying(func() error {
+func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.delete(%s %s)", f.EventKind, r.PathValue("id"))
+	err = retrying(func() error {
 		it := P(new(T))
 		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
 			return err
 		}
 		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
-			if f.Delete != nil {
-				if err := f.Delete(ctx, r, it, m); err != nil {
+			if d, ok := f.Hooks.(Deleter[P]); ok {
+				if err := d.Delete(ctx, r, it, m); err != nil {
 					return err
 				}
 			}
 			conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
-			if f.InUse != nil {
+			if ref, ok := f.Hooks.(Referenceable); ok {
 				if it.Base().Refs > 0 {
-					return f.InUse
+					return ref.InUse()
 				}
 				// References bump the version too; this states the invariant where it is relied on.
 				conds = append(conds, store.Unreferenced())
 			}
 			m.Delete(labelItem, it.Base().Key, conds...)
-			return m.Event(audit.Type(f.EventKind, "deleted"), f.Render(r, it))
+			return m.Event(audit.Type(f.EventKind, "deleted"), f.Hooks.Render(r, it))
 		})
 	})
 	return nil, err

@@ -121,11 +121,11 @@ func (m *Mutation) RetryOn(label string) {
 // errRetry reports a commit that failed on a RetryOn label.
 var errRetry = errors.New("resource: state changed during the mutation")
 
-// Account returns the account item the caller was verified against (see
-// auth.Authenticator.Account), for writes derived from the account's state; with loadIPX its
-// compiled IP restriction is loaded too.
-func (m *Mutation) Account(loadIPX bool) (*auth.AccountItem, error) {
-	return m.kit.Auth.Account(m.ctx, m.r, loadIPX)
+// Account returns the account state the caller was verified against (see
+// auth.Authenticator.Account), for writes derived from it: the commit's guard conditions on the
+// same state.
+func (m *Mutation) Account() (api.AccountState, error) {
+	return m.kit.Auth.Account(m.ctx, m.r)
 }
 
 // UpdateAccount applies upd to the caller's account item in this transaction (it is merged
@@ -192,7 +192,9 @@ func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation
 // that 40 writers racing on one item (rules and restrictions of one policy) all get through.
 const maxAttempts = 16
 
-// retrying runs op until it does not fail with a version conflict, at most maxAttempts times.
+// retrying runs op until it does not fail with a version conflict, a changed item it derived
+// from (RetryOn) or changed account access settings (auth.ErrRetry), at most maxAttempts times.
+// It is the one retry policy of a request: nothing it calls retries on its own.
 func retrying(op func() error) error {
 	var err error
 	for i := 0; i < maxAttempts; i++ {
@@ -201,7 +203,7 @@ func retrying(op func() error) error {
 			time.Sleep(time.Duration(rand.Int64N(int64(i)*int64(4*time.Millisecond))) + time.Millisecond)
 		}
 		err = op()
-		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrGuardChanged) {
+		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrRetry) {
 			return err
 		}
 		// A short random pause spreads out writers contending for one item (a parent's

@@ -23,9 +23,6 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Register adds one function's routes to mux.
-type Register func(k *resource.Kit, mux api.Mux, s *api.Server)
-
 // Deps are the dependencies every family's handlers share.
 type Deps struct {
 	Kit    *resource.Kit
@@ -51,7 +48,7 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	a := &auth.Authenticator{DB: db}
 	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
-	a.Policy = iprestrict.Policy(func() *slog.Logger { return kit.Log })
+	a.Restrictor = &iprestrict.Accounts{DB: db, Log: func() *slog.Logger { return kit.Log }}
 	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
 	if url := os.Getenv("EVENTS_QUEUE_URL"); url != "" {
 		d.Publisher = &audit.Publisher{DB: db, SQS: queue.NewClient(cfg), QueueURL: url, Log: log}
@@ -60,28 +57,28 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	return d, nil
 }
 
-// Mux builds the http.Handler serving the given registrations, with a 404 in the envelope for
+// Mux builds the http.Handler serving the given families, with a 404 in the envelope for
 // anything else, behind api.Server.Front (the same on Lambda and in the local server).
-func (d *Deps) Mux(regs ...Register) http.Handler {
+func (d *Deps) Mux(families ...*resource.Descriptor) http.Handler {
 	mux := http.NewServeMux()
-	for _, reg := range regs {
-		reg(d.Kit, mux, d.Server)
+	for _, f := range families {
+		f.Register(d.Kit, mux, d.Server)
 	}
 	mux.Handle("/", d.Server.NotFound())
 	return d.Server.Front(mux)
 }
 
-// Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving regs.
-func (d *Deps) Handler(regs ...Register) func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(d.Mux(regs...)).ProxyWithContext
+// Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving families.
+func (d *Deps) Handler(families ...*resource.Descriptor) func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(d.Mux(families...)).ProxyWithContext
 }
 
-// Main is a function's whole main: build the dependencies and serve regs on Lambda.
-func Main(regs ...Register) {
+// Main is a function's whole main: build the dependencies and serve families on Lambda.
+func Main(families ...*resource.Descriptor) {
 	d, err := NewDeps(context.Background(), store.Options{})
 	if err != nil {
 		slog.Error("init failed", "err", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(d.Handler(regs...))
+	lambda.Start(d.Handler(families...))
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Local is the local-mode sealer: a 32-byte master key in a file wraps each data key.
@@ -18,7 +20,8 @@ type Local struct {
 }
 
 // LoadKeyFile reads the master key at path, creating it (mode 0600) when absent.
-func LoadKeyFile(path string) (*Local, error) {
+func LoadKeyFile(path string) (_ *Local, err error) {
+	defer derrors.Wrap(&err, "seal.LoadKeyFile(%s)", path)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		b = make([]byte, 32)
@@ -46,7 +49,7 @@ func LoadKeyFile(path string) (*Local, error) {
 		return nil, err
 	}
 	if len(b) != 32 {
-		return nil, fmt.Errorf("seal: key file %s must hold 32 bytes, has %d", path, len(b))
+		return nil, fmt.Errorf("the key file must hold 32 bytes, has %d", len(b))
 	}
 	return NewLocal(b), nil
 }
@@ -58,7 +61,8 @@ func NewLocal(master []byte) *Local {
 }
 
 // Seal encrypts plaintext under a fresh data key wrapped by the master key.
-func (l *Local) Seal(_ context.Context, plaintext []byte, aad map[string]string) (Sealed, error) {
+func (l *Local) Seal(_ context.Context, plaintext []byte, aad map[string]string) (_ Sealed, err error) {
+	defer derrors.Wrap(&err, "seal.Local.Seal")
 	dk := make([]byte, 32)
 	if _, err := rand.Read(dk); err != nil {
 		return Sealed{}, err

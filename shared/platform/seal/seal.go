@@ -1,6 +1,3 @@
-// Package seal encrypts secrets at rest with envelope encryption: each secret gets a fresh
-// AES-256-GCM data key, and only the data key wrapped by a master key is stored beside it. In
-// AWS the master key is a KMS key; locally it is a key file. Both sit behind Sealer.
 package seal
 
 import (
@@ -19,6 +16,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Sealed is an encrypted secret as stored: the wrapped data key and the ciphertext.
@@ -190,7 +189,8 @@ func gcm(key []byte) (cipher.AEAD, error) {
 
 // SealPrivateKey seals a crypto private key (as PKCS#8 DER) for the resource id of account; the
 // DER copy is wiped once sealed.
-func SealPrivateKey(ctx context.Context, s Sealer, key any, account, id string) (Sealed, error) {
+func SealPrivateKey(ctx context.Context, s Sealer, key any, account, id string) (_ Sealed, err error) {
+	defer derrors.Wrap(&err, "seal.SealPrivateKey(%s)", id)
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return Sealed{}, err
@@ -200,7 +200,8 @@ func SealPrivateKey(ctx context.Context, s Sealer, key any, account, id string) 
 }
 
 // OpenPrivateKey opens what SealPrivateKey sealed for the resource id of account.
-func OpenPrivateKey(ctx context.Context, s Sealer, sealed Sealed, account, id string) (any, error) {
+func OpenPrivateKey(ctx context.Context, s Sealer, sealed Sealed, account, id string) (_ any, err error) {
+	defer derrors.Wrap(&err, "seal.OpenPrivateKey(%s)", id)
 	der, err := s.Open(ctx, sealed, ResourceContext(account, id))
 	if err != nil {
 		return nil, err

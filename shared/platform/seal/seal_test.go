@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,7 @@ func TestLocalRoundTripAndBinding(t *testing.T) {
 		{"other key id", Sealed{KeyID: "local:x", WrappedKey: s.WrappedKey, Nonce: s.Nonce, Ciphertext: s.Ciphertext}, aad},
 	}
 	for _, c := range cases {
-		if _, err := l.Open(ctx, c.s, c.aad); err != ErrOpen {
+		if _, err := l.Open(ctx, c.s, c.aad); !errors.Is(err, ErrOpen) {
 			t.Errorf("%s: err %v, want ErrOpen", c.name, err)
 		}
 	}

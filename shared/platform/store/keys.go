@@ -27,8 +27,8 @@ func (k Key) AV() map[string]types.AttributeValue {
 	}
 }
 
-// The key layout of the single table (DESIGN.md, "Key sketch"). Every key is built by one of
-// these functions; nothing else in the project concatenates key strings.
+// The key layout of the single table. Every key is built by one of these functions; nothing
+// else in the project concatenates key strings.
 //
 //	resource of an account   A#<account>#<id prefix>   <id>
 //	account (auth state)     A#<account>               ACCOUNT

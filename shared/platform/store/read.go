@@ -10,13 +10,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Item is a raw item as DynamoDB returns it; nil means the item does not exist.
 type Item = map[string]types.AttributeValue
 
 // Get reads one item with a consistent read; ErrNotFound when absent.
-func (db *DB) Get(ctx context.Context, k Key, out any) error {
+func (db *DB) Get(ctx context.Context, k Key, out any) (err error) {
+	defer derrors.Wrap(&err, "store.Get(%s %s)", k.PK, k.SK)
 	res, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(db.Table), Key: k.AV(), ConsistentRead: aws.Bool(true),
 	})
@@ -24,7 +27,7 @@ func (db *DB) Get(ctx context.Context, k Key, out any) error {
 		return err
 	}
 	if res.Item == nil {
-		return ErrNotFound
+		return ErrNotFound // wrapped too: callers test it with IsNotFound
 	}
 	return Unmarshal(res.Item, out)
 }
@@ -35,7 +38,8 @@ func (db *DB) Get(ctx context.Context, k Key, out any) error {
 // its account, a resource), so a change landing between two of them is simply ordered after the
 // first. A batch costs half the read units of TransactGetItems. Keys DynamoDB leaves unprocessed
 // (throttling) are asked for again.
-func (db *DB) GetMany(ctx context.Context, keys ...Key) ([]Item, error) {
+func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
+	defer derrors.Wrap(&err, "store.GetMany(%d keys)", len(keys))
 	if len(keys) > MaxBatchGet {
 		return nil, fmt.Errorf("store: %d keys in one read, more than %d", len(keys), MaxBatchGet)
 	}
@@ -91,6 +95,7 @@ func Unmarshal(it Item, out any) error {
 // PageQuery reads one page of a collection newest first: at most limit items whose sort key is
 // strictly below before (all when before is ""). more reports whether older items remain.
 func (db *DB) PageQuery(ctx context.Context, partition, before string, limit int) (items []Item, more bool, err error) {
+	defer derrors.Wrap(&err, "store.PageQuery(%s before %q)", partition, before)
 	kc := expression.Key(AttrPK).Equal(expression.Value(partition))
 	if before != "" {
 		kc = kc.And(expression.Key(AttrSK).LessThan(expression.Value(before)))
@@ -121,13 +126,15 @@ func (db *DB) PageQuery(ctx context.Context, partition, before string, limit int
 
 // QueryAll reads every item of a partition (for small, bounded collections such as the
 // children of one parent). It pages internally. attrs, when given, limits the attributes read.
-func (db *DB) QueryAll(ctx context.Context, partition string, attrs ...string) ([]Item, error) {
+func (db *DB) QueryAll(ctx context.Context, partition string, attrs ...string) (_ []Item, err error) {
+	defer derrors.Wrap(&err, "store.QueryAll(%s)", partition)
 	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)), 0, attrs)
 }
 
 // QueryBefore reads up to limit items of a partition whose sort key is strictly below before,
 // oldest first (limit 0: all of them). The outbox sweep reads what has waited too long with it.
-func (db *DB) QueryBefore(ctx context.Context, partition, before string, limit int) ([]Item, error) {
+func (db *DB) QueryBefore(ctx context.Context, partition, before string, limit int) (_ []Item, err error) {
+	defer derrors.Wrap(&err, "store.QueryBefore(%s, %s)", partition, before)
 	kc := expression.Key(AttrPK).Equal(expression.Value(partition)).
 		And(expression.Key(AttrSK).LessThan(expression.Value(before)))
 	return db.queryAll(ctx, kc, limit, nil)
@@ -175,7 +182,8 @@ func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, l
 // DeleteKeys removes the items at keys unconditionally, 25 per BatchWriteItem call, retrying
 // what DynamoDB leaves unprocessed. It is for items whose removal is idempotent (outbox items
 // already published), never for resources, which are deleted in transactions.
-func (db *DB) DeleteKeys(ctx context.Context, keys ...Key) error {
+func (db *DB) DeleteKeys(ctx context.Context, keys ...Key) (err error) {
+	defer derrors.Wrap(&err, "store.DeleteKeys(%d keys)", len(keys))
 	for len(keys) > 0 {
 		n := min(len(keys), 25)
 		reqs := make([]types.WriteRequest, n)

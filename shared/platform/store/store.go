@@ -1,11 +1,8 @@
-// Package store is the single DynamoDB table: every key is built here, every read and write
-// goes through here, and its errors are typed so callers never inspect SDK exceptions.
 package store
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Attribute names of the table's keys and of the fields the store itself manages.
@@ -25,7 +23,7 @@ const (
 
 // DB is the table and the client that reaches it.
 type DB struct {
-	Client *dynamodb.Client
+	Client Client
 	Table  string
 }
 
@@ -69,13 +67,14 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		}
 	}}
 	opts = append(opts, o.APIOptions...)
-	return &DB{Client: dynamodb.NewFromConfig(*cfg, opts...), Table: o.Table}, nil
+	return New(dynamodb.NewFromConfig(*cfg, opts...), o.Table), nil
 }
 
 // CreateTable creates the single table as template.yaml declares it (for local stacks and
 // tests; in AWS the template owns it). It waits until the table is active.
-func (db *DB) CreateTable(ctx context.Context) error {
-	_, err := db.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
+func (db *DB) CreateTable(ctx context.Context) (err error) {
+	defer derrors.Wrap(&err, "store.CreateTable(%s)", db.Table)
+	_, err = db.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName: aws.String(db.Table),
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
@@ -92,7 +91,7 @@ func (db *DB) CreateTable(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("store: create table %s: %w", db.Table, err)
+		return err
 	}
 	w := dynamodb.NewTableExistsWaiter(db.Client)
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(db.Table)}, 60e9); err != nil {

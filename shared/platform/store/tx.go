@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // MaxTxItems is DynamoDB's limit on the items of one transaction.
@@ -206,7 +209,10 @@ func IsConflict(err error) bool {
 }
 
 // Commit applies every write of tx in one TransactWriteItems call.
-func (db *DB) Commit(ctx context.Context, t *Tx) error {
+// Its errors name the labels of the transaction; callers test them with errors.As or
+// ConditionFailed, never ==.
+func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
+	defer derrors.Wrap(&err, "store.Commit(%s)", strings.Join(t.labels, ","))
 	if t.err != nil {
 		return t.err
 	}
@@ -219,7 +225,7 @@ func (db *DB) Commit(ctx context.Context, t *Tx) error {
 	for i := range t.items {
 		setTable(&t.items[i], db.Table)
 	}
-	_, err := db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
+	_, err = db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
 		c := &CanceledError{}

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
 )
 
 // FamilySpec describes a family to the shared conformance suite.
 type FamilySpec struct {
-	Path    string // "/api_keys"
-	ListKey string // "keys"
-	Prefix  string // ids.APIKey
+	// Family is the family's descriptor: its path, list key and id prefix.
+	Family *resource.Descriptor
 	// Create returns a valid create body; n distinguishes items. It may create prerequisites.
 	Create func(t *testing.T, a *Account, n int) any
 	// Update is a valid PATCH body and the fields it must change to in the response.
@@ -34,12 +34,12 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	var created map[string]any
 	t.Run("create", func(t *testing.T) {
-		created = a.Do(t, "POST", spec.Path, spec.Create(t, a, 0)).Expect(t, http.StatusCreated)
+		created = a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 0)).Expect(t, http.StatusCreated)
 		id, _ := created["id"].(string)
-		if !ids.Is(id, spec.Prefix) {
-			t.Fatalf("id %q is not a %s_ id", id, spec.Prefix)
+		if !ids.Is(id, spec.Family.Prefix) {
+			t.Fatalf("id %q is not a %s_ id", id, spec.Family.Prefix)
 		}
-		if want := s.Server.URL + spec.Path + "/" + id; created["uri"] != want {
+		if want := s.Server.URL + spec.Family.Path + "/" + id; created["uri"] != want {
 			t.Fatalf("uri %v, want %s", created["uri"], want)
 		}
 		if ca, ok := created["created_at"].(string); ok && !timestampRE.MatchString(ca) {
@@ -55,7 +55,7 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		t.FailNow()
 	}
 	id := created["id"].(string)
-	item := spec.Path + "/" + id
+	item := spec.Family.Path + "/" + id
 	t.Run("get", func(t *testing.T) {
 		got := a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
 		for k, v := range created {
@@ -71,12 +71,12 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		}
 	})
 	t.Run("list", func(t *testing.T) {
-		page := a.Do(t, "GET", spec.Path, nil).Expect(t, http.StatusOK)
-		items, ok := page[spec.ListKey].([]any)
+		page := a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
+		items, ok := page[spec.Family.ListKey].([]any)
 		if !ok {
-			t.Fatalf("list has no %q array: %v", spec.ListKey, page)
+			t.Fatalf("list has no %q array: %v", spec.Family.ListKey, page)
 		}
-		if page["uri"] != s.Server.URL+spec.Path {
+		if page["uri"] != s.Server.URL+spec.Family.Path {
 			t.Fatalf("list uri %v", page["uri"])
 		}
 		if _, ok := page["next_page_uri"]; !ok || page["next_page_uri"] != nil {
@@ -100,8 +100,8 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		b.Do(t, "GET", item, nil).ExpectError(t, http.StatusNotFound, "", "")
 		b.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
 		b.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		page := b.Do(t, "GET", spec.Path, nil).Expect(t, http.StatusOK)
-		for _, it := range page[spec.ListKey].([]any) {
+		page := b.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
+		for _, it := range page[spec.Family.ListKey].([]any) {
 			if it.(map[string]any)["id"] == id {
 				t.Fatalf("account B sees A's %s", id)
 			}
@@ -109,17 +109,17 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
 	})
 	t.Run("not found", func(t *testing.T) {
-		for _, bad := range []string{ids.New(spec.Prefix), "nope", spec.Prefix + "_x", ids.New("zz"), strings.Repeat("a", 2000)} {
-			a.Do(t, "GET", spec.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
-			a.Do(t, "DELETE", spec.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+		for _, bad := range []string{ids.New(spec.Family.Prefix), "nope", spec.Family.Prefix + "_x", ids.New("zz"), strings.Repeat("a", 2000)} {
+			a.Do(t, "GET", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+			a.Do(t, "DELETE", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
 		}
 	})
 	t.Run("paging parameters", func(t *testing.T) {
-		a.Do(t, "GET", spec.Path+"?limit=0", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
-		a.Do(t, "GET", spec.Path+"?limit=101", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
-		a.Do(t, "GET", spec.Path+"?limit=x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
-		a.Do(t, "GET", spec.Path+"?before_id="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
-		a.Do(t, "GET", spec.Path+"?bogus=1", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "bogus")
+		a.Do(t, "GET", spec.Family.Path+"?limit=0", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+		a.Do(t, "GET", spec.Family.Path+"?limit=101", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+		a.Do(t, "GET", spec.Family.Path+"?limit=x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+		a.Do(t, "GET", spec.Family.Path+"?before_id="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
+		a.Do(t, "GET", spec.Family.Path+"?bogus=1", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "bogus")
 	})
 	t.Run("update", func(t *testing.T) {
 		got := a.Do(t, "PATCH", item, spec.Update).Expect(t, http.StatusOK)
@@ -155,7 +155,7 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 			t.Fatalf("PATCH with the path id in the body: %v", got)
 		}
 		a.Do(t, "PATCH", item, with(nil)).Expect(t, http.StatusOK)
-		a.Do(t, "PATCH", item, with(ids.New(spec.Prefix))).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
+		a.Do(t, "PATCH", item, with(ids.New(spec.Family.Prefix))).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
 		a.Do(t, "PATCH", item, with(7)).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
 	})
 	t.Run("strict JSON", func(t *testing.T) {
@@ -168,26 +168,26 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 			{`{"description":"a\u0000b"}`, "ERR_NGROK_215", "description"},
 		} {
 			a.Do(t, "PATCH", item, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
-			a.Do(t, "POST", spec.Path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+			a.Do(t, "POST", spec.Family.Path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		}
 	})
 	t.Run("beforeId", func(t *testing.T) {
 		// The JavaScript client pages with beforeId; it means what before_id means.
-		a.Do(t, "POST", spec.Path, spec.Create(t, a, 1)).Expect(t, http.StatusCreated)
-		page := a.Do(t, "GET", spec.Path+"?limit=2", nil).Expect(t, http.StatusOK)
-		items := page[spec.ListKey].([]any)
+		a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 1)).Expect(t, http.StatusCreated)
+		page := a.Do(t, "GET", spec.Family.Path+"?limit=2", nil).Expect(t, http.StatusOK)
+		items := page[spec.Family.ListKey].([]any)
 		if len(items) != 2 {
 			t.Fatalf("two items created, page of two holds %d", len(items))
 		}
 		newest, older := items[0].(map[string]any)["id"].(string), items[1].(map[string]any)["id"].(string)
 		for _, q := range []string{"beforeId=" + newest, "before_id=" + newest, "beforeId=" + newest + "&before_id=" + newest} {
-			got := a.Do(t, "GET", spec.Path+"?limit=1&"+q, nil).Expect(t, http.StatusOK)[spec.ListKey].([]any)
+			got := a.Do(t, "GET", spec.Family.Path+"?limit=1&"+q, nil).Expect(t, http.StatusOK)[spec.Family.ListKey].([]any)
 			if len(got) != 1 || got[0].(map[string]any)["id"] != older {
 				t.Fatalf("%s listed %v, want %s", q, got, older)
 			}
 		}
-		a.Do(t, "GET", spec.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
-		a.Do(t, "GET", spec.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
+		a.Do(t, "GET", spec.Family.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
+		a.Do(t, "GET", spec.Family.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
 	})
 	t.Run("delete", func(t *testing.T) {
 		res := a.Do(t, "DELETE", item, nil)

@@ -28,6 +28,7 @@ import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/store"
 )
@@ -41,9 +42,9 @@ type Stack struct {
 	Calls, SQSCalls *Counter
 	// Queues are the stack's own events queues (nil without SQS_ENDPOINT); its handlers publish
 	// committed events to Queues.Events.
-	Queues *Queues
-	ledger ledger
-	regs   []runtime.Register
+	Queues   *Queues
+	ledger   ledger
+	families []*resource.Descriptor
 }
 
 // Counter counts AWS operations by name. Operations made on behalf of an API request (their
@@ -117,8 +118,8 @@ func Endpoint(t testing.TB) string {
 	return ep
 }
 
-// Start creates a fresh table and serves regs on an httptest server for the test's lifetime.
-func Start(t testing.TB, regs ...runtime.Register) *Stack {
+// Start creates a fresh table and serves families on an httptest server for the test's lifetime.
+func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 	t.Helper()
 	ep := Endpoint(t)
 	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
@@ -149,12 +150,12 @@ func Start(t testing.TB, regs ...runtime.Register) *Stack {
 		d.Publisher = &audit.Publisher{DB: d.Kit.DB, SQS: st.Queues.Client, QueueURL: st.Queues.Events, Log: d.Kit.Log}
 		d.Kit.Published = d.Publisher.Publish
 	}
-	st.Server = httptest.NewServer(st.ledger.observe(d.Mux(regs...)))
+	st.Server = httptest.NewServer(st.ledger.observe(d.Mux(families...)))
 	t.Cleanup(func() {
 		st.Server.Close()
 		d.Kit.DB.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	})
-	st.regs = regs
+	st.families = families
 	return st
 }
 
@@ -165,11 +166,11 @@ var (
 
 // Shared returns one stack for the whole test binary (created on first use, never torn down:
 // its table has a unique name and DynamoDB Local is in memory).
-func Shared(t testing.TB, regs ...runtime.Register) *Stack {
+func Shared(t testing.TB, families ...*resource.Descriptor) *Stack {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if sharedStack == nil {
-		sharedStack = Start(noCleanup{t}, regs...)
+		sharedStack = Start(noCleanup{t}, families...)
 	}
 	return sharedStack
 }
@@ -286,7 +287,7 @@ func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body an
 		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: host,
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: p, Protocol: "HTTP/1.1", SourceIP: source}},
 	}
-	res, err := s.Deps.Handler(s.regs...)(context.Background(), ev)
+	res, err := s.Deps.Handler(s.families...)(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
 	}

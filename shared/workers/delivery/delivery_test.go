@@ -244,7 +244,7 @@ func TestFailingSinkRetriesThenDeadLetters(t *testing.T) {
 // The request that commits pays one SQS round trip for publishing and nothing else; the outbox
 // delete happens after the response.
 func TestPublishingCostsOneRoundTrip(t *testing.T) {
-	s := testkit.Start(t, app.Registers()...)
+	s := testkit.Start(t, app.Families...)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}
@@ -315,7 +315,7 @@ func TestSweepDeliversWhatPublishingMissed(t *testing.T) {
 // The worker reports exactly the messages it could not process; poison goes to the DLQ with a
 // reason; an event that keeps failing goes there too at its last attempt.
 func TestPartialBatchFailures(t *testing.T) {
-	s := testkit.Start(t, app.Registers()...)
+	s := testkit.Start(t, app.Families...)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
 
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 )
 
@@ -23,7 +24,8 @@ type KMS struct {
 }
 
 // Seal encrypts plaintext under a fresh KMS data key.
-func (k *KMS) Seal(ctx context.Context, plaintext []byte, aad map[string]string) (seal.Sealed, error) {
+func (k *KMS) Seal(ctx context.Context, plaintext []byte, aad map[string]string) (_ seal.Sealed, err error) {
+	defer derrors.Wrap(&err, "kmsseal.Seal(%s)", k.KeyID)
 	out, err := k.Client.GenerateDataKey(ctx, &kms.GenerateDataKeyInput{
 		KeyId: aws.String(k.KeyID), KeySpec: kmstypes.DataKeySpecAes256, EncryptionContext: aad,
 	})

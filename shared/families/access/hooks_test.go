@@ -1,0 +1,99 @@
+package access_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"tunnelapi/shared/families/access"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// The hooks are plain methods: these run them without a table or a server.
+
+func request(method, body string) *api.Request {
+	return &api.Request{HTTP: httptest.NewRequest(method, "https://api.example.com/x", nil), Body: []byte(body)}
+}
+
+func render(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantError(t *testing.T, err error, code, field string) {
+	t.Helper()
+	e, ok := api.AsError(err)
+	if !ok || e.Code != code || e.Field != field {
+		t.Fatalf("error %v, want %s on %q", err, code, field)
+	}
+}
+
+func TestIPPoliciesHooks(t *testing.T) {
+	f := access.IPPolicies{Family: &resource.Family[access.PolicyItem, *access.PolicyItem]{Descriptor: access.IPPoliciesDescriptor}}
+	it := &access.PolicyItem{Meta: store.Meta{ID: "ipp_1", CreatedAt: 0}, Described: resource.Described{Description: "office", Metadata: "m"}}
+	want := `{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1","created_at":"1970-01-01T00:00:00Z","description":"office","metadata":"m"}`
+	if got := render(t, f.Render(request("GET", ""), it)); got != want {
+		t.Fatalf("render %s\nwant   %s", got, want)
+	}
+	wantError(t, f.Update(context.Background(), request("PATCH", `{}`), it, nil), "ERR_NGROK_606", "body")
+	long := `{"description":"` + strings.Repeat("x", 256) + `"}`
+	wantError(t, f.Update(context.Background(), request("PATCH", long), it, nil), access.CodeTextTooLong, "description")
+	if it.Description != "office" {
+		t.Fatalf("a refused update changed the item: %+v", it)
+	}
+}
+
+// A rule's create body is checked before anything is read, in the order the wire reports.
+func TestIPPolicyRulesHooks(t *testing.T) {
+	f := access.IPPolicyRules{Family: &resource.Family[access.RuleItem, *access.RuleItem]{Descriptor: access.IPPolicyRulesDescriptor}}
+	ctx := context.Background()
+	cases := []struct{ body, code, field string }{
+		{`{"action":"allow","ip_policy_id":"ipp_1"}`, "ERR_NGROK_1406", "cidr"},
+		{`{"cidr":"10.0.0.1","action":"allow"}`, "ERR_NGROK_1413", "cidr"},
+		{`{"cidr":"10.0.0.0/8","action":"block"}`, access.CodeActionNotAllowd, "action"},
+		{`{"cidr":"10.0.0.0/8","action":"deny"}`, access.CodePolicyNotFound, "ip_policy_id"},
+		{`{"cidr":"10.0.0.0/8","action":"deny","ip_policy_id":"ak_1"}`, access.CodePolicyNotFound, "ip_policy_id"},
+	}
+	for _, c := range cases {
+		_, err := f.Create(ctx, request("POST", c.body), &access.RuleItem{}, nil)
+		wantError(t, err, c.code, c.field)
+	}
+	it := &access.RuleItem{Meta: store.Meta{ID: "ipr_1"}, CIDR: "10.0.0.0/8", Action: access.ActionAllow, PolicyID: "ipp_1"}
+	wantError(t, f.Update(ctx, request("PATCH", `{"action":"deny"}`), it, nil), access.CodeActionNotAllowd, "action")
+	want := `{"id":"ipr_1","uri":"https://api.example.com/ip_policy_rules/ipr_1","created_at":"1970-01-01T00:00:00Z","description":"","metadata":"",` +
+		`"cidr":"10.0.0.0/8","ip_policy":{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},"action":"allow"}`
+	if got := render(t, f.Render(request("GET", ""), it)); got != want {
+		t.Fatalf("render %s\nwant   %s", got, want)
+	}
+}
+
+func TestIPRestrictionsHooks(t *testing.T) {
+	f := access.IPRestrictions{Family: &resource.Family[access.RestrictionItem, *access.RestrictionItem]{Descriptor: access.IPRestrictionsDescriptor}}
+	ctx := context.Background()
+	cases := []struct{ body, field string }{
+		{`{"type":"web","ip_policy_ids":["ipp_1"]}`, "type"},
+		{`{"type":"api"}`, "ip_policy_ids"},
+		{`{"type":"api","ip_policy_ids":[]}`, "ip_policy_ids"},
+		{`{"type":"api","ip_policy_ids":["ak_1"]}`, "ip_policy_ids"},
+	}
+	for _, c := range cases {
+		_, err := f.Create(ctx, request("POST", c.body), &access.RestrictionItem{}, nil)
+		wantError(t, err, "ERR_NGROK_215", c.field)
+	}
+	it := &access.RestrictionItem{Meta: store.Meta{ID: "ipx_1"}, Type: access.TypeAgent, PolicyIDs: []string{"ipp_1", "ipp_2"}}
+	wantError(t, f.Update(ctx, request("PATCH", `{}`), it, nil), "ERR_NGROK_606", "body")
+	want := `{"id":"ipx_1","uri":"https://api.example.com/ip_restrictions/ipx_1","created_at":"1970-01-01T00:00:00Z","description":"","metadata":"",` +
+		`"enforced":false,"type":"agent","ip_policies":[{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},` +
+		`{"id":"ipp_2","uri":"https://api.example.com/ip_policies/ipp_2"}]}`
+	if got := render(t, f.Render(request("GET", ""), it)); got != want {
+		t.Fatalf("render %s\nwant   %s", got, want)
+	}
+}

@@ -1,0 +1,91 @@
+package eventsub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// The hooks run without a table: these call them directly with a fake request.
+
+func request(body string) *api.Request {
+	return &api.Request{HTTP: httptest.NewRequest("PATCH", "/x", nil), Body: []byte(body)}
+}
+
+func wantCode(t *testing.T, err error, code, field string) {
+	t.Helper()
+	var e *api.Error
+	if !errors.As(err, &e) || e.Code != code || e.Field != field {
+		t.Fatalf("error %v, want %s on %q", err, code, field)
+	}
+}
+
+func TestSubscriptionRender(t *testing.T) {
+	f := EventSubscriptions{&resource.Family[SubscriptionItem, *SubscriptionItem]{Descriptor: EventSubscriptionsDescriptor}}
+	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Described: resource.Described{Metadata: "m"},
+		Sources: []string{"api_key_created.v0"}, Destinations: []string{"ed_1"}}
+	b, err := json.Marshal(f.Render(request(""), it))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"esb_1","uri":"https://example.com/event_subscriptions/esb_1","created_at":"1970-01-01T00:00:00Z",` +
+		`"metadata":"m","description":"",` +
+		`"sources":[{"type":"api_key_created.v0","uri":"https://example.com/event_subscriptions/esb_1/sources/api_key_created.v0"}],` +
+		`"destinations":[{"id":"ed_1","uri":"https://example.com/event_destinations/ed_1"}]}`
+	if string(b) != want {
+		t.Fatalf("rendered\n%s\nwant\n%s", b, want)
+	}
+}
+
+func TestSubscriptionUpdateRefusals(t *testing.T) {
+	var f EventSubscriptions
+	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
+	// Each refusal comes before anything is added to the mutation, so none is needed here.
+	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	wantCode(t, f.Update(context.Background(), request(`{"id":"esb_2","description":"x"}`), it, nil), api.CodeBadFieldValue, "id")
+	wantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
+	wantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
+		CodeDuplicateSource, "sources[1].type")
+	wantCode(t, f.Update(context.Background(), request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
+	if len(it.Sources) != 1 {
+		t.Fatalf("refused update changed the sources: %v", it.Sources)
+	}
+}
+
+func TestSourceEdits(t *testing.T) {
+	it := &SubscriptionItem{Sources: []string{"a.v0", "b.v0"}}
+	wantCode(t, it.addSource("a.v0"), CodeDuplicateSource, "type")
+	wantCode(t, it.removeSource("c.v0"), CodeSourceNotFound, "type")
+	if err := it.addSource("c.v0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.removeSource("b.v0"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(it.Sources, []string{"a.v0", "c.v0"}) {
+		t.Fatalf("sources %v, want [a.v0 c.v0] (order kept)", it.Sources)
+	}
+}
+
+func TestDestinationHooks(t *testing.T) {
+	f := EventDestinations{&resource.Family[DestinationItem, *DestinationItem]{Descriptor: EventDestinationsDescriptor}}
+	it := &DestinationItem{Meta: store.Meta{ID: "ed_1"}, Format: FormatJSON, Target: Target{Kind: KindKinesis}}
+	r, ok := f.Render(request(""), it).(DestinationJSON)
+	if !ok || r.URI != "https://example.com/event_destinations/ed_1" || r.Format != "json" || r.Target.Kinesis == nil {
+		t.Fatalf("rendered %+v", r)
+	}
+	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	wantCode(t, f.Update(context.Background(), request(`{"id":"ed_2","description":"x"}`), it, nil), api.CodeBadFieldValue, "id")
+	wantCode(t, f.Update(context.Background(), request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
+	wantCode(t, f.Update(context.Background(), request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
+	if in := f.InUse(); in.Code != CodeInUse || in.Field != "id" {
+		t.Fatalf("in use refusal %+v", in)
+	}
+}

@@ -1,0 +1,16 @@
+// Package principals holds who can own keys and credentials: accounts, users and bot users,
+// owner resolution for new secrets, token issuance, and account bootstrap; and the families
+// /api_keys, /credentials and /bot_users.
+//
+// Conventions it implements:
+//   - A secret (API key or credential token) is shown once, in the create response; GET, list,
+//     PATCH and events show "token": null. Only the token's hash is stored, on the resource and
+//     as a token item that authentication reads; deleting the resource deletes the token item in
+//     the same transaction, so the token fails on the next request.
+//   - owner_id defaults to the caller; only an admin may name another user or bot user of the
+//     account (ERR_NGROK_630 otherwise), and that owner must exist when the secret commits.
+//   - Over-long description and metadata of keys and credentials are ERR_NGROK_604 and
+//     ERR_NGROK_605; a malformed credential ACL rule is ERR_NGROK_600.
+//   - An inactive or deleted bot user's id sits in the account's revoked set, so its keys are
+//     refused at once.
+package principals

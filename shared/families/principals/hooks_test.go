@@ -1,0 +1,102 @@
+package principals
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// The hooks run without a table: these call them directly with a fake request.
+
+func request(body string) *api.Request {
+	return &api.Request{HTTP: httptest.NewRequest("PATCH", "/x", nil), Body: []byte(body)}
+}
+
+func wantCode(t *testing.T, err error, code, field string) {
+	t.Helper()
+	var e *api.Error
+	if !errors.As(err, &e) || e.Code != code || e.Field != field {
+		t.Fatalf("error %v, want %s on %q", err, code, field)
+	}
+}
+
+func wantJSON(t *testing.T, v any, want string) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want {
+		t.Fatalf("rendered\n%s\nwant\n%s", b, want)
+	}
+}
+
+func apiKeys() APIKeys {
+	return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{&resource.Family[APIKeyItem, *APIKeyItem]{Descriptor: APIKeysDescriptor}}}
+}
+
+func credentials() Credentials {
+	return Credentials{secretFamily[CredentialItem, *CredentialItem]{&resource.Family[CredentialItem, *CredentialItem]{Descriptor: CredentialsDescriptor}}}
+}
+
+func TestAPIKeyRenderHidesToken(t *testing.T) {
+	it := &APIKeyItem{Secret{Meta: store.Meta{ID: "ak_1"}, Described: resource.Described{Description: "d", Metadata: "m"},
+		OwnerID: "usr_1", TokenHash: "h"}}
+	wantJSON(t, apiKeys().Render(request(""), it),
+		`{"id":"ak_1","uri":"https://example.com/api_keys/ak_1","description":"d","metadata":"m","created_at":"1970-01-01T00:00:00Z","token":null,"owner_id":"usr_1"}`)
+}
+
+func TestAPIKeyUpdateRefusals(t *testing.T) {
+	it := &APIKeyItem{Secret{Described: resource.Described{Description: "orig"}}}
+	wantCode(t, apiKeys().Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	wantCode(t, apiKeys().Update(context.Background(), request(`{"description":"`+strings.Repeat("x", 256)+`"}`), it, nil), "ERR_NGROK_604", "description")
+	wantCode(t, apiKeys().Update(context.Background(), request(`{"owner_id":"usr_1"}`), it, nil), api.CodeUnknownField, "owner_id")
+	if it.Description != "orig" {
+		t.Fatalf("refused update changed the description to %q", it.Description)
+	}
+	if err := apiKeys().Update(context.Background(), request(`{"metadata":"m"}`), it, nil); err != nil || it.Metadata != "m" || it.Description != "orig" {
+		t.Fatalf("update: %v, item %+v", err, it.Described)
+	}
+}
+
+func TestCredentialRenderAndUpdate(t *testing.T) {
+	it := &CredentialItem{Secret: Secret{Meta: store.Meta{ID: "cr_1"}, OwnerID: "bot_1"}}
+	wantJSON(t, credentials().Render(request(""), it),
+		`{"id":"cr_1","uri":"https://example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","description":"","metadata":"","token":null,"acl":[],"owner_id":"bot_1"}`)
+	f := credentials()
+	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	wantCode(t, f.Update(context.Background(), request(`{"acl":["bind:a b"],"description":"x"}`), it, nil), CodeInvalidACL, "acl")
+	wantCode(t, f.Update(context.Background(), request(`{"metadata":"`+strings.Repeat("x", 4097)+`"}`), it, nil), "ERR_NGROK_605", "metadata")
+	if it.Description != "" || it.ACL != nil {
+		t.Fatalf("refused update changed the item: %+v", it)
+	}
+	if err := f.Update(context.Background(), request(`{"acl":["bind:x.example.com"]}`), it, nil); err != nil || len(it.ACL) != 1 {
+		t.Fatalf("update: %v, acl %v", err, it.ACL)
+	}
+}
+
+func TestBotUserHooks(t *testing.T) {
+	f := BotUsers{&resource.Family[BotUser, *BotUser]{Descriptor: BotUsersDescriptor}}
+	b := &BotUser{Meta: store.Meta{ID: "bot_1"}, Name: "ci", Active: true}
+	wantJSON(t, f.Render(request(""), b),
+		`{"id":"bot_1","uri":"https://example.com/bot_users/bot_1","name":"ci","active":true,"created_at":"1970-01-01T00:00:00Z"}`)
+	// Refusals come before anything is added to the mutation, so none is needed here.
+	if _, err := f.Create(context.Background(), request(`{}`), &BotUser{}, nil); err == nil {
+		t.Fatal("create without a name accepted")
+	} else {
+		wantCode(t, err, api.CodeBadFieldValue, "name")
+	}
+	wantCode(t, f.Update(context.Background(), request(`{}`), b, nil), api.CodeEmptyUpdate, "body")
+	wantCode(t, f.Update(context.Background(), request(`{"name":""}`), b, nil), api.CodeBadFieldValue, "name")
+	wantCode(t, f.Update(context.Background(), request(`{"name":"`+strings.Repeat("n", 256)+`"}`), b, nil), api.CodeBadFieldValue, "name")
+	if err := f.Update(context.Background(), request(`{"name":"deploy"}`), b, nil); err != nil || b.Name != "deploy" {
+		t.Fatalf("rename: %v, name %q", err, b.Name)
+	}
+}

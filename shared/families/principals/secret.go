@@ -1,0 +1,74 @@
+package principals
+
+import (
+	"context"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Secret is what API keys and tunnel credentials have in common: free text, an owner, and the
+// hash of a bearer token shown once.
+type Secret struct {
+	store.Meta
+	resource.Described
+	OwnerID   string `dynamodbav:"owner"`
+	TokenHash string `dynamodbav:"token_hash"`
+}
+
+// secretTextCodes are the codes of keys and credentials for over-long description and metadata.
+var secretTextCodes = api.TextCodes{Description: "ERR_NGROK_604", Metadata: "ERR_NGROK_605"}
+
+// Issue validates the shared fields of a new secret, resolves its owner and issues its token
+// (kind is the token item's kind), which it returns to be shown once.
+func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation,
+	kind string, description, metadata, owner *string) (string, error) {
+	if err := s.SetSecretText(description, metadata); err != nil {
+		return "", err
+	}
+	o, err := ResolveOwner(ctx, k, r, m, owner)
+	if err != nil {
+		return "", err
+	}
+	s.OwnerID = o.ID
+	token, hash := IssueToken(m, kind, s.AccountID, s.ID, o)
+	s.TokenHash = hash
+	return token, nil
+}
+
+// SetSecretText checks and sets the free text of a key or credential, with their codes.
+func (s *Secret) SetSecretText(description, metadata *string) error {
+	return s.Described.SetText(secretTextCodes, description, metadata)
+}
+
+// secret gives the generic secret families access to the Secret of an item.
+func (s *Secret) secret() *Secret { return s }
+
+// secretItem is a stored item holding a Secret: *APIKeyItem or *CredentialItem.
+type secretItem[T any] interface {
+	*T
+	store.Resource
+	secret() *Secret
+}
+
+// secretFamily is what the API key and credential families share: the deletion that revokes
+// the token. Each embeds it and adds its own Render, Create and Update.
+type secretFamily[T any, P secretItem[T]] struct {
+	*resource.Family[T, P]
+}
+
+// Delete revokes the secret's token in the deletion's transaction.
+func (f secretFamily[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+	it.secret().Revoke(f.Kit, m)
+	return nil
+}
+
+// Revoke deletes the token hash item with the secret, so the token fails on the next request.
+func (s *Secret) Revoke(k *resource.Kit, m *resource.Mutation) {
+	// The token must still exist: if the caller is deleting its own key, this is its guard.
+	m.Delete("token", store.TokenKey(s.TokenHash), store.Exists())
+	m.Refuse("token", auth.ErrUnknownKey)
+	k.Auth.Forget(s.TokenHash)
+}

@@ -1,0 +1,14 @@
+// Package audit records and publishes audit events.
+//
+// Every committed mutation of a resource records exactly one event, <kind>_<verb>.v0 with verb
+// created, updated or deleted (Type), in the mutation's own transaction: an outbox item (under
+// one of store.OutboxShards partitions, deleted once the event is on the queue) and an
+// audit-log item of the account (kept for LogRetention). Publisher moves outbox items to the
+// events queue after commit and a periodic sweep republishes what a crash left behind, so
+// delivery is at least once, deduplicated downstream by event id.
+//
+// The delivered envelope is JSON with, in this order: event_id (ev_…), event_type,
+// event_timestamp (RFC 3339 UTC, whole seconds), account_id, object (the resource exactly as
+// GET returns it at that moment) and principal {id, subject, source:"API", credential:{id,
+// uri}}. Members may be added to a .v0 payload; any other change needs a new version.
+package audit

@@ -1,0 +1,337 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/iprestrict"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/fakedb"
+)
+
+// These tests run every authentication outcome against the scripted in-memory table, through
+// the real request wrapper (api.Server) and the real restriction package, without DynamoDB
+// Local.
+
+const (
+	principal = "usr_1"
+	allowed   = "10.1.2.3"
+	refused   = "192.0.2.1"
+)
+
+// token is a token-shaped bearer secret; n makes it unique.
+func token(n int) string {
+	return fmt.Sprintf("%027d_%021d", n, n)
+}
+
+// fixture is one account with one API key in a fresh table.
+type fixture struct {
+	db      *fakedb.Table
+	a       *auth.Authenticator
+	account string
+	token   string
+}
+
+var accounts int
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	accounts++
+	f := &fixture{db: fakedb.New(), account: fmt.Sprintf("acct_%d", accounts), token: token(accounts)}
+	st := store.New(f.db, "test")
+	f.a = &auth.Authenticator{DB: st, Restrictor: &iprestrict.Accounts{DB: st, Log: func() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }}}
+	f.seed(t, auth.AccountItem{Key: store.AccountKey(f.account), ID: f.account})
+	f.seed(t, auth.TokenItem{Key: store.TokenKey(store.TokenHash(f.token)), Kind: auth.KindAPIKey, AccountID: f.account, PrincipalID: principal, ResourceID: "ak_1"})
+	return f
+}
+
+func (f *fixture) seed(t *testing.T, v any) {
+	t.Helper()
+	if err := f.db.Seed(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restrict gives the account an api restriction (enforced or not) that allows only 10.0.0.0/8,
+// as a new version.
+func (f *fixture) restrict(t *testing.T, enforced bool) {
+	t.Helper()
+	s := &iprestrict.State{
+		Restrictions: []iprestrict.Restriction{{ID: "ipx_1", Enforced: enforced, PolicyIDs: []string{"ipp_1"}}},
+		Policies:     map[string][]iprestrict.Rule{"ipp_1": {{Prefix: netip.MustParsePrefix("10.0.0.0/8")}}},
+	}
+	var acct auth.AccountItem
+	if err := f.a.DB.Get(context.Background(), store.AccountKey(f.account), &acct); err != nil {
+		t.Fatal(err)
+	}
+	acct.Restriction++
+	f.seed(t, iprestrict.Item{Key: iprestrict.ItemKey(f.account, acct.Restriction), IPX: s.Encode()})
+	f.seed(t, acct)
+}
+
+func (f *fixture) revoke(t *testing.T) {
+	t.Helper()
+	var acct auth.AccountItem
+	if err := f.a.DB.Get(context.Background(), store.AccountKey(f.account), &acct); err != nil {
+		t.Fatal(err)
+	}
+	acct.Revoked = []string{principal}
+	f.seed(t, acct)
+}
+
+func (f *fixture) deleteToken(t *testing.T) {
+	t.Helper()
+	k := store.TokenKey(store.TokenHash(f.token))
+	if _, err := f.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(f.a.DB.Table), Key: k.AV()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serve runs op as the handler of one request from source with the fixture's token, and
+// returns the response and op's error.
+func (f *fixture) serve(t *testing.T, source string, op func(ctx context.Context, r *api.Request) error) (*httptest.ResponseRecorder, error) {
+	t.Helper()
+	s := &api.Server{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Source: func(*http.Request) netip.Addr { return netip.MustParseAddr(source) }}
+	var got error
+	h := s.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
+		if got = op(ctx, r); got != nil {
+			return nil, got
+		}
+		return map[string]string{}, nil
+	})
+	req := httptest.NewRequest(http.MethodGet, "/test", nil)
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec, got
+}
+
+// read is what every read does: the token and account items fetched with the data, verified.
+func (f *fixture) read(ctx context.Context, r *api.Request) error {
+	c, err := f.a.Resolve(ctx, r)
+	if err != nil {
+		return err
+	}
+	items, err := f.a.DB.GetMany(ctx, auth.ReadKeys(c)...)
+	if err != nil {
+		return err
+	}
+	return f.a.VerifyRead(ctx, r, items[0], items[1])
+}
+
+// write commits one item, retrying on auth.ErrRetry as the generic family's retry policy does;
+// before attempt n it runs between[n] (a concurrent change). It returns the attempts made.
+func (f *fixture) write(between map[int]func(), attempts *int) func(ctx context.Context, r *api.Request) error {
+	return func(ctx context.Context, r *api.Request) error {
+		if _, err := f.a.Resolve(ctx, r); err != nil {
+			return err
+		}
+		var err error
+		for *attempts = 1; *attempts <= 5; *attempts++ {
+			err = f.a.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+				if change := between[*attempts]; change != nil {
+					change()
+				}
+				tx.Put("item", store.Key{PK: "A#" + f.account, SK: "ITEM"}, store.Absent())
+				return nil, nil
+			})
+			if !errors.Is(err, auth.ErrRetry) {
+				return err
+			}
+		}
+		return err
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	cases := []struct {
+		name string
+		// setup prepares the table (and the authenticator's hints) before the request.
+		setup func(t *testing.T, f *fixture)
+		// write makes the request a write; between scripts concurrent changes before attempts.
+		write   bool
+		between func(t *testing.T, f *fixture) map[int]func()
+		source  string
+		// want is the error (nil: success) and the response status; attempts the commits made.
+		want     error
+		code     string
+		status   int
+		attempts int
+		warned   bool
+	}{
+		{name: "unknown token", setup: func(t *testing.T, f *fixture) { f.deleteToken(t) }, want: auth.ErrUnknownKey, status: 403},
+		{name: "unknown token write", setup: func(t *testing.T, f *fixture) { f.deleteToken(t) }, write: true, want: auth.ErrUnknownKey, status: 403},
+		{name: "authtoken used as key", setup: func(t *testing.T, f *fixture) {
+			f.seed(t, auth.TokenItem{Key: store.TokenKey(store.TokenHash(f.token)), Kind: auth.KindCredential, AccountID: f.account, PrincipalID: principal})
+		}, want: auth.ErrAuthtokenAsKey, status: 403},
+		{name: "valid read", status: 200},
+		{name: "valid write", write: true, status: 200, attempts: 1},
+		{name: "revoked principal read", setup: func(t *testing.T, f *fixture) { f.revoke(t) }, want: auth.ErrUnknownKey, status: 403},
+		// A write that did not read conditions on the principal not being revoked; the retry
+		// verifies against the account item and refuses.
+		{name: "revoked principal write", setup: func(t *testing.T, f *fixture) { f.revoke(t) }, write: true, want: auth.ErrUnknownKey, status: 403, attempts: 2},
+		// The token's identity is remembered between requests; its deletion is still seen.
+		{name: "deleted token read", setup: func(t *testing.T, f *fixture) { f.warm(t); f.deleteToken(t) }, want: auth.ErrUnknownKey, status: 403},
+		{name: "deleted token write", setup: func(t *testing.T, f *fixture) { f.warm(t); f.deleteToken(t) }, write: true, want: auth.ErrUnknownKey, status: 403, attempts: 1},
+		{name: "account guard changed once", write: true, source: allowed, status: 200, attempts: 2,
+			between: func(t *testing.T, f *fixture) map[int]func() {
+				return map[int]func(){1: func() { f.restrict(t, true) }}
+			}},
+		{name: "account guard changed twice", write: true, source: allowed, status: 200, attempts: 3,
+			between: func(t *testing.T, f *fixture) map[int]func() {
+				return map[int]func(){1: func() { f.restrict(t, true) }, 2: func() { f.restrict(t, true) }}
+			}},
+		{name: "account guard changed to revoke", write: true, want: auth.ErrUnknownKey, status: 403, attempts: 2,
+			between: func(t *testing.T, f *fixture) map[int]func() { return map[int]func(){1: func() { f.revoke(t) }} }},
+		{name: "account guard changed to refuse the source", write: true, source: refused, code: api.CodeIPRestricted, status: 403, attempts: 2,
+			between: func(t *testing.T, f *fixture) map[int]func() {
+				return map[int]func(){1: func() { f.restrict(t, true) }}
+			}},
+		{name: "ip restriction allows", setup: func(t *testing.T, f *fixture) { f.restrict(t, true) }, source: allowed, status: 200},
+		{name: "ip restriction denies", setup: func(t *testing.T, f *fixture) { f.restrict(t, true) }, source: refused, code: api.CodeIPRestricted, status: 403},
+		// A write that has not read the account item assumes no restriction; the guard sees one.
+		{name: "ip restriction allows write", setup: func(t *testing.T, f *fixture) { f.restrict(t, true) }, write: true, source: allowed, status: 200, attempts: 2},
+		{name: "ip restriction denies write", setup: func(t *testing.T, f *fixture) { f.restrict(t, true) }, write: true, source: refused, code: api.CodeIPRestricted, status: 403, attempts: 2},
+		{name: "ip restriction warns", setup: func(t *testing.T, f *fixture) { f.restrict(t, false) }, source: refused, status: 200, warned: true},
+		{name: "ip restriction warns write", setup: func(t *testing.T, f *fixture) { f.restrict(t, false) }, write: true, source: refused, status: 200, attempts: 2, warned: true},
+		// The account names a version whose item is gone: the operation must be built again.
+		{name: "restriction version gone", setup: func(t *testing.T, f *fixture) {
+			f.seed(t, auth.AccountItem{Key: store.AccountKey(f.account), ID: f.account, Restriction: 99})
+		}, want: auth.ErrRetry, status: 409},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			if c.setup != nil {
+				c.setup(t, f)
+			}
+			source := c.source
+			if source == "" {
+				source = allowed
+			}
+			op := f.read
+			attempts := 0
+			if c.write {
+				var between map[int]func()
+				if c.between != nil {
+					between = c.between(t, f)
+				}
+				op = f.write(between, &attempts)
+			}
+			res, got := f.serve(t, source, op)
+			switch {
+			case c.want != nil:
+				if !errors.Is(got, c.want) {
+					t.Fatalf("error %v, want %v", got, c.want)
+				}
+			case c.code != "":
+				if e, ok := api.AsError(got); !ok || e.Code != c.code {
+					t.Fatalf("error %v, want %s", got, c.code)
+				}
+			case got != nil:
+				t.Fatalf("error %v, want success", got)
+			}
+			if res.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", res.Code, c.status, res.Body)
+			}
+			if c.write && attempts != c.attempts {
+				t.Fatalf("%d commit attempts, want %d", attempts, c.attempts)
+			}
+			written := f.db.Item("A#"+f.account, "ITEM") != nil
+			if written != (c.write && c.status == 200) {
+				t.Fatalf("item written: %v", written)
+			}
+			w := res.Header().Get(iprestrict.WarningHeader)
+			if c.warned != (w != "") || c.warned && !strings.Contains(w, source) {
+				t.Fatalf("warning header %q", w)
+			}
+		})
+	}
+}
+
+// warm makes one successful request, so the token's identity is remembered.
+func (f *fixture) warm(t *testing.T) {
+	t.Helper()
+	if _, err := f.serve(t, allowed, f.read); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A warm read is one round trip whatever the restriction; its version's rules are read once
+// per process and version.
+func TestRoundTrips(t *testing.T) {
+	f := newFixture(t)
+	f.restrict(t, true)
+	f.warm(t)
+	before := len(f.db.Calls())
+	for i := 0; i < 3; i++ {
+		if _, err := f.serve(t, allowed, f.read); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(f.db.Calls()) - before; n != 3 {
+		t.Fatalf("3 warm reads made %d calls, want 3", n)
+	}
+	f.restrict(t, true)
+	before = len(f.db.Calls())
+	f.warm(t)
+	f.warm(t)
+	if n := len(f.db.Calls()) - before; n != 3 {
+		t.Fatalf("2 reads after a change made %d calls, want 3 (the new version read once)", n)
+	}
+}
+
+// A write that updates the account item carries the guard as that update's condition.
+func TestCommitUpdatesAccountUnderGuard(t *testing.T) {
+	f := newFixture(t)
+	attempts := 0
+	_, err := f.serve(t, allowed, func(ctx context.Context, r *api.Request) error {
+		if err := f.read(ctx, r); err != nil {
+			return err
+		}
+		return f.a.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+			attempts++
+			upd := expression.Set(expression.Name("created"), expression.Value(7))
+			return &upd, nil
+		})
+	})
+	if err != nil || attempts != 1 {
+		t.Fatalf("commit: %v after %d attempts", err, attempts)
+	}
+	var acct auth.AccountItem
+	if err := f.a.DB.Get(context.Background(), store.AccountKey(f.account), &acct); err != nil || acct.Created != 7 {
+		t.Fatalf("account item %+v, %v", acct, err)
+	}
+	// With the account changed since the read, the update is not applied.
+	f.restrict(t, true)
+	_, err = f.serve(t, allowed, func(ctx context.Context, r *api.Request) error {
+		if err := f.read(ctx, r); err != nil {
+			return err
+		}
+		f.restrict(t, true)
+		return f.a.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+			upd := expression.Set(expression.Name("created"), expression.Value(8))
+			return &upd, nil
+		})
+	})
+	if !errors.Is(err, auth.ErrRetry) {
+		t.Fatalf("commit after a change: %v, want ErrRetry", err)
+	}
+	if err := f.a.DB.Get(context.Background(), store.AccountKey(f.account), &acct); err != nil || acct.Created != 7 {
+		t.Fatalf("account item changed by a refused commit: %+v, %v", acct, err)
+	}
+}

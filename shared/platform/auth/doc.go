@@ -1,0 +1,16 @@
+// Package auth verifies bearer tokens. A token's identity (account, principal) is immutable, so
+// it may be remembered between requests as a hint; whether the token is still valid never is:
+// every request confirms it in the same DynamoDB round trip as the data it reads or writes.
+//
+// A read fetches the token item and the account item with its data and releases nothing until
+// both check out: the token still exists and is an API key of that principal, the principal is
+// not revoked (inactive or deleted bots), and the account's API IP restriction (a Restrictor)
+// lets the request's source address in. A write is one transaction conditioned on the same
+// facts: the token item exists, the principal is not revoked, and the account's restriction is
+// still the version the request was checked against. What was verified is kept on the request
+// (api.AccountState), so every write of a request conditions on what its reads saw.
+//
+// Nothing here loops: when a write finds the account item changed, Commit returns ErrRetry and
+// the caller's one retry policy (package resource) builds the operation again; the next Commit
+// first verifies the caller against the account item as it is then.
+package auth

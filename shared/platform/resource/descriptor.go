@@ -1,0 +1,105 @@
+package resource
+
+import (
+	"context"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/store"
+)
+
+// Descriptor is a family's identity, written once. The routes, the local server, the Lambda
+// mains, the Makefile and template checks, the conformance suite and the sample event tests all
+// read it, so adding a family cannot drift between them.
+type Descriptor struct {
+	// Path is the collection path ("/api_keys").
+	Path string
+	// Prefix is the id prefix (ids.APIKey).
+	Prefix string
+	// ListKey is the name of the list response's array ("keys").
+	ListKey string
+	// EventKind is the audit event kind ("api_key"): its events are <kind>_created.v0,
+	// <kind>_updated.v0 and <kind>_deleted.v0.
+	EventKind string
+	// Filter enables the list's filter parameter.
+	Filter bool
+	// Function is the logical id in template.yaml of the Lambda serving the family; Dir is that
+	// Lambda's folder under functions/.
+	Function, Dir string
+	// Routes adds the family's routes to mux; Serve builds it for a family of the generic shape.
+	Routes func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server)
+}
+
+// URI is the absolute URL of the resource id on r's host.
+func (d *Descriptor) URI(r *api.Request, id string) string { return r.URI(d.Path + "/" + id) }
+
+// Register adds d's routes to mux.
+func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) { d.Routes(d, k, mux, s) }
+
+// Hooks are a family's own rules on top of the generic operations. A family is a named type
+// implementing them (usually embedding *Family for its descriptor and kit); each method can be
+// called in a unit test without a table.
+type Hooks[P store.Resource] interface {
+	// Render returns the item as GET returns it.
+	Render(r *api.Request, it P) any
+	// Create fills a new item (its Meta already set) from the request body and adds the writes
+	// it implies; it runs once per transaction attempt. It may return the create response when
+	// that differs from Render (a secret shown once); nil means Render.
+	Create(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error)
+	// Update applies the PATCH body to the current item.
+	Update(ctx context.Context, r *api.Request, it P, m *Mutation) error
+}
+
+// Preparer is implemented by families with work that must run once per create request, before
+// any transaction is built, such as generating a key pair or signing. Each transaction attempt's
+// Create starts from a copy of the prepared item.
+type Preparer[P store.Resource] interface {
+	Prepare(ctx context.Context, r *api.Request, it P) error
+}
+
+// Deleter is implemented by families whose deletion adds writes (a token item, a parent's
+// counter) or may be refused.
+type Deleter[P store.Resource] interface {
+	Delete(ctx context.Context, r *api.Request, it P, m *Mutation) error
+}
+
+// Referenceable is implemented by kinds that other resources reference (Mutation.Reference):
+// deleting an item still referenced is refused with InUse, decided in the delete's transaction.
+type Referenceable interface {
+	InUse() *api.Error
+}
+
+// New returns the family described by d, with the hooks hooks builds for it.
+func New[T any, P interface {
+	*T
+	store.Resource
+}](d *Descriptor, k *Kit, hooks func(f *Family[T, P]) Hooks[P]) *Family[T, P] {
+	f := &Family[T, P]{Descriptor: d, Kit: k}
+	f.Hooks = hooks(f)
+	return f
+}
+
+// Serve returns the Routes of a family of the generic shape: the five operations on d.Path.
+func Serve[T any, P interface {
+	*T
+	store.Resource
+}](hooks func(f *Family[T, P]) Hooks[P]) func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) {
+	return func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) { New(d, k, hooks).Register(mux, s) }
+}
+
+// Described is the free text every resource carries, stored on its item; its checks live here
+// once.
+type Described struct {
+	Description string `dynamodbav:"description"`
+	Metadata    string `dynamodbav:"metadata"`
+}
+
+// SetText checks optional description and metadata values against their byte limits (codes are
+// the family's error codes for each) and sets those given.
+func (d *Described) SetText(codes api.TextCodes, description, metadata *string) error {
+	if err := api.CheckText(codes, description, metadata); err != nil {
+		return err
+	}
+	api.Set(&d.Description, description)
+	api.Set(&d.Metadata, metadata)
+	return nil
+}

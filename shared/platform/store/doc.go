@@ -1,0 +1,24 @@
+// Package store is the single DynamoDB table: every key is built here, every read and write
+// goes through here, and its errors are typed so callers never inspect SDK exceptions.
+//
+// Conventions it implements:
+//
+//   - One table, keys pk (partition) and sk (sort), both strings; the key layout is in keys.go
+//     and nothing else in the project concatenates key strings. Resource ids sort by creation
+//     time (package ids), so a collection's partition reads newest first with ScanIndexForward
+//     false and a page "before" an id is a sort-key range.
+//   - Every read is consistent. Reads that must see one another's state (the caller's token and
+//     account with the data) share one BatchGetItem round trip (GetMany).
+//   - Every change of a resource is one TransactWriteItems (Tx, Commit) with a label per write:
+//     a cancelled transaction becomes a *CanceledError naming the labels whose condition failed
+//     (ConditionFailed) or marking a lost race (IsConflict, retryable); Tx.Refuse maps a label to
+//     the client error to return instead (a failed reference check becomes a 4xx).
+//   - Optimistic concurrency: an item carries a version (attribute v) and writes condition on
+//     the version they read (AtVersion); items others reference count their referrers (refs).
+//   - Errors name the operation and the keys or labels involved; compare them with errors.Is,
+//     errors.As, IsNotFound, ConditionFailed or IsConflict, never with ==.
+//
+// DB reaches DynamoDB through Client, the narrow part of the SDK client the project uses: Open
+// builds the real one from the environment, New wraps any implementation (the in-memory fake of
+// package fakedb in unit tests).
+package store

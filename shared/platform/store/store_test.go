@@ -1,0 +1,391 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/fakedb"
+)
+
+type thing struct {
+	store.Meta
+	Name string `dynamodbav:"name"`
+}
+
+func newThing(account string, n int) *thing {
+	id := ids.NewAt(ids.APIKey, time.Unix(1700000000+int64(n), 0))
+	return &thing{Meta: store.Meta{Key: store.ResourceKey(account, id), ID: id, AccountID: account, Version: 1}, Name: fmt.Sprint("n", n)}
+}
+
+func TestKeys(t *testing.T) {
+	id := ids.NewAt(ids.APIKey, time.Unix(1700000000, 0))
+	tests := []struct {
+		name string
+		got  store.Key
+		want store.Key
+	}{
+		{"resource", store.ResourceKey("acct", id), store.Key{PK: "A#acct#" + ids.APIKey, SK: id}},
+		{"resource without a valid id keeps the prefix", store.ResourceKey("acct", "xx_notanid"), store.Key{PK: "A#acct#xx", SK: "xx_notanid"}},
+		{"account", store.AccountKey("acct"), store.Key{PK: "A#acct", SK: "ACCOUNT"}},
+		{"ipx", store.IPXKey("acct", 42), store.Key{PK: "A#acct", SK: "IPX#42"}},
+		{"token", store.TokenKey("abc"), store.Key{PK: "T#abc", SK: "T"}},
+		{"guard", store.GuardKey("domain", "x.example"), store.Key{PK: "U#domain#x.example", SK: "U"}},
+		{"event log", store.EventLogKey("acct", "ev_1"), store.Key{PK: "E#acct", SK: "ev_1"}},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, tc.got, tc.want)
+		}
+	}
+	if got := store.Collection("acct", ids.APIKey); got != "A#acct#"+ids.APIKey {
+		t.Errorf("Collection = %q", got)
+	}
+	// The outbox key is stable and inside one of the shards.
+	k := store.OutboxKey("ev_1")
+	if k != store.OutboxKey("ev_1") || k.SK != "ev_1" || !strings.HasPrefix(k.PK, "O#") {
+		t.Errorf("OutboxKey = %+v", k)
+	}
+	shards := map[string]bool{}
+	for i := range 200 {
+		shards[store.OutboxKey(fmt.Sprint("ev_", i)).PK] = true
+	}
+	if len(shards) != store.OutboxShards {
+		t.Errorf("200 events used %d shards, want %d", len(shards), store.OutboxShards)
+	}
+	if h := store.TokenHash("secret"); len(h) != 64 || strings.Contains(h, "secret") {
+		t.Errorf("TokenHash = %q", h)
+	}
+}
+
+func TestGet(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	it := newThing("acct", 1)
+	if err := f.Seed(it); err != nil {
+		t.Fatal(err)
+	}
+	var got thing
+	if err := db.Get(ctx, it.Key, &got); err != nil || got.Name != it.Name || got.ID != it.ID {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	err := db.Get(ctx, store.AccountKey("nobody"), &got)
+	if !store.IsNotFound(err) {
+		t.Fatalf("absent: %v, want ErrNotFound", err)
+	}
+	f.Fail(fakedb.OpGetItem, fakedb.Throttled())
+	err = db.Get(ctx, it.Key, &got)
+	var thr *types.ProvisionedThroughputExceededException
+	if !errors.As(err, &thr) || !strings.Contains(err.Error(), "store.Get(") {
+		t.Fatalf("throttled: %v; want the SDK error wrapped with the operation", err)
+	}
+}
+
+func TestGetMany(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	a, b := newThing("acct", 1), newThing("acct", 2)
+	f.Seed(a)
+	f.Seed(b)
+	missing := store.AccountKey("acct")
+	items, err := db.GetMany(ctx, b.Key, missing, a.Key, b.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 4 || items[1] != nil || items[0] == nil || items[3] == nil {
+		t.Fatalf("items = %v", items)
+	}
+	var got thing
+	store.Unmarshal(items[2], &got)
+	if got.ID != a.ID {
+		t.Errorf("order: items[2] is %s, want %s", got.ID, a.ID)
+	}
+
+	// Keys left unprocessed are asked for again, a bounded number of times.
+	f.LeaveUnprocessed(2)
+	if items, err = db.GetMany(ctx, a.Key); err != nil || items[0] == nil {
+		t.Errorf("after 2 unprocessed rounds: %v, %v", items, err)
+	}
+	f.LeaveUnprocessed(5)
+	if _, err = db.GetMany(ctx, a.Key); err == nil || !strings.Contains(err.Error(), "unprocessed") {
+		t.Errorf("after 5 unprocessed rounds: %v, want an error", err)
+	}
+
+	keys := make([]store.Key, store.MaxBatchGet+1)
+	if _, err = db.GetMany(ctx, keys...); err == nil {
+		t.Error("more than MaxBatchGet keys: no error")
+	}
+	f.Fail(fakedb.OpBatchGetItem, errors.New("boom"))
+	if _, err = db.GetMany(ctx, a.Key); err == nil || !strings.Contains(err.Error(), "store.GetMany(1 keys): boom") {
+		t.Errorf("failure: %v, want it named", err)
+	}
+}
+
+func TestPageQuery(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	var all []*thing
+	for i := range 5 {
+		it := newThing("acct", i)
+		all = append(all, it)
+		f.Seed(it)
+	}
+	f.Seed(newThing("other", 9)) // another account's collection never shows
+	part := store.Collection("acct", ids.APIKey)
+	tests := []struct {
+		before   string
+		limit    int
+		want     []int
+		wantMore bool
+	}{
+		{"", 2, []int{4, 3}, true},
+		{all[3].ID, 2, []int{2, 1}, true},
+		{all[1].ID, 2, []int{0}, false},
+		{"", 5, []int{4, 3, 2, 1, 0}, false},
+		{"", 100, []int{4, 3, 2, 1, 0}, false},
+		{all[0].ID, 10, nil, false},
+	}
+	for _, tc := range tests {
+		items, more, err := db.PageQuery(ctx, part, tc.before, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, raw := range items {
+			var it thing
+			store.Unmarshal(raw, &it)
+			for i, a := range all {
+				if a.ID == it.ID {
+					got = append(got, i)
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || more != tc.wantMore {
+			t.Errorf("before=%q limit=%d: got %v more=%v, want %v more=%v", tc.before, tc.limit, got, more, tc.want, tc.wantMore)
+		}
+	}
+	f.Fail(fakedb.OpQuery, fakedb.Throttled())
+	if _, _, err := db.PageQuery(ctx, part, "", 1); err == nil || !strings.Contains(err.Error(), "store.PageQuery(") {
+		t.Errorf("throttled page: %v", err)
+	}
+}
+
+func TestQueryAllAndBefore(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	var all []*thing
+	for i := range 4 {
+		it := newThing("acct", i)
+		all = append(all, it)
+		f.Seed(it)
+	}
+	part := store.Collection("acct", ids.APIKey)
+	items, err := db.QueryAll(ctx, part, "id")
+	if err != nil || len(items) != 4 {
+		t.Fatalf("QueryAll = %d items, %v", len(items), err)
+	}
+	if _, ok := items[0]["name"]; ok || items[0]["id"] == nil {
+		t.Errorf("projection not applied: %v", items[0])
+	}
+	items, err = db.QueryBefore(ctx, part, all[3].ID, 2)
+	if err != nil || len(items) != 2 {
+		t.Fatalf("QueryBefore = %d items, %v", len(items), err)
+	}
+	var first thing
+	store.Unmarshal(items[0], &first)
+	if first.ID != all[0].ID {
+		t.Errorf("QueryBefore is oldest first: got %s", first.ID)
+	}
+}
+
+func TestDeleteKeys(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	var keys []store.Key
+	for i := range 30 {
+		it := newThing("acct", i)
+		f.Seed(it)
+		keys = append(keys, it.Key)
+	}
+	f.LeaveUnprocessed(1)
+	if err := db.DeleteKeys(ctx, keys...); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Items()); n != 0 {
+		t.Errorf("%d items left", n)
+	}
+	if n := f.Count(fakedb.OpBatchWriteItem); n != 3 { // 25 + 5, the first batch twice
+		t.Errorf("%d BatchWriteItem calls, want 3", n)
+	}
+}
+
+// TestCommit covers how a transaction's outcome becomes the error callers act on.
+func TestCommit(t *testing.T) {
+	ctx := context.Background()
+	inUse := api.Conflict("in use")
+	existing := newThing("acct", 1)
+	fresh := newThing("acct", 2)
+	build := func() *store.Tx {
+		tx := &store.Tx{}
+		tx.Put("new", fresh, store.Absent())
+		tx.Check("parent", existing.Key, store.AtVersion(1))
+		return tx
+	}
+	tests := []struct {
+		name   string
+		script error
+		before func(f *fakedb.Table)
+		refuse map[string]error
+		check  func(t *testing.T, err error)
+	}{
+		{name: "commits", check: func(t *testing.T, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a real failed condition names its label", before: func(f *fakedb.Table) { f.Seed(fresh) },
+			check: func(t *testing.T, err error) {
+				if !store.ConditionFailed(err, "new") || store.ConditionFailed(err, "parent") || store.IsConflict(err) {
+					t.Fatalf("err = %v", err)
+				}
+				if !strings.Contains(err.Error(), "store.Commit(new,parent)") {
+					t.Errorf("err does not name the operation: %v", err)
+				}
+			}},
+		{name: "scripted condition failure", script: fakedb.Canceled(fakedb.ReasonNone, fakedb.ReasonConditionalCheck),
+			check: func(t *testing.T, err error) {
+				if !store.ConditionFailed(err, "parent") || store.ConditionFailed(err, "new") {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+		{name: "refused label becomes the family's 4xx", script: fakedb.Canceled(fakedb.ReasonNone, fakedb.ReasonConditionalCheck),
+			refuse: map[string]error{"parent": inUse},
+			check: func(t *testing.T, err error) {
+				e, ok := api.AsError(err)
+				if !ok || e != inUse || e.Status != http.StatusConflict || !errors.Is(err, inUse) {
+					t.Fatalf("err = %v, want the refusal", err)
+				}
+			}},
+		{name: "refusal of another label is not used", script: fakedb.Canceled(fakedb.ReasonConditionalCheck, fakedb.ReasonNone),
+			refuse: map[string]error{"parent": inUse},
+			check: func(t *testing.T, err error) {
+				if errors.Is(err, inUse) || !store.ConditionFailed(err, "new") {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+		{name: "conflict is retryable", script: fakedb.Canceled(fakedb.ReasonNone, fakedb.ReasonConflict),
+			check: func(t *testing.T, err error) {
+				if !store.IsConflict(err) {
+					t.Fatalf("err = %v, want a conflict", err)
+				}
+			}},
+		{name: "conflict with a failed condition is not retryable", script: fakedb.Canceled(fakedb.ReasonConditionalCheck, fakedb.ReasonConflict),
+			check: func(t *testing.T, err error) {
+				if store.IsConflict(err) || !store.ConditionFailed(err, "new") {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+		{name: "transaction in progress is a conflict", script: &types.TransactionInProgressException{},
+			check: func(t *testing.T, err error) {
+				if !store.IsConflict(err) {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+		{name: "throughput reason is neither", script: fakedb.Canceled(fakedb.ReasonThroughput, fakedb.ReasonNone),
+			check: func(t *testing.T, err error) {
+				var c *store.CanceledError
+				if !errors.As(err, &c) || store.IsConflict(err) || len(c.Failed) != 0 || c.Reasons[0] != fakedb.ReasonThroughput {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+		{name: "throttled request is passed on, named", script: fakedb.Throttled(),
+			check: func(t *testing.T, err error) {
+				var thr *types.ProvisionedThroughputExceededException
+				if !errors.As(err, &thr) || store.IsConflict(err) || !strings.HasPrefix(err.Error(), "store.Commit(new,parent): ") {
+					t.Fatalf("err = %v", err)
+				}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fakedb.New()
+			f.Seed(existing)
+			if tc.before != nil {
+				tc.before(f)
+			}
+			if tc.script != nil {
+				f.Fail(fakedb.OpTransactWriteItems, tc.script)
+			}
+			tx := build()
+			for l, e := range tc.refuse {
+				tx.Refuse(l, e)
+			}
+			tc.check(t, store.New(f, "t").Commit(ctx, tx))
+		})
+	}
+}
+
+func TestCommitWrites(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	it := newThing("acct", 1)
+	f.Seed(it)
+	gone := newThing("acct", 2)
+	f.Seed(gone)
+	tx := &store.Tx{}
+	tx.Update("bump", it.Key, expression.Set(expression.Name("name"), expression.Value("renamed")).
+		Add(expression.Name(store.AttrVersion), expression.Value(1)), store.Exists(), store.AtVersion(1))
+	tx.Delete("gone", gone.Key, store.Unreferenced())
+	if tx.Len() != 2 || !tx.Touches(it.Key) || tx.Touches(store.AccountKey("x")) {
+		t.Fatalf("Len/Touches wrong")
+	}
+	if err := db.Commit(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	var got thing
+	if err := db.Get(ctx, it.Key, &got); err != nil || got.Name != "renamed" || got.Version != 2 {
+		t.Errorf("after update: %+v, %v", got, err)
+	}
+	if err := db.Get(ctx, gone.Key, &got); !store.IsNotFound(err) {
+		t.Errorf("deleted item: %v", err)
+	}
+	// An empty transaction is no call at all; an oversized one is refused before the call.
+	before := f.Count(fakedb.OpTransactWriteItems)
+	if err := db.Commit(ctx, &store.Tx{}); err != nil || f.Count(fakedb.OpTransactWriteItems) != before {
+		t.Errorf("empty tx: %v", err)
+	}
+	big := &store.Tx{}
+	for i := range store.MaxTxItems + 1 {
+		big.Check(fmt.Sprint(i), store.GuardKey("k", fmt.Sprint(i)), store.Exists())
+	}
+	if err := db.Commit(ctx, big); err == nil || f.Count(fakedb.OpTransactWriteItems) != before {
+		t.Errorf("oversized tx: %v", err)
+	}
+}
+
+func TestCreateTable(t *testing.T) {
+	f := fakedb.New()
+	if err := store.New(f, "t").CreateTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.Fail("CreateTable", errors.New("denied"))
+	if err := store.New(f, "t").CreateTable(context.Background()); err == nil || err.Error() != "store.CreateTable(t): denied" {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,571 @@
+// Package fakedb is an in-memory, scripted stand-in for the DynamoDB table, implementing
+// store.Client, for unit tests of the store, the auth layer and the generic family that run
+// without DynamoDB Local. Tests that prove behaviour against DynamoDB itself use the local
+// stack instead; this fake is for logic: which condition failed, what a cancellation or a
+// throttle turns into, what a transaction wrote.
+//
+// A Table keeps items per key and evaluates the condition, key, update and projection
+// expressions the SDK's expression builder produces. TransactWriteItems is all or nothing and
+// reports failed conditions as DynamoDB does, a TransactionCanceledException with one reason
+// per item. Failures are scripted per operation:
+//
+//	db := fakedb.New()
+//	st := store.New(db, "test")
+//	db.Fail(fakedb.OpTransactWriteItems, fakedb.Canceled(fakedb.ReasonNone, fakedb.ReasonConflict))
+//	db.Fail(fakedb.OpGetItem, fakedb.Throttled())
+//
+// Each scripted error is returned once, by the next call of its operation, in order. Seed
+// items with PutItem (or Seed with a struct); read what was written with Item, and inspect the
+// calls made with Calls.
+package fakedb
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// Operation names, for Fail and Calls.
+const (
+	OpGetItem            = "GetItem"
+	OpPutItem            = "PutItem"
+	OpDeleteItem         = "DeleteItem"
+	OpBatchGetItem       = "BatchGetItem"
+	OpBatchWriteItem     = "BatchWriteItem"
+	OpQuery              = "Query"
+	OpScan               = "Scan"
+	OpTransactWriteItems = "TransactWriteItems"
+)
+
+// Cancellation reason codes of a TransactionCanceledException, one per item of the
+// transaction in order.
+const (
+	ReasonNone              = "None"
+	ReasonConditionalCheck  = "ConditionalCheckFailed"
+	ReasonConflict          = "TransactionConflict"
+	ReasonThroughput        = "ProvisionedThroughputExceeded"
+	ReasonThrottlingError   = "ThrottlingError"
+	ReasonValidationFailure = "ValidationError"
+)
+
+// Canceled is the error DynamoDB returns for a cancelled transaction, with one reason code per
+// item (ReasonNone for items that were fine).
+func Canceled(reasons ...string) error {
+	e := &types.TransactionCanceledException{Message: aws.String("Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(reasons, ", ") + "]")}
+	for _, r := range reasons {
+		e.CancellationReasons = append(e.CancellationReasons, types.CancellationReason{Code: aws.String(r)})
+	}
+	return e
+}
+
+// Throttled is the error DynamoDB returns when a request exceeds the table's throughput.
+func Throttled() error {
+	return &types.ProvisionedThroughputExceededException{Message: aws.String("The level of configured provisioned throughput for the table was exceeded")}
+}
+
+// Call is one request the table received.
+type Call struct {
+	Op    string
+	Input any // the operation's *dynamodb.XxxInput
+}
+
+// Table is an in-memory table. The zero value is not usable; call New.
+type Table struct {
+	mu          sync.Mutex
+	items       map[[2]string]item
+	fail        map[string][]error
+	unprocessed int
+	calls       []Call
+}
+
+// New returns an empty table.
+func New() *Table {
+	return &Table{items: map[[2]string]item{}, fail: map[string][]error{}}
+}
+
+// Fail scripts the next len(errs) calls of op to fail with errs, in order, before doing
+// anything. A nil entry lets that call through.
+func (t *Table) Fail(op string, errs ...error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fail[op] = append(t.fail[op], errs...)
+}
+
+// LeaveUnprocessed makes the next n BatchGetItem or BatchWriteItem calls succeed without
+// processing any of their keys (as DynamoDB does when it throttles part of a batch).
+func (t *Table) LeaveUnprocessed(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unprocessed += n
+}
+
+// Calls returns the requests received so far, in order.
+func (t *Table) Calls() []Call {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.calls)
+}
+
+// Count is how many calls of op the table received.
+func (t *Table) Count(op string) int {
+	n := 0
+	for _, c := range t.Calls() {
+		if c.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// Item returns a copy of the item at pk/sk, nil when absent.
+func (t *Table) Item(pk, sk string) map[string]types.AttributeValue {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return clone(t.items[[2]string{pk, sk}])
+}
+
+// Items returns copies of every item, ordered by partition then sort key.
+func (t *Table) Items() []map[string]types.AttributeValue {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := make([][2]string, 0, len(t.items))
+	for k := range t.items {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	out := make([]map[string]types.AttributeValue, len(keys))
+	for i, k := range keys {
+		out[i] = clone(t.items[k])
+	}
+	return out
+}
+
+// Seed stores v (a struct with dynamodbav tags, including pk and sk) unconditionally.
+func (t *Table) Seed(v any) error {
+	av, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return fmt.Errorf("fakedb: seed: %w", err)
+	}
+	k, err := keyOf(av)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.items[k] = clone(av)
+	return nil
+}
+
+// begin records a call and returns its scripted failure, if any. t.mu must be held.
+func (t *Table) begin(op string, in any) error {
+	t.calls = append(t.calls, Call{Op: op, Input: in})
+	if q := t.fail[op]; len(q) > 0 {
+		t.fail[op] = q[1:]
+		return q[0]
+	}
+	return nil
+}
+
+// record notes a call of a table operation and returns its scripted failure.
+func (t *Table) record(op string, in any) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.begin(op, in)
+}
+
+func keyOf(av item) ([2]string, error) {
+	pk, ok1 := av["pk"].(*types.AttributeValueMemberS)
+	sk, ok2 := av["sk"].(*types.AttributeValueMemberS)
+	if !ok1 || !ok2 {
+		return [2]string{}, validation("fakedb: the key needs string attributes pk and sk")
+	}
+	return [2]string{pk.Value, sk.Value}, nil
+}
+
+// validation is DynamoDB's error for a malformed request.
+func validation(msg string) error {
+	return &smithy.GenericAPIError{Code: "ValidationException", Message: msg, Fault: smithy.FaultClient}
+}
+
+// conditional returns the key of the item a single write names, or the failure of its
+// condition on that item. t.mu must be held.
+func (t *Table) conditional(key item, cond *string, names map[string]string, vals map[string]types.AttributeValue) ([2]string, error) {
+	k, err := keyOf(key)
+	if err != nil {
+		return k, err
+	}
+	ok, err := evalCondition(aws.ToString(cond), names, vals, t.items[k])
+	if err == nil && !ok {
+		err = &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	}
+	return k, err
+}
+
+// GetItem implements store.Client.
+func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpGetItem, in); err != nil {
+		return nil, err
+	}
+	k, err := keyOf(in.Key)
+	if err != nil {
+		return nil, err
+	}
+	it, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(t.items[k]))
+	return &dynamodb.GetItemOutput{Item: it}, err
+}
+
+// PutItem implements store.Client.
+func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpPutItem, in); err != nil {
+		return nil, err
+	}
+	k, err := t.conditional(in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	t.items[k] = clone(in.Item)
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+// DeleteItem implements store.Client.
+func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpDeleteItem, in); err != nil {
+		return nil, err
+	}
+	k, err := t.conditional(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	delete(t.items, k)
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// BatchGetItem implements store.Client.
+func (t *Table) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpBatchGetItem, in); err != nil {
+		return nil, err
+	}
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}, UnprocessedKeys: map[string]types.KeysAndAttributes{}}
+	if t.unprocessed > 0 {
+		t.unprocessed--
+		out.UnprocessedKeys = in.RequestItems
+		return out, nil
+	}
+	for table, ka := range in.RequestItems {
+		seen := map[[2]string]bool{}
+		for _, key := range ka.Keys {
+			k, err := keyOf(key)
+			if err != nil {
+				return nil, err
+			}
+			if seen[k] {
+				return nil, validation("Provided list of item keys contains duplicates")
+			}
+			seen[k] = true
+			if it := t.items[k]; it != nil {
+				p, err := project(aws.ToString(ka.ProjectionExpression), ka.ExpressionAttributeNames, clone(it))
+				if err != nil {
+					return nil, err
+				}
+				out.Responses[table] = append(out.Responses[table], p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// BatchWriteItem implements store.Client.
+func (t *Table) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpBatchWriteItem, in); err != nil {
+		return nil, err
+	}
+	if t.unprocessed > 0 {
+		t.unprocessed--
+		return &dynamodb.BatchWriteItemOutput{UnprocessedItems: in.RequestItems}, nil
+	}
+	for _, reqs := range in.RequestItems {
+		for _, w := range reqs {
+			switch {
+			case w.PutRequest != nil:
+				k, err := keyOf(w.PutRequest.Item)
+				if err != nil {
+					return nil, err
+				}
+				t.items[k] = clone(w.PutRequest.Item)
+			case w.DeleteRequest != nil:
+				k, err := keyOf(w.DeleteRequest.Key)
+				if err != nil {
+					return nil, err
+				}
+				delete(t.items, k)
+			}
+		}
+	}
+	return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{}}, nil
+}
+
+// Query implements store.Client: the key condition is evaluated on every item (the table is
+// small), sorted by sort key, honouring ScanIndexForward, Limit and ExclusiveStartKey.
+func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpQuery, in); err != nil {
+		return nil, err
+	}
+	var matched []item
+	for _, it := range t.items {
+		ok, err := evalCondition(aws.ToString(in.KeyConditionExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			matched = append(matched, it)
+		}
+	}
+	page, last, err := t.page(matched, aws.ToBool(in.ScanIndexForward) || in.ScanIndexForward == nil, in.ExclusiveStartKey, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &dynamodb.QueryOutput{LastEvaluatedKey: last}
+	for _, it := range page {
+		ok, err := evalCondition(aws.ToString(in.FilterExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		p, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(it))
+		if err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, p)
+	}
+	out.Count = int32(len(out.Items))
+	return out, nil
+}
+
+// Scan implements store.Client, in key order.
+func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpScan, in); err != nil {
+		return nil, err
+	}
+	all := make([]item, 0, len(t.items))
+	for _, it := range t.items {
+		all = append(all, it)
+	}
+	page, last, err := t.page(all, true, in.ExclusiveStartKey, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &dynamodb.ScanOutput{LastEvaluatedKey: last}
+	for _, it := range page {
+		ok, err := evalCondition(aws.ToString(in.FilterExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			p, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(it))
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, p)
+		}
+	}
+	out.Count = int32(len(out.Items))
+	return out, nil
+}
+
+// page orders items by key, skips to after start, and cuts at limit; last is the key to
+// resume from when items remain.
+func (t *Table) page(items []item, forward bool, start item, limit *int32) (page []item, last item, err error) {
+	keyed := make([][2]string, len(items))
+	for i, it := range items {
+		if keyed[i], err = keyOf(it); err != nil {
+			return nil, nil, err
+		}
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		c := strings.Compare(keyed[a][0], keyed[b][0])
+		if c == 0 {
+			c = strings.Compare(keyed[a][1], keyed[b][1])
+		}
+		if !forward {
+			c = -c
+		}
+		return c
+	})
+	if start != nil {
+		sk, err := keyOf(start)
+		if err != nil {
+			return nil, nil, err
+		}
+		i := slices.IndexFunc(idx, func(j int) bool { return keyed[j] == sk })
+		if i < 0 {
+			return nil, nil, validation("fakedb: ExclusiveStartKey is not an item of this query")
+		}
+		idx = idx[i+1:]
+	}
+	n := len(idx)
+	if limit != nil && int(*limit) < n {
+		n = int(*limit)
+	}
+	for _, j := range idx[:n] {
+		page = append(page, items[j])
+	}
+	if n < len(idx) && n > 0 {
+		k := keyed[idx[n-1]]
+		last = item{"pk": &types.AttributeValueMemberS{Value: k[0]}, "sk": &types.AttributeValueMemberS{Value: k[1]}}
+	}
+	return page, last, nil
+}
+
+// TransactWriteItems implements store.Client: every condition is checked against the items as
+// they were before the transaction; if any fails, nothing is written and the error carries one
+// reason per item.
+func (t *Table) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpTransactWriteItems, in); err != nil {
+		return nil, err
+	}
+	if len(in.TransactItems) > 100 {
+		return nil, validation("Member must have length less than or equal to 100")
+	}
+	reasons := make([]string, len(in.TransactItems))
+	failed := false
+	next := map[[2]string]item{} // the writes, applied only if every condition holds
+	deleted := map[[2]string]bool{}
+	for i, w := range in.TransactItems {
+		var (
+			key   map[string]types.AttributeValue
+			cond  *string
+			names map[string]string
+			vals  map[string]types.AttributeValue
+		)
+		switch {
+		case w.Put != nil:
+			key, cond, names, vals = w.Put.Item, w.Put.ConditionExpression, w.Put.ExpressionAttributeNames, w.Put.ExpressionAttributeValues
+		case w.Delete != nil:
+			key, cond, names, vals = w.Delete.Key, w.Delete.ConditionExpression, w.Delete.ExpressionAttributeNames, w.Delete.ExpressionAttributeValues
+		case w.Update != nil:
+			key, cond, names, vals = w.Update.Key, w.Update.ConditionExpression, w.Update.ExpressionAttributeNames, w.Update.ExpressionAttributeValues
+		case w.ConditionCheck != nil:
+			key, cond, names, vals = w.ConditionCheck.Key, w.ConditionCheck.ConditionExpression, w.ConditionCheck.ExpressionAttributeNames, w.ConditionCheck.ExpressionAttributeValues
+		default:
+			return nil, validation("fakedb: an empty transaction item")
+		}
+		k, err := keyOf(key)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := next[k]; dup || deleted[k] {
+			return nil, validation("Transaction request cannot include multiple operations on one item")
+		}
+		cur := t.items[k]
+		ok, err := evalCondition(aws.ToString(cond), names, vals, cur)
+		if err != nil {
+			return nil, err
+		}
+		reasons[i] = ReasonNone
+		if !ok {
+			reasons[i], failed = ReasonConditionalCheck, true
+			next[k] = cur
+			continue
+		}
+		switch {
+		case w.Put != nil:
+			next[k] = clone(w.Put.Item)
+		case w.Delete != nil:
+			deleted[k] = true
+		case w.Update != nil:
+			it := clone(cur)
+			if it == nil {
+				it = item{"pk": key["pk"], "sk": key["sk"]}
+			}
+			if err := applyUpdate(aws.ToString(w.Update.UpdateExpression), names, vals, it); err != nil {
+				return nil, err
+			}
+			next[k] = it
+		default:
+			next[k] = cur
+		}
+	}
+	if failed {
+		return nil, Canceled(reasons...)
+	}
+	for k, it := range next {
+		if it == nil {
+			continue // a check of an absent item
+		}
+		t.items[k] = it
+	}
+	for k := range deleted {
+		delete(t.items, k)
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+// CreateTable implements store.Client; the table always exists, so it only records the call.
+func (t *Table) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
+	if err := t.record("CreateTable", in); err != nil {
+		return nil, err
+	}
+	return &dynamodb.CreateTableOutput{}, nil
+}
+
+// DescribeTable implements store.Client: the table is always active.
+func (t *Table) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	if err := t.record("DescribeTable", in); err != nil {
+		return nil, err
+	}
+	return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive}}, nil
+}
+
+// UpdateTimeToLive implements store.Client; items never expire in the fake.
+func (t *Table) UpdateTimeToLive(_ context.Context, in *dynamodb.UpdateTimeToLiveInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {
+	if err := t.record("UpdateTimeToLive", in); err != nil {
+		return nil, err
+	}
+	return &dynamodb.UpdateTimeToLiveOutput{}, nil
+}
+
+// DeleteTable implements store.Client: it removes every item.
+func (t *Table) DeleteTable(_ context.Context, in *dynamodb.DeleteTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
+	if err := t.record("DeleteTable", in); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.items = map[[2]string]item{}
+	return &dynamodb.DeleteTableOutput{}, nil
+}
