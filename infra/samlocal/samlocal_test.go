@@ -232,7 +232,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 
 	// Functions that publish committed events reached the queue under the containers' host name.
 	if file[app.Functions()[0].Name]["EVENTS_QUEUE_URL"] != "" {
-		got, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.Events), MaxNumberOfMessages: 10})
+		got, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.Events), MaxNumberOfMessages: 10, WaitTimeSeconds: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
