@@ -49,7 +49,6 @@ func TestSubscriptionUpdateRefusals(t *testing.T) {
 	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
 	// Each refusal comes before anything is added to the mutation, so none is needed here.
 	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, f.Update(context.Background(), request(`{"id":"esb_2","description":"x"}`), it, nil), api.CodeBadFieldValue, "id")
 	wantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
 	wantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
 		CodeDuplicateSource, "sources[1].type")
@@ -82,7 +81,6 @@ func TestDestinationHooks(t *testing.T) {
 		t.Fatalf("rendered %+v", r)
 	}
 	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, f.Update(context.Background(), request(`{"id":"ed_2","description":"x"}`), it, nil), api.CodeBadFieldValue, "id")
 	wantCode(t, f.Update(context.Background(), request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
 	wantCode(t, f.Update(context.Background(), request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
 	if in := f.InUse(); in.Code != CodeInUse || in.Field != "id" {
