@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -21,10 +21,10 @@ type deployment struct {
 	do   func(t *testing.T, method, path string, headers http.Header) (int, http.Header, []byte)
 }
 
-// deployments are the local server of s and the Lambda handler of regs as API Gateway invokes
+// deployments are the local server of s and the Lambda handler of families as API Gateway invokes
 // it: repeated request headers joined with commas, as API Gateway delivers them.
-func deployments(s *testkit.Stack, regs ...runtime.Register) []deployment {
-	lambda := s.Deps.Handler(regs...)
+func deployments(s *testkit.Stack, families ...*resource.Descriptor) []deployment {
+	lambda := s.Deps.Handler(families...)
 	host := strings.TrimPrefix(s.Server.URL, "http://")
 	local := func(t *testing.T, method, path string, headers http.Header) (int, http.Header, []byte) {
 		req, err := http.NewRequest(method, s.Server.URL+path, nil)
@@ -138,13 +138,13 @@ func TestCORSPreflight(t *testing.T) {
 	if want := app.PreflightFunction + " " + app.PreflightRoute; len(routed) != 1 || routed[0] != want {
 		t.Fatalf("template.yaml routes OPTIONS as %v, want only %s", routed, want)
 	}
-	var reg runtime.Register
-	for _, f := range app.Functions {
+	var served []*resource.Descriptor
+	for _, f := range app.Functions() {
 		if f.Name == app.PreflightFunction {
-			reg = f.Register
+			served = f.Families
 		}
 	}
-	if reg == nil {
+	if served == nil {
 		t.Fatalf("%s is not in app.Functions", app.PreflightFunction)
 	}
 	s := testkit.Shared(t, app.Families...)
@@ -152,7 +152,7 @@ func TestCORSPreflight(t *testing.T) {
 	const origin = "https://console.example.com"
 	preflight := headers("Origin", origin, "Access-Control-Request-Method", "PATCH",
 		"Access-Control-Request-Headers", "authorization,content-type,ngrok-version")
-	for _, d := range deployments(s, reg) {
+	for _, d := range deployments(s, served...) {
 		// Paths of other functions too: API Gateway sends every preflight to one function.
 		for _, path := range []string{"/api_keys/ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "/event_subscriptions/esb_x/sources/api_key_created.v0", "/ip_policies"} {
 			status, h, _ := d.do(t, "OPTIONS", path, preflight)
