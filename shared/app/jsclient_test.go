@@ -1,0 +1,166 @@
+package app_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/testing/testkit"
+)
+
+// jsServices names the official JavaScript client's service for each collection.
+var jsServices = map[string]string{
+	"/api_keys":                    "apiKeys",
+	"/credentials":                 "credentials",
+	"/bot_users":                   "botUsers",
+	"/ip_policies":                 "ipPolicies",
+	"/ip_policy_rules":             "ipPolicyRules",
+	"/ip_restrictions":             "ipRestrictions",
+	"/backends/tunnel_group":       "backends.tunnelGroupBackends",
+	"/endpoints":                   "endpoints",
+	"/event_destinations":          "eventDestinations",
+	"/event_subscriptions":         "eventSubscriptions",
+	"/tls_certificates":            "tlsCertificates",
+	"/certificate_authorities":     "certificateAuthorities",
+	"/ssh_certificate_authorities": "sshCertificateAuthorities",
+	"/ssh_user_certificates":       "sshUserCertificates",
+	"/ssh_host_certificates":       "sshHostCertificates",
+}
+
+// jsDistinct makes the i-th of the three items a family test creates differ from the others
+// where the family refuses duplicates.
+var jsDistinct = map[string]func(i int, body map[string]any){
+	"/ip_policy_rules": func(i int, body map[string]any) { body["cidr"] = fmt.Sprintf("198.51.%d.0/24", 100+i) },
+}
+
+// jsFamily is one family as testdata/jsclient.cjs drives it: three creates, then an update of
+// the last item created.
+type jsFamily struct {
+	Path    string           `json:"path"`
+	Service string           `json:"service"`
+	Creates []map[string]any `json:"creates"`
+	Update  map[string]any   `json:"update"`
+}
+
+// Every family works through the platform's official JavaScript client from npm (the version
+// infra/stack/stack.sh installs), run by Node: create, get, update (the client sends the path's
+// id in the body), list in pages of one (the client pages with beforeId), delete, and not found
+// after the delete. The client's own delete is not used: it parses the empty 204 body as JSON
+// and rejects, so testdata/jsclient.cjs calls that endpoint directly (see its header). The
+// create and update bodies are the sample events' (events/<dir>/), with their setups.
+func TestJavaScriptClient(t *testing.T) {
+	s := testkit.Shared(t, app.Registers()...)
+	module, err := filepath.Abs(filepath.Join(root, ".local", "npm", "node_modules", "@ngrok", "ngrok-api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(module, "package.json")); err != nil {
+		t.Fatalf("the JavaScript client is not installed (infra/stack/stack.sh install): %v", err)
+	}
+	out, err := exec.Command("node", "--version").Output()
+	major, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(strings.TrimSpace(string(out)), ".", 2)[0], "v"))
+	if err != nil || major < 20 {
+		t.Fatalf("node 20 or later is required: %q %v", out, err)
+	}
+	t.Logf("node %s", strings.TrimSpace(string(out)))
+
+	a := s.NewAccount(t)
+	ctx := context.Background()
+	var families []jsFamily
+	var subscription map[string]any
+	for _, f := range app.Functions {
+		files, err := app.SampleFiles(root, f.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars, err := app.SampleSetup(ctx, f.Dir, accountCreator(t, a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fam := jsFamily{}
+		var create map[string]any
+		for _, file := range files {
+			ev := readSample(t, file, vars)
+			method, path, _ := strings.Cut(ev.RouteKey, " ")
+			var body map[string]any
+			if ev.Body != "" {
+				if err := json.Unmarshal([]byte(ev.Body), &body); err != nil {
+					t.Fatalf("%s: body: %v", file, err)
+				}
+			}
+			switch {
+			case method == "POST" && !strings.Contains(path, "{"):
+				fam.Path, create = path, body
+			case method == "PATCH" && strings.HasSuffix(path, "/{id}") && strings.Count(path, "{") == 1:
+				fam.Update = body
+			}
+		}
+		if create == nil || fam.Update == nil {
+			t.Fatalf("events/%s has no create or no update sample", f.Dir)
+		}
+		for i := range 3 {
+			body := maps.Clone(create)
+			if distinct := jsDistinct[fam.Path]; distinct != nil {
+				distinct(i, body)
+			}
+			fam.Creates = append(fam.Creates, body)
+		}
+		if fam.Service = jsServices[fam.Path]; fam.Service == "" {
+			t.Fatalf("%s: no JavaScript client service is known for it; add it to jsServices", fam.Path)
+		}
+		if fam.Path == "/event_subscriptions" {
+			subscription = create
+		}
+		families = append(families, fam)
+	}
+	spec, err := json.Marshal(map[string]any{"module": module, "baseUrl": s.Server.URL, "token": a.Token,
+		"families": families, "subscription": map[string]any{"create": subscription}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "jsclient.cjs"))
+	cmd.Stdin = bytes.NewReader(spec)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
+	}
+	results := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	for sc.Scan() {
+		var r struct{ Path, Error string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("node printed %q: %v", sc.Text(), err)
+		}
+		results[r.Path] = r.Error
+	}
+	paths := []string{"/event_subscriptions/{subscription_id}/sources"}
+	for _, f := range families {
+		paths = append(paths, f.Path)
+	}
+	for _, p := range paths {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
+			msg, ran := results[p]
+			if !ran {
+				t.Fatalf("not run by the JavaScript client script")
+			}
+			if msg != "" {
+				t.Fatal(msg)
+			}
+		})
+	}
+}
