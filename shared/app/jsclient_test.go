@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ type jsFamily struct {
 // and rejects, so testdata/jsclient.cjs calls that endpoint directly (see its header). The
 // create and update bodies are the sample events' (events/<dir>/), with their setups.
 func TestJavaScriptClient(t *testing.T) {
-	s := testkit.Shared(t, app.Registers()...)
+	s := testkit.Shared(t, app.Families...)
 	module, err := filepath.Abs(filepath.Join(root, ".local", "npm", "node_modules", "@ngrok", "ngrok-api"))
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestJavaScriptClient(t *testing.T) {
 	ctx := context.Background()
 	var families []jsFamily
 	var subscription map[string]any
-	for _, f := range app.Functions {
+	for _, f := range app.Functions() {
 		files, err := app.SampleFiles(root, f.Dir)
 		if err != nil {
 			t.Fatal(err)
@@ -123,6 +124,11 @@ func TestJavaScriptClient(t *testing.T) {
 			subscription = create
 		}
 		families = append(families, fam)
+	}
+	for _, d := range app.Families {
+		if !slices.ContainsFunc(families, func(f jsFamily) bool { return f.Path == d.Path }) {
+			t.Fatalf("%s: no create and update sample found for it in events/%s", d.Path, d.Dir)
+		}
 	}
 	spec, err := json.Marshal(map[string]any{"module": module, "baseUrl": s.Server.URL, "token": a.Token,
 		"families": families, "subscription": map[string]any{"create": subscription}})
