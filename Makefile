@@ -12,7 +12,8 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              EventWorkerFunction:event_worker SchedulerFunction:scheduler \
              TLSCertificatesFunction:tls_certificates CertificateAuthoritiesFunction:certificate_authorities \
              SSHCertificateAuthoritiesFunction:ssh_certificate_authorities \
-             SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates
+             SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates \
+             ReservedAddrsFunction:reserved_addrs
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: help run bootstrap sam-local test bench fuzz build clean

@@ -38,6 +38,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/seal"
 )
@@ -85,6 +86,10 @@ func (s Stack) Values() (map[string]string, error) {
 		"LOG_LEVEL":       "INFO",
 		"SEAL_KMS_KEY_ID": "", // the local key below instead of KMS
 		"SEAL_LOCAL_KEY":  hex.EncodeToString(s.SealKey),
+	}
+	// The domain and address configuration is the local server's own (empty: the defaults).
+	for _, name := range domains.ConfigVars {
+		v[name] = os.Getenv(name)
 	}
 	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
 	for name, u := range s.Queues {

@@ -10,6 +10,7 @@ package app
 import (
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/families/backends"
+	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/families/endpoints"
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/families/principals"
@@ -37,6 +38,7 @@ var Families = []*resource.Descriptor{
 	sshcerts.SSHCertificateAuthoritiesDescriptor,
 	sshcerts.SSHUserCertificatesDescriptor,
 	sshcerts.SSHHostCertificatesDescriptor,
+	domains.ReservedAddrsDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

@@ -280,8 +280,18 @@ const (
 	MaxMetadataBytes    = 4096
 )
 
-// TextCodes are a family's error codes for an over-long description and metadata.
-type TextCodes struct{ Description, Metadata string }
+// TextCodes are a family's error codes for an over-long description and metadata, and for an
+// update that supplies no changeable field (Empty; ERR_NGROK_606 when unset).
+type TextCodes struct{ Description, Metadata, Empty string }
+
+// EmptyUpdate is the family's 400 for a PATCH that supplies none of fields.
+func (c TextCodes) EmptyUpdate(fields ...string) *Error {
+	e := EmptyUpdate(fields...)
+	if c.Empty != "" {
+		e.Code = c.Empty
+	}
+	return e
+}
 
 // CheckText validates optional description and metadata values against their byte limits.
 func CheckText(codes TextCodes, description, metadata *string) error {
@@ -302,7 +312,7 @@ func EmptyUpdate(fields ...string) *Error {
 }
 
 // UpdateText applies a PATCH body that may change only description and metadata (the shape of
-// many families' updates): 606 when it supplies neither, the family's codes when too long.
+// many families' updates): codes.EmptyUpdate when it supplies neither, the family's codes when too long.
 func UpdateText(r *Request, codes TextCodes, description, metadata *string) error {
 	var in struct {
 		Description *string `json:"description"`
@@ -312,7 +322,7 @@ func UpdateText(r *Request, codes TextCodes, description, metadata *string) erro
 		return err
 	}
 	if in.Description == nil && in.Metadata == nil {
-		return EmptyUpdate("description", "metadata")
+		return codes.EmptyUpdate("description", "metadata")
 	}
 	if err := CheckText(codes, in.Description, in.Metadata); err != nil {
 		return err

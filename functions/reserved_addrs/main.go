@@ -1,0 +1,9 @@
+// Command reserved_addrs is the Lambda function serving the /reserved_addrs routes.
+package main
+
+import (
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/runtime"
+)
+
+func main() { runtime.Main(domains.ReservedAddrsDescriptor) }

@@ -1,0 +1,188 @@
+package domains
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Error codes of reserved addresses.
+const (
+	CodeAddrBadRegion = "ERR_NGROK_500"
+	CodeAddrExhausted = "ERR_NGROK_503"
+)
+
+var addrTextCodes = api.TextCodes{Description: "ERR_NGROK_504", Metadata: "ERR_NGROK_505", Empty: "ERR_NGROK_506"}
+
+// AddrItem is a stored reserved address.
+type AddrItem struct {
+	store.Meta
+	resource.Described
+	Addr   string `dynamodbav:"addr"`
+	Region string `dynamodbav:"region"`
+	// alloc is the create request's search for a free address, shared by its transaction
+	// attempts (each starts from a copy of the prepared item); never stored.
+	alloc *allocation `dynamodbav:"-"`
+}
+
+// AddrJSON is the wire form of a reserved address.
+type AddrJSON struct {
+	ID          string `json:"id"`
+	URI         string `json:"uri"`
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	Addr        string `json:"addr"`
+	Region      string `json:"region"`
+}
+
+type addrCreate struct {
+	Description *string `json:"description"`
+	Metadata    *string `json:"metadata"`
+	Region      *string `json:"region"`
+}
+
+// ReservedAddrsDescriptor is the /reserved_addrs family.
+var ReservedAddrsDescriptor = &resource.Descriptor{
+	Path: "/reserved_addrs", Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
+	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
+	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+		cfg := mustConfig()
+		resource.New(d, k, func(f *resource.Family[AddrItem, *AddrItem]) resource.Hooks[*AddrItem] {
+			return ReservedAddrs{f, cfg}
+		}).Register(mux, s)
+	},
+}
+
+// ReservedAddrs is the reserved address family's rules.
+type ReservedAddrs struct {
+	*resource.Family[AddrItem, *AddrItem]
+	Config *Config
+}
+
+// Render returns a reserved address as GET returns it.
+func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
+	return AddrJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		Description: it.Description, Metadata: it.Metadata, Addr: it.Addr, Region: it.Region}
+}
+
+// Prepare checks the body once per request and starts the search for a free address.
+func (f ReservedAddrs) Prepare(ctx context.Context, r *api.Request, it *AddrItem) error {
+	var in addrCreate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	region := f.Config.DefaultRegion()
+	if in.Region != nil {
+		region = *in.Region
+		if !slices.Contains(f.Config.Regions, region) {
+			return api.BadRequest(CodeAddrBadRegion, "region", "region %s is not one of %s", api.Describe(region), strings.Join(f.Config.Regions, ", "))
+		}
+	}
+	if err := it.SetText(addrTextCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	it.Region = region
+	it.alloc = &allocation{pool: f.Config.AddrPools[region], region: region, db: f.Kit.DB}
+	return nil
+}
+
+// Create claims the next candidate address with a guard in the reservation's transaction; a
+// candidate taken in the meantime makes the whole create run again with the next one.
+func (ReservedAddrs) Create(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) (any, error) {
+	addr, err := it.alloc.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	it.Addr = addr
+	m.Put(labelAddr, addrGuard{Key: addrGuardKey(addr), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.RetryOn(labelAddr)
+	return nil, nil
+}
+
+// Update changes description and metadata, the only mutable fields.
+func (ReservedAddrs) Update(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) error {
+	return api.UpdateText(r, addrTextCodes, &it.Description, &it.Metadata)
+}
+
+// Delete frees the address for another reservation, in the deletion's transaction.
+func (ReservedAddrs) Delete(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) error {
+	m.Delete("addr.release", addrGuardKey(it.Addr))
+	return nil
+}
+
+const labelAddr = "addr"
+
+// addrGuard holds one address for the reservation that claimed it: at most one exists per
+// address, so an address is never handed out twice while it is reserved.
+type addrGuard struct {
+	store.Key
+	AccountID string `dynamodbav:"account"`
+	ID        string `dynamodbav:"id"`
+}
+
+func addrGuardKey(addr string) store.Key { return store.GuardKey("tcp_addr", addr) }
+
+// randomPicks is how many uniformly random addresses a reservation tries before it reads the
+// pool's guards to find free ones: with the pool mostly free the first pick wins and the
+// reservation costs its one transaction.
+const randomPicks = 3
+
+// allocation is one reservation's search for a free address of a pool: random picks first,
+// then a sweep that reads the guards of consecutive addresses (a batch at a time, from a random
+// start, wrapping around) and offers those found free. Only when the sweep has read the whole
+// pool without finding one is the pool exhausted.
+type allocation struct {
+	pool         Pool
+	region       string
+	db           *store.DB
+	picks        int
+	start, swept int
+	free         []int
+}
+
+func (a *allocation) next(ctx context.Context) (string, error) {
+	size := a.pool.Size()
+	if size > 0 && a.picks < randomPicks {
+		a.picks++
+		return a.pool.Addr(rand.IntN(size)), nil
+	}
+	if a.swept == 0 && size > 0 {
+		a.start = rand.IntN(size)
+	}
+	for len(a.free) == 0 {
+		if a.swept >= size {
+			return "", &api.Error{Status: http.StatusBadRequest, Code: CodeAddrExhausted, Field: "region",
+				Msg: "no reserved addresses are available in region " + a.region + "; release one or ask the operator to widen the pool"}
+		}
+		n := min(store.MaxBatchGet, size-a.swept)
+		slots := make([]int, n)
+		keys := make([]store.Key, n)
+		for i := range slots {
+			slots[i] = (a.start + a.swept + i) % size
+			keys[i] = addrGuardKey(a.pool.Addr(slots[i]))
+		}
+		items, err := a.db.GetMany(ctx, keys...)
+		if err != nil {
+			return "", err
+		}
+		for i, it := range items {
+			if it == nil {
+				a.free = append(a.free, slots[i])
+			}
+		}
+		// Reservations sweeping at once would otherwise all try the same first free address.
+		rand.Shuffle(len(a.free), func(i, j int) { a.free[i], a.free[j] = a.free[j], a.free[i] })
+		a.swept += n
+	}
+	slot := a.free[0]
+	a.free = a.free[1:]
+	return a.pool.Addr(slot), nil
+}
