@@ -37,6 +37,7 @@ var jsServices = map[string]string{
 	"/ssh_certificate_authorities": "sshCertificateAuthorities",
 	"/ssh_user_certificates":       "sshUserCertificates",
 	"/ssh_host_certificates":       "sshHostCertificates",
+	"/reserved_addrs":              "reservedAddrs",
 }
 
 // jsDistinct makes the i-th of the three items a family test creates differ from the others
