@@ -76,7 +76,10 @@ type Stack struct {
 }
 
 // Values returns the value, as a container sees it, of every environment variable the template
-// may declare: loopback URLs are rewritten to ContainerHost.
+// may declare: loopback URLs are rewritten to ContainerHost. A variable added to the template (a
+// local service's URL, such as an ACME directory) needs its value here, its URL through
+// ContainerURL; what a function would read from a file on this machine goes in as content, as
+// SEAL_LOCAL_KEY does, since the container sees only the function's build.
 func (s Stack) Values() (map[string]string, error) {
 	if len(s.SealKey) != 32 {
 		return nil, fmt.Errorf("samlocal: the local seal key has %d bytes, want 32", len(s.SealKey))
