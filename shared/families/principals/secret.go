@@ -61,14 +61,21 @@ type secretFamily[T any, P secretItem[T]] struct {
 
 // Delete revokes the secret's token in the deletion's transaction.
 func (f secretFamily[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
-	it.secret().Revoke(f.Kit, m)
+	it.secret().Revoke(f.Kit, r, m)
 	return nil
 }
 
 // Revoke deletes the token hash item with the secret, so the token fails on the next request.
-func (s *Secret) Revoke(k *resource.Kit, m *resource.Mutation) {
-	// The token must still exist: if the caller is deleting its own key, this is its guard.
+// The token item must still exist. When r's caller is deleting its own key, that condition is
+// the caller's guard and failing it is the caller's authentication failure; for anyone else's
+// token it means a concurrent request deleted the secret first, so the deletion is read again
+// and answers 404, never an authentication error.
+func (s *Secret) Revoke(k *resource.Kit, r *api.Request, m *resource.Mutation) {
 	m.Delete("token", store.TokenKey(s.TokenHash), store.Exists())
-	m.Refuse("token", auth.ErrUnknownKey)
+	if c := r.Caller(); c != nil && c.TokenHash == s.TokenHash {
+		m.Refuse("token", auth.ErrUnknownKey)
+	} else {
+		m.RetryOn("token")
+	}
 	k.Auth.Forget(s.TokenHash)
 }

@@ -288,6 +288,20 @@ func TestCommit(t *testing.T) {
 					t.Fatalf("err = %v", err)
 				}
 			}},
+		{name: "a refusal does not hide an unrefused failure", script: fakedb.Canceled(fakedb.ReasonConditionalCheck, fakedb.ReasonConditionalCheck),
+			refuse: map[string]error{"parent": inUse},
+			check: func(t *testing.T, err error) {
+				if errors.Is(err, inUse) || !store.ConditionFailed(err, "new") || !store.ConditionFailed(err, "parent") {
+					t.Fatalf("err = %v, want the cancellation naming both labels", err)
+				}
+			}},
+		{name: "the first of several refusals", script: fakedb.Canceled(fakedb.ReasonConditionalCheck, fakedb.ReasonConditionalCheck),
+			refuse: map[string]error{"parent": inUse, "new": api.Invalid("name", "taken")},
+			check: func(t *testing.T, err error) {
+				if e, ok := api.AsError(err); !ok || e.Msg != "taken" {
+					t.Fatalf("err = %v, want the refusal of the first failed label", err)
+				}
+			}},
 		{name: "conflict is retryable", script: fakedb.Canceled(fakedb.ReasonNone, fakedb.ReasonConflict),
 			check: func(t *testing.T, err error) {
 				if !store.IsConflict(err) {

@@ -29,12 +29,31 @@ type Tx struct {
 }
 
 // Refuse makes Commit return err when the condition of the write labelled label does not hold,
-// instead of a *CanceledError. Families use it to turn a failed reference check into a 4xx.
+// instead of a *CanceledError, unless a write that is not refused failed too. Families use it
+// to turn a failed reference check into a 4xx.
 func (t *Tx) Refuse(label string, err error) {
 	if t.refusal == nil {
 		t.refusal = make(map[string]error)
 	}
 	t.refusal[label] = err
+}
+
+// refused is the refusal that explains the failed labels, or nil. A refusal explains a
+// cancellation only when every failed condition is refused: when a write without one failed too
+// (the item itself changed or vanished, the caller's guard no longer holds), the refusal may be
+// a symptom of that change, so the caller gets the *CanceledError and reads again.
+func (t *Tx) refused(failed []string) error {
+	var first error
+	for _, l := range failed {
+		e, ok := t.refusal[l]
+		if !ok {
+			return nil
+		}
+		if first == nil {
+			first = e
+		}
+	}
+	return first
 }
 
 // Len is the number of writes collected so far.
@@ -241,10 +260,8 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 				c.Conflict = true
 			}
 		}
-		for _, l := range c.Failed {
-			if e, ok := t.refusal[l]; ok {
-				return e
-			}
+		if e := t.refused(c.Failed); e != nil {
+			return e
 		}
 		return c
 	}

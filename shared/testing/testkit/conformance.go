@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"tunnelapi/shared/platform/ids"
@@ -189,6 +190,15 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "GET", spec.Family.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
 		a.Do(t, "GET", spec.Family.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
 	})
+	t.Run("concurrent deletes", func(t *testing.T) {
+		// Racing deletes of one resource tell the truth: one succeeds, the others find it gone.
+		// None may blame the callers' own valid credentials (401/403) or fail (5xx).
+		victim := a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 2)).Expect(t, http.StatusCreated)["id"].(string)
+		statuses := a.Race(t, ConcurrentDeletes, "DELETE", spec.Family.Path+"/"+victim, nil)
+		if statuses[http.StatusNoContent] != 1 || statuses[http.StatusNotFound] != ConcurrentDeletes-1 {
+			t.Fatalf("%d concurrent DELETEs of one %s answered %v, want one 204 and %d 404", ConcurrentDeletes, spec.Family.Prefix, statuses, ConcurrentDeletes-1)
+		}
+	})
 	t.Run("delete", func(t *testing.T) {
 		res := a.Do(t, "DELETE", item, nil)
 		if res.Status != http.StatusNoContent || len(res.Body) != 0 {
@@ -198,6 +208,34 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
 		a.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
 	})
+}
+
+// ConcurrentDeletes is how many DELETEs of one resource the conformance suite races.
+const ConcurrentDeletes = 20
+
+// Race sends n copies of one request at once, all released together, and counts the statuses.
+func (a *Account) Race(t testing.TB, n int, method, path string, body any) map[int]int {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		statuses = map[int]int{}
+		start    = make(chan struct{})
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res := a.Do(t, method, path, body)
+			mu.Lock()
+			statuses[res.Status]++
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return statuses
 }
 
 // WalkPages follows next_page_uri from path until null, returning the ids in order.
