@@ -2,7 +2,9 @@ package resource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -47,6 +49,10 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 	if err != nil {
 		return nil, err
 	}
+	idem, err := idempotency(r, c.AccountID)
+	if err != nil {
+		return nil, err
+	}
 	// The id is chosen once, so a retried transaction and anything Prepare bound to the id (a
 	// signature, the sealing context of a private key) still agree.
 	now := time.Now().UTC()
@@ -63,26 +69,58 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 		}
 	}
 	var resp any
-	var it P
 	// A create that touches a shared item (a parent's counter) can lose to a concurrent
 	// transaction; it is retried like an update.
 	err = retrying(func() error {
-		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
-			it = P(new(T))
+		err := f.Kit.Commit(ctx, r, func(m *Mutation) error {
+			it := P(new(T))
 			*it = *prepared
-			var err error
-			if resp, err = f.Hooks.Create(ctx, r, it, m); err != nil {
+			own, err := f.Hooks.Create(ctx, r, it, m)
+			if err != nil {
 				return err
 			}
+			resp = own
+			if own == nil {
+				resp = f.Hooks.Render(r, it)
+			}
 			m.Put(labelItem, it, store.Absent())
+			if idem != nil {
+				// The stored response is the one sent, byte for byte, to this caller and to
+				// every retry. A create's own response differs from Render only to show a
+				// secret once: that one is sealed.
+				body, err := json.Marshal(resp)
+				if err != nil {
+					return fmt.Errorf("resource: marshal the create response: %w", err)
+				}
+				if err := idem.record(ctx, f.Kit, m, meta.ID, body, own != nil, time.Now()); err != nil {
+					return err
+				}
+				resp = json.RawMessage(body)
+			}
 			return m.Event(audit.Type(f.EventKind, "created"), f.Hooks.Render(r, it))
 		})
+		if err != nil && idem != nil {
+			// A create that did not commit may repeat one that did (and failed because of it:
+			// its key's record, a name now taken): answer as that one did. Only the failure
+			// path reads the record.
+			body, found, lerr := idem.replay(ctx, f.Kit, r)
+			switch {
+			case found:
+				resp = body
+				return nil
+			case lerr != nil:
+				if _, ok := api.AsError(lerr); ok {
+					return lerr
+				}
+				return err
+			case store.ConditionFailed(err, labelIdempotency):
+				return errRetry // the record expired meanwhile: the key is free again
+			}
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if resp == nil {
-		resp = f.Hooks.Render(r, it)
 	}
 	return resp, nil
 }

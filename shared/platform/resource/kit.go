@@ -1,6 +1,15 @@
 // Package resource is the generic shape of a family: create, get, list, update and delete with
 // the caller verified in the same round trip, an audit event in every mutation's transaction,
 // optimistic concurrency, and O(page) lists. A family supplies only its types and rules.
+//
+// Every create takes an Idempotency-Key header (IdempotencyHeader): its response is kept for
+// DefaultIdempotencyWindow, in the create's own transaction, and a repeat of the request with the
+// key answers with it instead of creating again (idempotency.go).
+//
+// Races answer truthfully: a mutation whose target changed or vanished under it is read and
+// built again (the retry policy in retrying), so it ends as the fresh read decides (a 404 for a
+// deleted target), never as a failed guard of some other write; only the caller's own token or
+// account failing its guard is an authentication error.
 package resource
 
 import (
@@ -31,6 +40,9 @@ type Kit struct {
 	// publisher); a failure there loses nothing, as the sweep republishes from the outbox.
 	Published func(ctx context.Context, evs []*audit.Envelope)
 	Log       *slog.Logger
+	// IdempotencyWindow is how long a create sent with an Idempotency-Key replays its response
+	// (DefaultIdempotencyWindow when zero).
+	IdempotencyWindow time.Duration
 }
 
 // Read fetches keys of r's account in one consistent round trip together with the items that

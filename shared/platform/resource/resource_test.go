@@ -117,6 +117,13 @@ func must(t *testing.T, err error) {
 
 func (h *harness) do(method, path, body string) (int, map[string]any) {
 	h.t.Helper()
+	code, out, _ := h.doWith(method, path, nil, body)
+	return code, out
+}
+
+// doWith is do with extra request headers; it also returns the response's headers.
+func (h *harness) doWith(method, path string, headers http.Header, body string) (int, map[string]any, http.Header) {
+	h.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -126,6 +133,9 @@ func (h *harness) do(method, path, body string) (int, map[string]any) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, v := range headers {
+		req.Header[k] = v
+	}
 	w := httptest.NewRecorder()
 	h.mux.ServeHTTP(w, req)
 	var out map[string]any
@@ -134,7 +144,7 @@ func (h *harness) do(method, path, body string) (int, map[string]any) {
 			h.t.Fatalf("%s %s: body %q: %v", method, path, w.Body, err)
 		}
 	}
-	return w.Code, out
+	return w.Code, out, w.Header()
 }
 
 func (h *harness) create(name string) string {
@@ -352,5 +362,75 @@ func TestModifyNotFound(t *testing.T) {
 	}))
 	if code, _ := h.do("GET", "/probe/"+ids.New(ids.TunnelGroupBackend), ""); code != 400 || !errors.Is(got, gone) {
 		t.Errorf("Load of an absent id: %d %v", code, got)
+	}
+}
+
+// TestIdempotentCreate: the record of a create sent with an Idempotency-Key is one more write
+// of the create's own transaction (no extra round trip); a repeat loses that write's condition,
+// reads the record and answers with the first response; the key with another body is a 409,
+// and a refusal of the repeat by the family (here: a reference the first create used up) still
+// answers with the first response.
+func TestIdempotentCreate(t *testing.T) {
+	h := newHarness(t)
+	h.create("warm") // the token's hint is cached, as in a warm process
+	calls := func() int { return len(h.db.Calls()) }
+
+	before := calls()
+	h.create("plain")
+	plain := calls() - before
+
+	key := http.Header{IdempotencyHeader: {"k-1"}}
+	before = calls()
+	code, first, _ := h.doWith("POST", "/widgets", key, `{"name":"once"}`)
+	if code != 201 {
+		t.Fatalf("create with a key: %d %v", code, first)
+	}
+	if n := calls() - before; n != plain {
+		t.Errorf("a create with a key made %d DynamoDB calls, without %d", n, plain)
+	}
+	labels := 0
+	for _, it := range h.lastTx() {
+		if it.Put != nil && strings.HasPrefix(it.Put.Item["pk"].(*types.AttributeValueMemberS).Value, "I#"+h.acct+"#") {
+			labels++
+			if it.Put.ConditionExpression == nil {
+				t.Error("the idempotency record is written without a condition")
+			}
+		}
+	}
+	if labels != 1 {
+		t.Fatalf("%d idempotency records in the create's transaction, want 1", labels)
+	}
+
+	// The body's member order and spacing do not make it another request.
+	code, again, hdr := h.doWith("POST", "/widgets", key, `{ "name" : "once" }`)
+	if code != 201 || again["id"] != first["id"] || hdr.Get(ReplayedHeader) != "true" {
+		t.Fatalf("repeat: %d %v %v, want the first response %v", code, again, hdr, first)
+	}
+	if code, out, _ := h.doWith("POST", "/widgets", key, `{"name":"twice"}`); code != 409 || out["details"].(map[string]any)["field"] != IdempotencyHeader {
+		t.Fatalf("the key with another body: %d %v", code, out)
+	}
+	for _, bad := range []string{"", strings.Repeat("k", MaxIdempotencyKeyBytes+1), "a b", "a,b"} {
+		if code, out, _ := h.doWith("POST", "/widgets", http.Header{IdempotencyHeader: {bad}}, `{"name":"x"}`); code != 400 || out["details"].(map[string]any)["field"] != IdempotencyHeader {
+			t.Errorf("key %q: %d %v", bad, code, out)
+		}
+	}
+	if code, _, _ := h.doWith("POST", "/widgets", http.Header{IdempotencyHeader: {"a", "b"}}, `{"name":"x"}`); code != 400 {
+		t.Errorf("two keys: %d", code)
+	}
+
+	// The first create referenced the parent; a repeat that the family refuses (the reference
+	// no longer exists) still answers as the first did.
+	parent := h.create("parent")
+	pkey := http.Header{IdempotencyHeader: {"k-2"}}
+	body := `{"name":"child","parent":"` + parent + `"}`
+	code, child, _ := h.doWith("POST", "/widgets", pkey, body)
+	if code != 201 {
+		t.Fatalf("child: %d %v", code, child)
+	}
+	if _, err := h.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{Key: store.ResourceKey(h.acct, parent).AV()}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, hdr := h.doWith("POST", "/widgets", pkey, body); code != 201 || out["id"] != child["id"] || hdr.Get(ReplayedHeader) == "" {
+		t.Fatalf("repeat after the parent went: %d %v", code, out)
 	}
 }

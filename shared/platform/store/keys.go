@@ -35,6 +35,7 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	compiled IP restriction  A#<account>               IPX#<version>
 //	token hash → principal   T#<sha256(token)>         T
 //	uniqueness guard         U#<kind>#<value>          U
+//	idempotent create        I#<account>#<sha256(key)> I
 //	outbox (unpublished)     O#<shard>                 <event id>
 //	audit log                E#<account>               <event id>
 
@@ -80,6 +81,13 @@ func TokenKey(hash string) Key {
 // GuardKey is a uniqueness guard: at most one item may hold value for kind.
 func GuardKey(kind, value string) Key {
 	return Key{PK: "U#" + kind + "#" + value, SK: "U"}
+}
+
+// IdempotencyKey is the key of the record of a create sent with an idempotency key in account;
+// keyHash is the key's TokenHash. Each record has its own partition, as a record is only ever
+// read by its key.
+func IdempotencyKey(account, keyHash string) Key {
+	return Key{PK: "I#" + account + "#" + keyHash, SK: "I"}
 }
 
 // OutboxShards spreads unpublished events over this many partitions.

@@ -1,10 +1,12 @@
 package testkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -190,6 +192,53 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "GET", spec.Family.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
 		a.Do(t, "GET", spec.Family.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
 	})
+	t.Run("idempotent create", func(t *testing.T) {
+		// Retries of one create with one Idempotency-Key, even at once, create one resource
+		// and all get its response; the key with another body is a 409.
+		key := http.Header{resource.IdempotencyHeader: {"conformance-" + ids.New(ids.Operation)}}
+		body, err := json.Marshal(spec.Create(t, a, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
+		responses := a.RaceWith(t, ConcurrentCreates, "POST", spec.Family.Path, key, body)
+		var first *Response
+		replayed := 0
+		for _, res := range responses {
+			if res.Status != http.StatusCreated {
+				t.Fatalf("idempotent create: %d %s", res.Status, res.Body)
+			}
+			if res.Header.Get(resource.ReplayedHeader) != "" {
+				replayed++
+			}
+			if first == nil {
+				first = res
+			} else if !bytes.Equal(res.Body, first.Body) {
+				t.Fatalf("two responses to one idempotent create differ:\n%s\n%s", first.Body, res.Body)
+			}
+		}
+		if replayed != ConcurrentCreates-1 {
+			t.Fatalf("%d of %d responses marked %s, want %d", replayed, ConcurrentCreates, resource.ReplayedHeader, ConcurrentCreates-1)
+		}
+		id := first.JSON(t)["id"].(string)
+		after, _ := a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
+		if len(after) != len(before)+1 || !slices.Contains(after, id) {
+			t.Fatalf("%d concurrent creates with one key: %d items before, %d after, want one more (%s)", ConcurrentCreates, len(before), len(after), id)
+		}
+		// The create body with the update's members is another valid create.
+		other := map[string]any{}
+		for _, v := range []any{spec.Create(t, a, 3), spec.Update} {
+			b, err := json.Marshal(v)
+			if err != nil || json.Unmarshal(b, &other) != nil {
+				t.Fatalf("body %v is not an object", v)
+			}
+		}
+		a.DoWith(t, "POST", spec.Family.Path, key, other).ExpectError(t, http.StatusConflict, "ERR_NGROK_409", resource.IdempotencyHeader)
+		for _, bad := range []string{strings.Repeat("k", resource.MaxIdempotencyKeyBytes+1), "a,b", "caf\u00e9"} {
+			a.DoWith(t, "POST", spec.Family.Path, http.Header{resource.IdempotencyHeader: {bad}}, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", resource.IdempotencyHeader)
+		}
+		a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+	})
 	t.Run("concurrent deletes", func(t *testing.T) {
 		// Racing deletes of one resource tell the truth: one succeeds, the others find it gone.
 		// None may blame the callers' own valid credentials (401/403) or fail (5xx).
@@ -213,29 +262,39 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 // ConcurrentDeletes is how many DELETEs of one resource the conformance suite races.
 const ConcurrentDeletes = 20
 
-// Race sends n copies of one request at once, all released together, and counts the statuses.
+// ConcurrentCreates is how many POSTs with one Idempotency-Key the conformance suite races.
+const ConcurrentCreates = 10
+
+// Race sends n copies of one request at once and counts the statuses.
 func (a *Account) Race(t testing.TB, n int, method, path string, body any) map[int]int {
 	t.Helper()
+	statuses := map[int]int{}
+	for _, res := range a.RaceWith(t, n, method, path, nil, body) {
+		statuses[res.Status]++
+	}
+	return statuses
+}
+
+// RaceWith sends n copies of one request with headers at once, all released together, and
+// returns the responses.
+func (a *Account) RaceWith(t testing.TB, n int, method, path string, headers http.Header, body any) []*Response {
+	t.Helper()
 	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		statuses = map[int]int{}
-		start    = make(chan struct{})
+		wg    sync.WaitGroup
+		out   = make([]*Response, n)
+		start = make(chan struct{})
 	)
-	for range n {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			res := a.Do(t, method, path, body)
-			mu.Lock()
-			statuses[res.Status]++
-			mu.Unlock()
+			out[i] = a.DoWith(t, method, path, headers, body)
 		}()
 	}
 	close(start)
 	wg.Wait()
-	return statuses
+	return out
 }
 
 // WalkPages follows next_page_uri from path until null, returning the ids in order.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -28,6 +29,9 @@ func (l *ledger) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, status: 200}
 		next.ServeHTTP(rec, r)
+		if w.Header().Get(resource.ReplayedHeader) != "" {
+			return // a repeated create answered from its record: nothing committed
+		}
 		l.record(r.Method, rec.status, rec.body)
 	})
 }

@@ -218,6 +218,12 @@ func (r *Response) JSON(t testing.TB) map[string]any {
 // sent verbatim, or a value marshalled to JSON.
 func (s *Stack) Do(t testing.TB, method, path, token string, body any) *Response {
 	t.Helper()
+	return s.DoWith(t, method, path, token, nil, body)
+}
+
+// DoWith is Do with extra request headers.
+func (s *Stack) DoWith(t testing.TB, method, path, token string, headers http.Header, body any) *Response {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -246,6 +252,9 @@ func (s *Stack) Do(t testing.TB, method, path, token string, body any) *Response
 	req.Header.Set("Ngrok-Version", "2")
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, vs := range headers {
+		req.Header[k] = vs
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -291,10 +300,12 @@ func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body an
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.ledger.record(method, res.StatusCode, []byte(res.Body))
 	h := http.Header{}
 	for k, v := range res.Headers {
 		h.Set(k, v)
+	}
+	if h.Get(resource.ReplayedHeader) == "" {
+		s.ledger.record(method, res.StatusCode, []byte(res.Body))
 	}
 	return &Response{Status: res.StatusCode, Header: h, Body: []byte(res.Body)}
 }
@@ -303,6 +314,12 @@ func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body an
 func (a *Account) Do(t testing.TB, method, path string, body any) *Response {
 	t.Helper()
 	return a.s.Do(t, method, path, a.Token, body)
+}
+
+// DoWith is Stack.DoWith with the account's admin token.
+func (a *Account) DoWith(t testing.TB, method, path string, headers http.Header, body any) *Response {
+	t.Helper()
+	return a.s.DoWith(t, method, path, a.Token, headers, body)
 }
 
 // Expect fails the test unless the response has status; it returns the decoded body (nil for
