@@ -7,6 +7,8 @@ started=0
 if ! infra/stack/stack.sh status >/dev/null 2>&1; then started=1; fi
 infra/stack/stack.sh start
 eval "$(infra/stack/stack.sh env)"
+# No per-account rate limit locally unless asked for (RATE_LIMIT=120/60 make run).
+export RATE_LIMIT="${RATE_LIMIT:-off}"
 cleanup() { if [ "$started" = 1 ]; then infra/stack/stack.sh stop || true; fi; }
 trap cleanup EXIT
 trap "exit 0" INT TERM

@@ -19,6 +19,7 @@ package samlocal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -89,6 +90,8 @@ func (s Stack) Values() (map[string]string, error) {
 		"LOG_LEVEL":       "INFO",
 		"SEAL_KMS_KEY_ID": "", // the local key below instead of KMS
 		"SEAL_LOCAL_KEY":  hex.EncodeToString(s.SealKey),
+		// Off unless asked for, as under make run.
+		"RATE_LIMIT": cmp.Or(os.Getenv("RATE_LIMIT"), "off"),
 	}
 	// The domain and address configuration is the local server's own (empty: the defaults).
 	for _, name := range domains.ConfigVars {

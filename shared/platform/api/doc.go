@@ -17,6 +17,11 @@
 // (found with errors.As, so wrapped ones keep their status) is an opaque 500 whose cause is only
 // logged.
 //
+// Rate limit (when the deployment sets one): every response carries RateLimit-Policy
+// (Server.RateLimitPolicy); every response to a request counted against an account carries
+// RateLimit, and a request over the limit is 429 ERR_NGROK_226 with Retry-After, whatever else
+// it would have answered (Request.Admit, Admission; package ratelimit decides).
+//
 // Lists: before_id, limit (1..100, default 100; else 233) and filter where a family allows it;
 // an unknown parameter is 231, a before_id of another kind 223. Items are newest first, strictly
 // older than before_id; the envelope is {"<list key>":[…],"uri":…,"next_page_uri":…}, with

@@ -54,6 +54,9 @@ type Mux interface {
 func (s *Server) Front(mux http.Handler) http.Handler {
 	notFound := s.NotFound()
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		if s.RateLimitPolicy != "" {
+			w.Header().Set("RateLimit-Policy", s.RateLimitPolicy)
+		}
 		if cors(w, hr) {
 			return
 		}
@@ -91,6 +94,10 @@ func (s *Server) NotFound() http.Handler {
 type Server struct {
 	Log    *slog.Logger
 	Source SourceFunc
+	// RateLimitPolicy, when set, is the RateLimit-Policy field every response carries (package
+	// ratelimit formats it); the RateLimit field with the account's remaining quota comes from
+	// the request's Admission.
+	RateLimitPolicy string
 }
 
 // Handle returns an http.Handler that runs h and writes status on success.
@@ -105,6 +112,12 @@ func (s *Server) Handle(status int, h Handler) http.Handler {
 			r.Source = RemoteAddrSource(hr)
 		}
 		v, err := s.serve(hr.Context(), r, h)
+		// A request over its account's limit is a 429 whatever else went wrong: nothing was
+		// released or committed, as reads and commits wait for the decision (Request.Admit).
+		// Settling here also puts the RateLimit field on responses that never reached one.
+		if aerr := r.Admit(); aerr != nil {
+			v, err = nil, aerr
+		}
 		code := status
 		if err != nil {
 			e, ok := AsError(err)

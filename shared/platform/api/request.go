@@ -26,10 +26,20 @@ type Request struct {
 	Token  string
 	Source netip.Addr
 
-	caller   *Caller
-	verified bool
-	headers  http.Header
-	account  AccountState
+	caller    *Caller
+	verified  bool
+	headers   http.Header
+	account   AccountState
+	admission Admission
+}
+
+// Admission is a request's rate-limit decision, being made while the request runs: counting
+// the request against its account starts as soon as the account is known and runs alongside
+// the request's own reads. Package ratelimit implements it.
+type Admission interface {
+	// Settle waits for the decision, adds its RateLimit header fields to h and returns the
+	// refusal (a 429 *Error) or nil. It may be called any number of times.
+	Settle(h http.Header) *Error
 }
 
 // AccountState is what authentication verified a request's caller against on the account item,
@@ -73,6 +83,23 @@ func (r *Request) SetAccountState(s AccountState) { r.account = s }
 
 // AccountState returns what SetAccountState recorded (the zero value before).
 func (r *Request) AccountState() AccountState { return r.account }
+
+// SetAdmission records the request's pending rate-limit decision (package auth does, once the
+// caller's account is known).
+func (r *Request) SetAdmission(a Admission) { r.admission = a }
+
+// Admit waits for the request's rate-limit decision and returns its refusal, if any. Nothing
+// read may be released and nothing written before it returns nil; without a decision pending
+// (no limit, or no account known) it returns nil at once.
+func (r *Request) Admit() error {
+	if r.admission == nil {
+		return nil
+	}
+	if e := r.admission.Settle(r.headers); e != nil {
+		return e
+	}
+	return nil
+}
 
 // Header returns response headers a handler may add to (for example an IP-restriction warning).
 func (r *Request) Header() http.Header { return r.headers }

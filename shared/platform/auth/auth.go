@@ -64,12 +64,23 @@ type Restrictor interface {
 	Guard(v int64) expression.ConditionBuilder
 }
 
+// Limiter is the per-account rate limit as authentication uses it. Package ratelimit
+// implements it: the counters and the decision are its own.
+type Limiter interface {
+	// Start counts one request against account and returns its pending decision at once: the
+	// count runs concurrently with the request's own reads, and r.Admit waits for it.
+	Start(ctx context.Context, account string) api.Admission
+}
+
 // Authenticator resolves and verifies callers.
 type Authenticator struct {
 	DB *store.DB
 	// Restrictor checks every request against the account's API IP restriction; nil enforces
 	// none.
 	Restrictor Restrictor
+	// Limiter counts every request whose token names an account against that account's rate
+	// limit; nil limits nothing.
+	Limiter Limiter
 
 	mu    sync.Mutex
 	hints map[string]api.Caller
@@ -117,6 +128,12 @@ func (a *Authenticator) Resolve(ctx context.Context, r *api.Request) (*api.Calle
 		a.remember(h, c)
 	}
 	r.SetCaller(&c)
+	// The one place a request is counted: from here its account is known, and the count runs
+	// while the request reads or builds its transaction; Admit (in VerifyRead and Commit) waits
+	// for the decision before anything is released or written.
+	if a.Limiter != nil {
+		r.SetAdmission(a.Limiter.Start(ctx, c.AccountID))
+	}
 	return &c, nil
 }
 
@@ -145,6 +162,9 @@ func ReadKeys(c *api.Caller) []store.Key {
 // when absent) and records the account state on r. Only after it succeeds may anything read be
 // released.
 func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, account store.Item) error {
+	if err := r.Admit(); err != nil {
+		return err
+	}
 	c := r.Caller()
 	if c == nil || token == nil || account == nil {
 		return ErrUnknownKey
@@ -243,6 +263,9 @@ func (a *Authenticator) Commit(ctx context.Context, r *api.Request, build func(t
 		return err
 	}
 	a.guard(tx, r, acctUpdate)
+	if err := r.Admit(); err != nil {
+		return err
+	}
 	err = a.DB.Commit(ctx, tx)
 	switch {
 	case err == nil:

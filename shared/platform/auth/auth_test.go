@@ -335,3 +335,93 @@ func TestCommitUpdatesAccountUnderGuard(t *testing.T) {
 		t.Fatalf("account item changed by a refused commit: %+v, %v", acct, err)
 	}
 }
+
+// scriptedLimiter decides every request as told and records the accounts it counted.
+type scriptedLimiter struct {
+	refuse  bool
+	counted []string
+}
+
+func (l *scriptedLimiter) Start(_ context.Context, account string) api.Admission {
+	l.counted = append(l.counted, account)
+	return scriptedAdmission{l.refuse}
+}
+
+type scriptedAdmission struct{ refuse bool }
+
+func (a scriptedAdmission) Settle(h http.Header) *api.Error {
+	h.Set("RateLimit", `"default";r=0;t=5`)
+	if !a.refuse {
+		return nil
+	}
+	return &api.Error{Status: http.StatusTooManyRequests, Code: api.CodeRateLimited, Msg: "limited"}
+}
+
+// Every request whose token names an account is counted once, however often it resolves its
+// caller; a refused one releases nothing it read and commits nothing, and answers 429 even when
+// the handler failed otherwise. Requests that name no account are not counted.
+func TestLimiterGates(t *testing.T) {
+	cases := []struct {
+		name    string
+		refuse  bool
+		write   bool
+		unknown bool
+		// fail: the handler resolves the caller, then fails with a 400 without reading.
+		fail   bool
+		status int
+	}{
+		{name: "admitted read", status: 200},
+		{name: "admitted write", write: true, status: 200},
+		{name: "refused read", refuse: true, status: 429},
+		{name: "refused write", refuse: true, write: true, status: 429},
+		{name: "refused request that failed anyway", refuse: true, fail: true, status: 429},
+		{name: "admitted request that failed", fail: true, status: 400},
+		{name: "unknown token", unknown: true, refuse: true, status: 403},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			lim := &scriptedLimiter{refuse: c.refuse}
+			f.a.Limiter = lim
+			if c.unknown {
+				f.deleteToken(t)
+			}
+			attempts := 0
+			res, _ := f.serve(t, allowed, func(ctx context.Context, r *api.Request) error {
+				if c.fail {
+					if _, err := f.a.Resolve(ctx, r); err != nil {
+						return err
+					}
+					return api.Invalid("x", "bad x")
+				}
+				if c.write {
+					return f.write(nil, &attempts)(ctx, r)
+				}
+				if err := f.read(ctx, r); err != nil {
+					return err
+				}
+				_, err := f.a.Resolve(ctx, r) // resolving again counts nothing more
+				return err
+			})
+			if res.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", res.Code, c.status, res.Body)
+			}
+			wantCounted := []string{f.account}
+			if c.unknown {
+				wantCounted = nil
+			}
+			if fmt.Sprint(lim.counted) != fmt.Sprint(wantCounted) {
+				t.Fatalf("counted %v, want %v", lim.counted, wantCounted)
+			}
+			if (res.Header().Get("RateLimit") != "") == c.unknown {
+				t.Fatalf("RateLimit field %q", res.Header().Get("RateLimit"))
+			}
+			if c.write && (f.db.Count(fakedb.OpTransactWriteItems) > 0) == c.refuse {
+				t.Fatalf("%d transactions", f.db.Count(fakedb.OpTransactWriteItems))
+			}
+			if c.status == 429 && !strings.Contains(res.Body.String(), api.CodeRateLimited) {
+				t.Fatalf("body %s", res.Body)
+			}
+		})
+	}
+}

@@ -10,6 +10,12 @@
 // still the version the request was checked against. What was verified is kept on the request
 // (api.AccountState), so every write of a request conditions on what its reads saw.
 //
+// Rate limit: when a Limiter is set, Resolve starts counting the request against the account its
+// token names (once per request) and the count runs alongside the request's read or while it
+// builds its transaction; VerifyRead and Commit wait for the decision (api.Request.Admit) before
+// anything read is released or anything written, so a refused request is a 429 that changed
+// nothing. A token that names no account counts against none.
+//
 // Nothing here loops: when a write finds the account item changed, Commit returns ErrRetry and
 // the caller's one retry policy (package resource) builds the operation again; the next Commit
 // first verifies the caller against the account item as it is then.

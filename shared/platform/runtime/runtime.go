@@ -18,6 +18,7 @@ import (
 	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/iprestrict"
 	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/platform/ratelimit"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -30,13 +31,20 @@ type Deps struct {
 	// Publisher sends committed events to the events queue; nil when EVENTS_QUEUE_URL is unset
 	// (then the outbox keeps them until a sweep runs with a queue).
 	Publisher *audit.Publisher
+	// Limiter is the per-account rate limit RATE_LIMIT configures; nil when it is off.
+	Limiter *ratelimit.Limiter
 }
 
 // NewDeps builds the dependencies from the environment with no network I/O. With
 // EVENTS_QUEUE_URL set, every committed mutation's events are published to that queue right
-// after commit (SQS_ENDPOINT points the client at a local emulator).
+// after commit (SQS_ENDPOINT points the client at a local emulator). RATE_LIMIT sets the
+// per-account rate limit (package ratelimit); a malformed value is an error.
 func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	policy, err := ratelimit.Parse(os.Getenv(ratelimit.EnvVar))
+	if err != nil {
+		return nil, err
+	}
 	cfg := awsconfig.FromEnv()
 	if opts.Config == nil {
 		opts.Config = &cfg
@@ -50,6 +58,11 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
 	a.Restrictor = &iprestrict.Accounts{DB: db, Log: func() *slog.Logger { return kit.Log }}
 	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
+	if policy.Enabled() {
+		d.Limiter = &ratelimit.Limiter{DB: db, Policy: policy, Log: func() *slog.Logger { return kit.Log }}
+		a.Limiter = d.Limiter
+		d.Server.RateLimitPolicy = policy.Field()
+	}
 	if url := os.Getenv("EVENTS_QUEUE_URL"); url != "" {
 		d.Publisher = &audit.Publisher{DB: db, SQS: queue.NewClient(cfg), QueueURL: url, Log: log}
 		kit.Published = d.Publisher.Publish

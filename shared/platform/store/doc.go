@@ -13,6 +13,8 @@
 //     a cancelled transaction becomes a *CanceledError naming the labels whose condition failed
 //     (ConditionFailed) or marking a lost race (IsConflict, retryable); Tx.Refuse maps a label to
 //     the client error to return instead (a failed reference check becomes a 4xx).
+//   - Counters outside any resource (the rate limit's) are one UpdateItem ADD (Add), never in a
+//     transaction: concurrent additions to one item are applied one after another.
 //   - Optimistic concurrency: an item carries a version (attribute v) and writes condition on
 //     the version they read (AtVersion); items others reference count their referrers (refs).
 //   - Errors name the operation and the keys or labels involved; compare them with errors.Is,

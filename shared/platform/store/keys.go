@@ -38,6 +38,7 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	idempotent create        I#<account>#<sha256(key)> I
 //	outbox (unpublished)     O#<shard>                 <event id>
 //	audit log                E#<account>               <event id>
+//	rate-limit counter       R#<account>               <window seconds>#<window index>
 
 // Collection is the partition holding every resource of one kind in an account.
 func Collection(account, prefix string) string {
@@ -109,4 +110,12 @@ func OutboxBefore(t time.Time) string { return ids.Floor(ids.Event, t) }
 // EventLogKey is the key of an event in its account's audit log.
 func EventLogKey(account, eventID string) Key {
 	return Key{PK: "E#" + account, SK: eventID}
+}
+
+// RateKey is the counter of account's requests in fixed window index (Unix time divided by the
+// window) of windows of seconds; the length is part of the key so that a changed limit never
+// reads counts of windows of another length. Its partition is apart from the account item's,
+// which every request reads.
+func RateKey(account string, seconds, index int64) Key {
+	return Key{PK: "R#" + account, SK: strconv.FormatInt(seconds, 10) + "#" + strconv.FormatInt(index, 10)}
 }

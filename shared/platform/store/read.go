@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -211,4 +212,31 @@ func (db *DB) DeleteKeys(ctx context.Context, keys ...Key) (err error) {
 		}
 	}
 	return nil
+}
+
+// Add adds delta to the number attribute attr of the item at k (an absent item or attribute
+// counts as 0), sets the item's expiry (attribute ttl) to expires and returns the new value: one
+// UpdateItem, not a transaction, as DynamoDB applies concurrent additions to one item one after
+// another. It is for counters outside any resource (the rate limit's), never for resources.
+func (db *DB) Add(ctx context.Context, k Key, attr string, delta int64, expires time.Time) (n int64, err error) {
+	defer derrors.Wrap(&err, "store.Add(%s %s)", k.PK, k.SK)
+	res, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(db.Table),
+		Key:                      k.AV(),
+		UpdateExpression:         aws.String("ADD #n :d SET #t = :t"),
+		ExpressionAttributeNames: map[string]string{"#n": attr, "#t": AttrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":d": &types.AttributeValueMemberN{Value: strconv.FormatInt(delta, 10)},
+			":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, err
+	}
+	v, ok := res.Attributes[attr].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("store: %s is not a number after the update", attr)
+	}
+	return strconv.ParseInt(v.Value, 10, 64)
 }

@@ -38,6 +38,7 @@ const (
 	OpGetItem            = "GetItem"
 	OpPutItem            = "PutItem"
 	OpDeleteItem         = "DeleteItem"
+	OpUpdateItem         = "UpdateItem"
 	OpBatchGetItem       = "BatchGetItem"
 	OpBatchWriteItem     = "BatchWriteItem"
 	OpQuery              = "Query"
@@ -257,6 +258,33 @@ func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ..
 	}
 	delete(t.items, k)
 	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// UpdateItem implements store.Client. ReturnValues UPDATED_NEW returns the whole new item, a
+// superset of what DynamoDB returns, which names only the updated attributes.
+func (t *Table) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(OpUpdateItem, in); err != nil {
+		return nil, err
+	}
+	k, err := t.conditional(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	it := clone(t.items[k])
+	if it == nil {
+		it = item{"pk": in.Key["pk"], "sk": in.Key["sk"]}
+	}
+	if err := applyUpdate(aws.ToString(in.UpdateExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it); err != nil {
+		return nil, err
+	}
+	t.items[k] = it
+	out := &dynamodb.UpdateItemOutput{}
+	if in.ReturnValues == types.ReturnValueUpdatedNew || in.ReturnValues == types.ReturnValueAllNew {
+		out.Attributes = clone(it)
+	}
+	return out, nil
 }
 
 // BatchGetItem implements store.Client.

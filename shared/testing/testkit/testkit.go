@@ -159,6 +159,24 @@ func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 	return st
 }
 
+// Instance serves families from dependencies of their own on the stack's table, as another
+// Lambda instance or local server would: built from the environment (as it is now) like the
+// stack's, sharing no memory with it. It lives as long as the test.
+func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*runtime.Deps, *httptest.Server) {
+	t.Helper()
+	d, err := runtime.NewDeps(context.Background(), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("TEST_LOG") == "" {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		d.Kit.Log, d.Server.Log = quiet, quiet
+	}
+	srv := httptest.NewServer(d.Mux(families...))
+	t.Cleanup(srv.Close)
+	return d, srv
+}
+
 var (
 	sharedMu    sync.Mutex
 	sharedStack *Stack

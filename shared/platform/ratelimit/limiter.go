@@ -1,0 +1,194 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/store"
+)
+
+// attrCount is the counter item's attribute holding the window's count.
+const attrCount = "n"
+
+// Limiter counts requests per account in the table and decides on each. It implements
+// auth.Limiter.
+type Limiter struct {
+	DB     *store.DB
+	Policy Policy
+	// Log returns the logger for counts that failed; nil (or a nil logger) logs to
+	// slog.Default.
+	Log func() *slog.Logger
+	// Now is the clock; nil is time.Now. Tests set it to place requests in a window.
+	Now func() time.Time
+
+	mu sync.Mutex
+	// prev holds, per account, the count of a finished window as read once by this process.
+	prev map[string]finished
+}
+
+var _ auth.Limiter = (*Limiter)(nil)
+
+// finished is the final count of one account's window.
+type finished struct {
+	index, count int64
+}
+
+// maxCached bounds the finished counts kept; past it the cache starts over.
+const maxCached = 10000
+
+// Start counts one request of account and returns its decision, pending until the count's
+// round trip returns.
+func (l *Limiter) Start(ctx context.Context, account string) api.Admission {
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	d := &decision{policy: l.Policy, done: make(chan struct{})}
+	at := now()
+	go func() {
+		defer close(d.done)
+		l.count(ctx, account, at, d)
+	}()
+	return d
+}
+
+// count increments the window's counter (reading the previous window's count alongside when
+// this process does not know it yet) and fills in d.
+func (l *Limiter) count(ctx context.Context, account string, at time.Time, d *decision) {
+	p := l.Policy
+	index, frac := p.window(at)
+	secs := p.seconds()
+	// A window's counter is still read as the previous one during the next window.
+	expires := time.UnixMilli((index + 3) * p.Window.Milliseconds())
+	key := store.RateKey(account, secs, index)
+
+	prev, known := l.finished(account, index-1)
+	var prevErr error
+	var read sync.WaitGroup
+	if !known {
+		read.Add(1)
+		go func() {
+			defer read.Done()
+			prev, prevErr = l.read(ctx, store.RateKey(account, secs, index-1))
+		}()
+	}
+	cur, err := l.DB.Add(ctx, key, attrCount, 1, expires)
+	read.Wait()
+	if err != nil {
+		l.failed(ctx, account, fmt.Errorf("ratelimit: count: %w", err))
+		return
+	}
+	if prevErr != nil {
+		// The current window's count alone still bounds the account; the previous one is
+		// asked for again by the next request.
+		l.failed(ctx, account, fmt.Errorf("ratelimit: read the previous window: %w", prevErr))
+		prev = 0
+	} else if !known {
+		l.remember(account, finished{index - 1, prev})
+	}
+	s := state{prev: prev, cur: cur, frac: frac}
+	d.counted = true
+	if s.estimate() <= float64(p.Requests) {
+		d.remaining = p.remaining(s)
+		d.reset = p.regain(s, d.remaining)
+		return
+	}
+	// Refused requests use no quota: the increment is taken back, detached from the request
+	// so that a client hanging up does not leave it counted.
+	if _, err := l.DB.Add(context.WithoutCancel(ctx), key, attrCount, -1, expires); err != nil {
+		l.failed(ctx, account, fmt.Errorf("ratelimit: take back a refused request: %w", err))
+	}
+	s.cur--
+	d.refused = true
+	d.reset = p.regain(s, 0)
+}
+
+// read returns the count of the counter item at k (0 when absent).
+func (l *Limiter) read(ctx context.Context, k store.Key) (int64, error) {
+	var it struct {
+		N int64 `dynamodbav:"n"`
+	}
+	err := l.DB.Get(ctx, k, &it)
+	if store.IsNotFound(err) {
+		return 0, nil
+	}
+	return it.N, err
+}
+
+func (l *Limiter) finished(account string, index int64) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, ok := l.prev[account]
+	return f.count, ok && f.index == index
+}
+
+func (l *Limiter) remember(account string, f finished) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.prev == nil || len(l.prev) >= maxCached {
+		l.prev = make(map[string]finished)
+	}
+	if cur, ok := l.prev[account]; !ok || cur.index < f.index {
+		l.prev[account] = f
+	}
+}
+
+// failed logs a count that could not be made; a request whose client went away is not worth a
+// line.
+func (l *Limiter) failed(ctx context.Context, account string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	log := slog.Default()
+	if l.Log != nil {
+		if lg := l.Log(); lg != nil {
+			log = lg
+		}
+	}
+	op := ""
+	if r, ok := api.FromContext(ctx); ok {
+		op = r.OpID
+	}
+	log.Error("rate limit count failed; request admitted", "op", op, "account", account, "err", err.Error())
+}
+
+// decision is one request's admission. Its fields are written by the counting goroutine
+// before done is closed and only read after.
+type decision struct {
+	policy Policy
+	done   chan struct{}
+
+	counted   bool // false: the count failed and the request is admitted unreported
+	refused   bool
+	remaining int64
+	reset     time.Duration
+}
+
+// Settle implements api.Admission.
+func (d *decision) Settle(h http.Header) *api.Error {
+	<-d.done
+	if !d.counted {
+		return nil
+	}
+	t := int64(d.reset / time.Second)
+	if h != nil {
+		h.Set("RateLimit", policyName+";r="+strconv.FormatInt(d.remaining, 10)+";t="+strconv.FormatInt(t, 10))
+	}
+	if !d.refused {
+		return nil
+	}
+	if h != nil {
+		h.Set("Retry-After", strconv.FormatInt(t, 10))
+	}
+	return &api.Error{Status: http.StatusTooManyRequests, Code: api.CodeRateLimited,
+		Msg: fmt.Sprintf("API request rate limit exceeded for the account: at most %d requests per %d seconds; retry after %d seconds",
+			d.policy.Requests, d.policy.seconds(), t),
+		Details: map[string]string{"retry_after": strconv.FormatInt(t, 10)}}
+}
