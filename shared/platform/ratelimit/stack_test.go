@@ -139,6 +139,14 @@ func TestLimitPerAccount(t *testing.T) {
 	if res := s.Do(t, "GET", url+"/no_such_route", a.Token, nil); res.Status != http.StatusNotFound || res.Header.Get("RateLimit-Policy") != policy {
 		t.Fatalf("unknown route: %d RateLimit-Policy %q", res.Status, res.Header.Get("RateLimit-Policy"))
 	}
+	pre, _ := http.NewRequest(http.MethodOptions, url+"/api_keys", nil)
+	pre.Header.Set("Origin", "https://app.example")
+	pre.Header.Set("Access-Control-Request-Method", "GET")
+	if res, err := http.DefaultClient.Do(pre); err != nil || res.StatusCode != http.StatusNoContent || res.Header.Get("RateLimit-Policy") != policy {
+		t.Fatalf("preflight: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
 
 	// A second before Retry-After is still too early (and names the one second left); at
 	// Retry-After the request is served.
