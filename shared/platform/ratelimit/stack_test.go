@@ -36,20 +36,18 @@ func templateDefault(t testing.TB) string {
 		Parameters map[string]struct {
 			Default string `yaml:"Default"`
 		} `yaml:"Parameters"`
-		Globals struct {
-			Function struct {
-				Environment struct {
-					Variables map[string]any `yaml:"Variables"`
-				} `yaml:"Environment"`
-			} `yaml:"Function"`
-		} `yaml:"Globals"`
+		Globals map[string]any `yaml:"Globals"`
 	}
 	if err := yaml.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := tpl.Globals.Function.Environment.Variables[ratelimit.EnvVar].(map[string]any)
-	if ref["Ref"] != "RateLimit" {
-		t.Fatalf("template.yaml: %s is %v, want the RateLimit parameter", ratelimit.EnvVar, tpl.Globals.Function.Environment.Variables[ratelimit.EnvVar])
+	var v any = tpl.Globals
+	for _, name := range []string{"Function", "Environment", "Variables", ratelimit.EnvVar} {
+		m, _ := v.(map[string]any)
+		v = m[name]
+	}
+	if ref, _ := v.(map[string]any); ref["Ref"] != "RateLimit" {
+		t.Fatalf("template.yaml: %s is %v, want the RateLimit parameter", ratelimit.EnvVar, v)
 	}
 	return tpl.Parameters["RateLimit"].Default
 }

@@ -215,6 +215,28 @@ func (t *Table) conditional(key item, cond *string, names map[string]string, val
 	return k, err
 }
 
+// single records a call of a single-item write and returns the key of its item, or its scripted
+// failure or the failure of its condition. t.mu must be held.
+func (t *Table) single(op string, in any, key item, cond *string, names map[string]string, vals map[string]types.AttributeValue) ([2]string, error) {
+	if err := t.begin(op, in); err != nil {
+		return [2]string{}, err
+	}
+	return t.conditional(key, cond, names, vals)
+}
+
+// updated returns a copy of cur (a new item at key when cur is absent) with the update
+// expression applied.
+func updated(cur, key item, expr *string, names map[string]string, vals map[string]types.AttributeValue) (item, error) {
+	it := clone(cur)
+	if it == nil {
+		it = item{"pk": key["pk"], "sk": key["sk"]}
+	}
+	if err := applyUpdate(aws.ToString(expr), names, vals, it); err != nil {
+		return nil, err
+	}
+	return it, nil
+}
+
 // GetItem implements store.Client.
 func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	t.mu.Lock()
@@ -234,10 +256,7 @@ func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(
 func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.begin(OpPutItem, in); err != nil {
-		return nil, err
-	}
-	k, err := t.conditional(in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	k, err := t.single(OpPutItem, in, in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	if err != nil {
 		return nil, err
 	}
@@ -249,10 +268,7 @@ func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(
 func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.begin(OpDeleteItem, in); err != nil {
-		return nil, err
-	}
-	k, err := t.conditional(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	k, err := t.single(OpDeleteItem, in, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	if err != nil {
 		return nil, err
 	}
@@ -265,18 +281,12 @@ func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ..
 func (t *Table) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.begin(OpUpdateItem, in); err != nil {
-		return nil, err
-	}
-	k, err := t.conditional(in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	k, err := t.single(OpUpdateItem, in, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	if err != nil {
 		return nil, err
 	}
-	it := clone(t.items[k])
-	if it == nil {
-		it = item{"pk": in.Key["pk"], "sk": in.Key["sk"]}
-	}
-	if err := applyUpdate(aws.ToString(in.UpdateExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it); err != nil {
+	it, err := updated(t.items[k], in.Key, in.UpdateExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
 		return nil, err
 	}
 	t.items[k] = it
@@ -536,11 +546,8 @@ func (t *Table) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrite
 		case w.Delete != nil:
 			deleted[k] = true
 		case w.Update != nil:
-			it := clone(cur)
-			if it == nil {
-				it = item{"pk": key["pk"], "sk": key["sk"]}
-			}
-			if err := applyUpdate(aws.ToString(w.Update.UpdateExpression), names, vals, it); err != nil {
+			it, err := updated(cur, key, w.Update.UpdateExpression, names, vals)
+			if err != nil {
 				return nil, err
 			}
 			next[k] = it
