@@ -16,19 +16,19 @@ const PackageFile = "spec/specification.json"
 // types by "<resource type>.<name>" (AWS::SQS::Queue.X), or by bare name for the few shared
 // ones (Tag).
 type Spec struct {
-	Version       string               `json:"ResourceSpecificationVersion"`
-	ResourceTypes map[string]*TypeSpec `json:"ResourceTypes"`
-	PropertyTypes map[string]*TypeSpec `json:"PropertyTypes"`
+	Version       string `json:"ResourceSpecificationVersion"`
+	ResourceTypes map[string]*TypeSpec
+	PropertyTypes map[string]*TypeSpec
 }
 
 // TypeSpec is one resource or property type. A property type without Properties is an alias of
 // the value its embedded Property describes (a list of another type, a primitive).
 type TypeSpec struct {
-	Properties map[string]*Property `json:"Properties"`
+	Properties map[string]*Property
 	// AdditionalProperties: any property name is allowed (custom resources).
-	AdditionalProperties bool `json:"AdditionalProperties"`
+	AdditionalProperties bool
 	// RequiredTransform is the transform a template needs for this type (SAM's).
-	RequiredTransform string `json:"RequiredTransform"`
+	RequiredTransform string
 	Property
 }
 
@@ -36,21 +36,21 @@ type TypeSpec struct {
 // the singular fields; SAM's types add the plural ones for values that may take several shapes
 // (CodeUri: a string or an S3Location; Policies: a string, a document or a list of either).
 type Property struct {
-	Required          bool   `json:"Required"`
-	PrimitiveType     string `json:"PrimitiveType"`
-	Type              string `json:"Type"` // "List", "Map" or a property type's name
-	ItemType          string `json:"ItemType"`
-	PrimitiveItemType string `json:"PrimitiveItemType"`
+	Required          bool
+	PrimitiveType     string
+	Type              string // "List", "Map" or a property type's name
+	ItemType          string
+	PrimitiveItemType string
 
-	PrimitiveTypes     []string `json:"PrimitiveTypes"`
-	Types              []string `json:"Types"`
-	PrimitiveItemTypes []string `json:"PrimitiveItemTypes"`
+	PrimitiveTypes     []string
+	Types              []string
+	PrimitiveItemTypes []string
 	// Inclusive*: the value may also be a list of these (SAM's Policies).
-	InclusiveItemTypes          []string `json:"InclusiveItemTypes"`
-	InclusivePrimitiveItemTypes []string `json:"InclusivePrimitiveItemTypes"`
+	InclusiveItemTypes          []string
+	InclusivePrimitiveItemTypes []string
 	// InclusiveItemPattern: each list item that is an object maps pattern keys to an
 	// InclusiveItemTypes value (SAM's RequestParameters).
-	InclusiveItemPattern bool `json:"InclusiveItemPattern"`
+	InclusiveItemPattern bool
 }
 
 // Addition is a property SAM documents that the pinned specification lacks.
