@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,65 +77,31 @@ func TestJavaScriptClient(t *testing.T) {
 	t.Logf("node %s", strings.TrimSpace(string(out)))
 
 	a := s.NewAccount(t)
-	ctx := context.Background()
 	var families []jsFamily
 	var subscription map[string]any
-	for _, f := range app.Functions() {
-		files, err := app.SampleFiles(root, f.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vars, err := app.SampleSetup(ctx, f.Dir, accountCreator(t, a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fam := jsFamily{}
-		var create map[string]any
-		for _, file := range files {
-			ev := readSample(t, file, vars)
-			method, path, _ := strings.Cut(ev.RouteKey, " ")
-			var body map[string]any
-			if ev.Body != "" {
-				if err := json.Unmarshal([]byte(ev.Body), &body); err != nil {
-					t.Fatalf("%s: body: %v", file, err)
-				}
-			}
-			switch {
-			case method == "POST" && !strings.Contains(path, "{"):
-				fam.Path, create = path, body
-			case method == "PATCH" && strings.HasSuffix(path, "/{id}") && strings.Count(path, "{") == 1:
-				fam.Update = body
-			}
-		}
-		if create == nil || fam.Update == nil {
-			t.Fatalf("events/%s has no create or no update sample", f.Dir)
+	for _, form := range sampleForms(t, a) {
+		fam := jsFamily{Path: form.Path, Update: form.Update, Service: jsServices[form.Path]}
+		if fam.Service == "" {
+			t.Fatalf("%s: no JavaScript client service is known for it; add it to jsServices", fam.Path)
 		}
 		for i := range 3 {
-			body := maps.Clone(create)
+			body := maps.Clone(form.Create)
 			if distinct := jsDistinct[fam.Path]; distinct != nil {
 				distinct(i, body)
 			}
 			fam.Creates = append(fam.Creates, body)
 		}
-		if fam.Service = jsServices[fam.Path]; fam.Service == "" {
-			t.Fatalf("%s: no JavaScript client service is known for it; add it to jsServices", fam.Path)
-		}
 		if fam.Path == "/event_subscriptions" {
-			subscription = create
+			subscription = form.Create
 		}
 		families = append(families, fam)
-	}
-	for _, d := range app.Families {
-		if !slices.ContainsFunc(families, func(f jsFamily) bool { return f.Path == d.Path }) {
-			t.Fatalf("%s: no create and update sample found for it in events/%s", d.Path, d.Dir)
-		}
 	}
 	spec, err := json.Marshal(map[string]any{"module": module, "baseUrl": s.Server.URL, "token": a.Token,
 		"families": families, "subscription": map[string]any{"create": subscription}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "jsclient.cjs"))
 	cmd.Stdin = bytes.NewReader(spec)

@@ -68,7 +68,7 @@ func TestIPPolicyRulesHooks(t *testing.T) {
 	}
 	it := &access.RuleItem{Meta: store.Meta{ID: "ipr_1"}, CIDR: "10.0.0.0/8", Action: access.ActionAllow, PolicyID: "ipp_1"}
 	wantError(t, f.Update(ctx, request("PATCH", `{"action":"deny"}`), it, nil), access.CodeActionNotAllowd, "action")
-	want := `{"id":"ipr_1","uri":"https://api.example.com/ip_policy_rules/ipr_1","created_at":"1970-01-01T00:00:00Z","description":"","metadata":"",` +
+	want := `{"id":"ipr_1","uri":"https://api.example.com/ip_policy_rules/ipr_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"cidr":"10.0.0.0/8","ip_policy":{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},"action":"allow"}`
 	if got := render(t, f.Render(request("GET", ""), it)); got != want {
 		t.Fatalf("render %s\nwant   %s", got, want)
@@ -90,7 +90,7 @@ func TestIPRestrictionsHooks(t *testing.T) {
 	}
 	it := &access.RestrictionItem{Meta: store.Meta{ID: "ipx_1"}, Type: access.TypeAgent, PolicyIDs: []string{"ipp_1", "ipp_2"}}
 	wantError(t, f.Update(ctx, request("PATCH", `{}`), it, nil), "ERR_NGROK_606", "body")
-	want := `{"id":"ipx_1","uri":"https://api.example.com/ip_restrictions/ipx_1","created_at":"1970-01-01T00:00:00Z","description":"","metadata":"",` +
+	want := `{"id":"ipx_1","uri":"https://api.example.com/ip_restrictions/ipx_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"enforced":false,"type":"agent","ip_policies":[{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},` +
 		`{"id":"ipp_2","uri":"https://api.example.com/ip_policies/ipp_2"}]}`
 	if got := render(t, f.Render(request("GET", ""), it)); got != want {

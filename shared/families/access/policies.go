@@ -38,11 +38,10 @@ type PolicyItem struct {
 
 // PolicyJSON is the wire form of an IP policy.
 type PolicyJSON struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"`
-	CreatedAt   string `json:"created_at"`
-	Description string `json:"description"`
-	Metadata    string `json:"metadata"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
 }
 
 type policyBody struct {
@@ -74,7 +73,7 @@ type IPPolicies struct {
 // Render returns an IP policy as GET returns it.
 func (f IPPolicies) Render(r *api.Request, it *PolicyItem) any {
 	return PolicyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata}
+		DescribedJSON: it.Described.Rendered()}
 }
 
 // Create fills a new IP policy, with an empty rule index, from the request body.

@@ -36,14 +36,13 @@ type RestrictionItem struct {
 
 // RestrictionJSON is the wire form of an IP restriction.
 type RestrictionJSON struct {
-	ID          string    `json:"id"`
-	URI         string    `json:"uri"`
-	CreatedAt   string    `json:"created_at"`
-	Description string    `json:"description"`
-	Metadata    string    `json:"metadata"`
-	Enforced    bool      `json:"enforced"`
-	Type        string    `json:"type"`
-	IPPolicies  []api.Ref `json:"ip_policies"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	Enforced   bool      `json:"enforced"`
+	Type       string    `json:"type"`
+	IPPolicies []api.Ref `json:"ip_policies"`
 }
 
 type restrictionCreate struct {
@@ -82,8 +81,7 @@ func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
 	for _, p := range it.PolicyIDs {
 		refs = append(refs, policyRef(r, p))
 	}
-	return RestrictionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
-		Metadata: it.Metadata, Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
+	return RestrictionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), DescribedJSON: it.Described.Rendered(), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
 }
 
 // Create fills a new restriction from the request body, reading its policies with the items

@@ -30,14 +30,13 @@ type RuleItem struct {
 
 // RuleJSON is the wire form of an IP policy rule.
 type RuleJSON struct {
-	ID          string  `json:"id"`
-	URI         string  `json:"uri"`
-	CreatedAt   string  `json:"created_at"`
-	Description string  `json:"description"`
-	Metadata    string  `json:"metadata"`
-	CIDR        string  `json:"cidr"`
-	IPPolicy    api.Ref `json:"ip_policy"`
-	Action      string  `json:"action"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	CIDR     string  `json:"cidr"`
+	IPPolicy api.Ref `json:"ip_policy"`
+	Action   string  `json:"action"`
 }
 
 type ruleCreate struct {
@@ -76,8 +75,7 @@ type IPPolicyRules struct {
 
 // Render returns a rule as GET returns it.
 func (f IPPolicyRules) Render(r *api.Request, it *RuleItem) any {
-	return RuleJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
-		Metadata: it.Metadata, CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
+	return RuleJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), DescribedJSON: it.Described.Rendered(), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
 }
 
 // Create fills a new rule from the request body and adds it to its policy's index, refusing a

@@ -23,12 +23,11 @@ type TunnelGroupItem struct {
 
 // TunnelGroupJSON is the wire form of a tunnel group backend.
 type TunnelGroupJSON struct {
-	ID          string            `json:"id"`
-	URI         string            `json:"uri"`
-	CreatedAt   string            `json:"created_at"`
-	Description string            `json:"description"`
-	Metadata    string            `json:"metadata"`
-	Labels      map[string]string `json:"labels"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	Labels map[string]string `json:"labels"`
 	// Tunnels are the online tunnels matching the labels; this service has no tunnel sessions
 	// yet, so it is always an empty list (never null).
 	Tunnels []api.Ref `json:"tunnels"`
@@ -68,8 +67,7 @@ func (f TunnelGroupBackends) Render(r *api.Request, it *TunnelGroupItem) any {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	return TunnelGroupJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), Description: it.Description,
-		Metadata: it.Metadata, Labels: labels, Tunnels: []api.Ref{}}
+	return TunnelGroupJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), DescribedJSON: it.Described.Rendered(), Labels: labels, Tunnels: []api.Ref{}}
 }
 
 // Create fills a new tunnel group backend from the request body.

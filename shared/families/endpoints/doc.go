@@ -12,4 +12,9 @@
 //     account and URL, written in the endpoint's own transaction, enforces it.
 //   - Over-long description (255 bytes) or metadata (4096 bytes) is ERR_NGROK_215, the code of a
 //     bad field value.
+//   - A cloud endpoint is rendered with the members the platform returns for one: id, uri,
+//     created_at, updated_at, type, url, public_url, proto, hostport, bindings,
+//     pooling_enabled, traffic_policy, domain (only when the URL is on a reserved domain, which
+//     this service does not have) and description/metadata when set. Agent endpoints' members
+//     (tunnel, upstream_url, principal, …) are absent rather than null.
 package endpoints

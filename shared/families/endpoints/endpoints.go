@@ -43,37 +43,25 @@ type Item struct {
 	UpdatedAt      int64    `dynamodbav:"updated"`
 }
 
-// JSON is the wire form of an endpoint.
+// JSON is the wire form of a cloud endpoint: the members the platform returns for one, no
+// more (agent endpoints' members such as tunnel, upstream_url or principal are absent, not null).
 type JSON struct {
-	ID             string   `json:"id"`
-	Region         string   `json:"region"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+	resource.DescribedJSON
+	Type           string   `json:"type"`
+	URL            string   `json:"url"`
 	PublicURL      string   `json:"public_url"`
 	Proto          string   `json:"proto"`
-	Scheme         string   `json:"scheme"`
 	Hostport       string   `json:"hostport"`
-	Host           string   `json:"host"`
-	Port           int      `json:"port"`
-	Type           string   `json:"type"`
-	Metadata       string   `json:"metadata"`
-	Description    string   `json:"description"`
-	Domain         *api.Ref `json:"domain"`
-	TCPAddr        *api.Ref `json:"tcp_addr"`
-	Tunnel         *api.Ref `json:"tunnel"`
-	Edge           *api.Ref `json:"edge"`
-	URL            string   `json:"url"`
-	Principal      api.Ref  `json:"principal"`
-	TrafficPolicy  string   `json:"traffic_policy"`
 	Bindings       []string `json:"bindings"`
-	TunnelSession  *api.Ref `json:"tunnel_session"`
-	URI            string   `json:"uri"`
 	PoolingEnabled bool     `json:"pooling_enabled"`
-	// Name, UpstreamURL and UpstreamProtocol describe agent endpoints; a cloud endpoint has none
-	// of them, and the create and update forms do not take them.
-	Name             string `json:"name"`
-	UpstreamURL      string `json:"upstream_url"`
-	UpstreamProtocol string `json:"upstream_protocol"`
+	TrafficPolicy  string   `json:"traffic_policy"`
+	// Domain is the reserved domain the URL is on; this service has no reserved domains, so it
+	// is always omitted.
+	Domain *api.Ref `json:"domain,omitempty"`
 }
 
 type createBody struct {
@@ -112,14 +100,9 @@ type Endpoints struct {
 // Render returns an endpoint as GET returns it.
 func (f Endpoints) Render(r *api.Request, it *Item) any {
 	u, _ := ParseURL(it.URL)
-	principal := api.Ref{ID: it.PrincipalID, URI: r.URI("/users/" + it.PrincipalID)}
-	if ids.Is(it.PrincipalID, ids.BotUser) {
-		principal.URI = r.URI("/bot_users/" + it.PrincipalID)
-	}
-	return JSON{ID: it.ID, Region: "global", CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-		PublicURL: it.URL, Proto: u.Scheme, Scheme: u.Scheme, Hostport: u.HostPort(), Host: u.Host, Port: u.Port, Type: it.Type,
-		Metadata: it.Metadata, Description: it.Description, URL: it.URL, Principal: principal, TrafficPolicy: it.TrafficPolicy,
-		Bindings: slices.Clone(it.Bindings), URI: f.URI(r, it.ID), PoolingEnabled: it.PoolingEnabled}
+	return JSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
+		DescribedJSON: it.Described.Rendered(), Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
+		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy}
 }
 
 // Create fills a new cloud endpoint from the request body and claims its URL.

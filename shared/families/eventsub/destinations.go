@@ -31,13 +31,12 @@ func SealAAD(account, id string) map[string]string {
 
 // DestinationJSON is the wire form of an event destination.
 type DestinationJSON struct {
-	ID          string     `json:"id"`
-	Metadata    string     `json:"metadata"`
-	CreatedAt   string     `json:"created_at"`
-	Description string     `json:"description"`
-	Format      string     `json:"format"`
-	Target      TargetJSON `json:"target"`
-	URI         string     `json:"uri"`
+	ID string `json:"id"`
+	resource.DescribedJSON
+	CreatedAt string     `json:"created_at"`
+	Format    string     `json:"format"`
+	Target    TargetJSON `json:"target"`
+	URI       string     `json:"uri"`
 }
 
 // FormatJSON is the only event format.
@@ -79,8 +78,8 @@ type EventDestinations struct {
 
 // Render returns a destination as GET returns it: its target's secret is never shown.
 func (f EventDestinations) Render(r *api.Request, it *DestinationItem) any {
-	return DestinationJSON{ID: it.ID, Metadata: it.Metadata, CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Format: it.Format, Target: it.Target.JSON(), URI: f.URI(r, it.ID)}
+	return DestinationJSON{ID: it.ID, DescribedJSON: it.Described.Rendered(), CreatedAt: api.Timestamp(it.CreatedAt),
+		Format: it.Format, Target: it.Target.JSON(), URI: f.URI(r, it.ID)}
 }
 
 // Create fills a new destination from the request body, sealing its target's secret.

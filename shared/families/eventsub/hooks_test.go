@@ -36,7 +36,7 @@ func TestSubscriptionRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"id":"esb_1","uri":"https://example.com/event_subscriptions/esb_1","created_at":"1970-01-01T00:00:00Z",` +
-		`"metadata":"m","description":"",` +
+		`"metadata":"m",` +
 		`"sources":[{"type":"api_key_created.v0","uri":"https://example.com/event_subscriptions/esb_1/sources/api_key_created.v0"}],` +
 		`"destinations":[{"id":"ed_1","uri":"https://example.com/event_destinations/ed_1"}]}`
 	if string(b) != want {

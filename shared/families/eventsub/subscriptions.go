@@ -42,11 +42,10 @@ const (
 
 // SubscriptionJSON is the wire form of an event subscription.
 type SubscriptionJSON struct {
-	ID           string       `json:"id"`
-	URI          string       `json:"uri"`
-	CreatedAt    string       `json:"created_at"`
-	Metadata     string       `json:"metadata"`
-	Description  string       `json:"description"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
 	Sources      []SourceJSON `json:"sources"`
 	Destinations []api.Ref    `json:"destinations"`
 }
@@ -102,7 +101,7 @@ type EventSubscriptions struct {
 // Render returns a subscription as GET returns it.
 func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
 	out := SubscriptionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Metadata: it.Metadata, Description: it.Description, Sources: f.renderSources(r, it),
+		DescribedJSON: it.Described.Rendered(), Sources: f.renderSources(r, it),
 		Destinations: make([]api.Ref, 0, len(it.Destinations))}
 	for _, d := range it.Destinations {
 		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: EventDestinationsDescriptor.URI(r, d)})

@@ -16,13 +16,12 @@ type APIKeyItem struct {
 
 // APIKeyJSON is the wire form of an API key.
 type APIKeyJSON struct {
-	ID          string  `json:"id"`
-	URI         string  `json:"uri"`
-	Description string  `json:"description"`
-	Metadata    string  `json:"metadata"`
-	CreatedAt   string  `json:"created_at"`
-	Token       *string `json:"token"`
-	OwnerID     string  `json:"owner_id"`
+	ID  string `json:"id"`
+	URI string `json:"uri"`
+	resource.DescribedJSON
+	CreatedAt string  `json:"created_at"`
+	Token     *string `json:"token"`
+	OwnerID   string  `json:"owner_id"`
 }
 
 type apiKeyCreate struct {
@@ -49,7 +48,7 @@ type APIKeys struct {
 func (f APIKeys) Render(r *api.Request, it *APIKeyItem) any { return f.render(r, it, nil) }
 
 func (f APIKeys) render(r *api.Request, it *APIKeyItem, token *string) APIKeyJSON {
-	return APIKeyJSON{ID: it.ID, URI: f.URI(r, it.ID), Description: it.Description, Metadata: it.Metadata,
+	return APIKeyJSON{ID: it.ID, URI: f.URI(r, it.ID), DescribedJSON: it.Described.Rendered(),
 		CreatedAt: api.Timestamp(it.CreatedAt), Token: token, OwnerID: it.OwnerID}
 }
 

@@ -18,14 +18,13 @@ type CredentialItem struct {
 
 // CredentialJSON is the wire form of a tunnel credential.
 type CredentialJSON struct {
-	ID          string   `json:"id"`
-	URI         string   `json:"uri"`
-	CreatedAt   string   `json:"created_at"`
-	Description string   `json:"description"`
-	Metadata    string   `json:"metadata"`
-	Token       *string  `json:"token"`
-	ACL         []string `json:"acl"`
-	OwnerID     string   `json:"owner_id"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	Token   *string  `json:"token"`
+	ACL     []string `json:"acl"`
+	OwnerID string   `json:"owner_id"`
 }
 
 // CodeInvalidACL is the credential family's code for a malformed ACL rule.
@@ -67,7 +66,7 @@ func (f Credentials) render(r *api.Request, it *CredentialItem, token *string) C
 		rules = []string{}
 	}
 	return CredentialJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata, Token: token, ACL: rules, OwnerID: it.OwnerID}
+		DescribedJSON: it.Described.Rendered(), Token: token, ACL: rules, OwnerID: it.OwnerID}
 }
 
 // Create fills a new credential from the request body and issues its token, shown only in the

@@ -69,7 +69,7 @@ func TestAPIKeyUpdateRefusals(t *testing.T) {
 func TestCredentialRenderAndUpdate(t *testing.T) {
 	it := &CredentialItem{Secret: Secret{Meta: store.Meta{ID: "cr_1"}, OwnerID: "bot_1"}}
 	wantJSON(t, credentials().Render(request(""), it),
-		`{"id":"cr_1","uri":"https://example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","description":"","metadata":"","token":null,"acl":[],"owner_id":"bot_1"}`)
+		`{"id":"cr_1","uri":"https://example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","token":null,"acl":[],"owner_id":"bot_1"}`)
 	f := credentials()
 	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
 	wantCode(t, f.Update(context.Background(), request(`{"acl":["bind:a b"],"description":"x"}`), it, nil), CodeInvalidACL, "acl")

@@ -66,15 +66,20 @@ type Authority struct {
 	Certificates int64       `dynamodbav:"certs"`
 }
 
+// keyJSON is what the wire forms of SSH certificate authorities and certificates begin with:
+// the resource's own members and its public key.
+type keyJSON struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	PublicKey string `json:"public_key"`
+	KeyType   string `json:"key_type"`
+}
+
 // AuthorityJSON is the wire form of an SSH certificate authority.
 type AuthorityJSON struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"`
-	CreatedAt   string `json:"created_at"`
-	Description string `json:"description"`
-	Metadata    string `json:"metadata"`
-	PublicKey   string `json:"public_key"`
-	KeyType     string `json:"key_type"`
+	keyJSON
 }
 
 type authorityCreate struct {
@@ -171,8 +176,8 @@ type Authorities struct {
 
 // Render returns an SSH certificate authority as GET returns it; the private key never appears.
 func (f Authorities) Render(r *api.Request, it *Authority) any {
-	return AuthorityJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType}
+	return AuthorityJSON{keyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		DescribedJSON: it.Described.Rendered(), PublicKey: it.PublicKey, KeyType: it.KeyType}}
 }
 
 // Prepare generates and seals the key pair. Key generation (an RSA 4096 key takes up to seconds)

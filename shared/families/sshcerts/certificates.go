@@ -32,38 +32,22 @@ type Certificate struct {
 	Certificate     string            `dynamodbav:"certificate"`
 }
 
-// UserCertificateJSON is the wire form of an SSH user certificate.
-type UserCertificateJSON struct {
-	ID                        string            `json:"id"`
-	URI                       string            `json:"uri"`
-	CreatedAt                 string            `json:"created_at"`
-	Description               string            `json:"description"`
-	Metadata                  string            `json:"metadata"`
-	PublicKey                 string            `json:"public_key"`
-	KeyType                   string            `json:"key_type"`
-	SSHCertificateAuthorityID string            `json:"ssh_certificate_authority_id"`
-	Principals                []string          `json:"principals"`
-	CriticalOptions           map[string]string `json:"critical_options"`
-	Extensions                map[string]string `json:"extensions"`
-	ValidAfter                string            `json:"valid_after"`
-	ValidUntil                string            `json:"valid_until"`
-	Certificate               string            `json:"certificate"`
-}
-
 // HostCertificateJSON is the wire form of an SSH host certificate.
 type HostCertificateJSON struct {
-	ID                        string   `json:"id"`
-	URI                       string   `json:"uri"`
-	CreatedAt                 string   `json:"created_at"`
-	Description               string   `json:"description"`
-	Metadata                  string   `json:"metadata"`
-	PublicKey                 string   `json:"public_key"`
-	KeyType                   string   `json:"key_type"`
+	keyJSON
 	SSHCertificateAuthorityID string   `json:"ssh_certificate_authority_id"`
 	Principals                []string `json:"principals"`
 	ValidAfter                string   `json:"valid_after"`
 	ValidUntil                string   `json:"valid_until"`
 	Certificate               string   `json:"certificate"`
+}
+
+// UserCertificateJSON is the wire form of an SSH user certificate: a host certificate's members
+// and the certificate's critical options and extensions.
+type UserCertificateJSON struct {
+	HostCertificateJSON
+	CriticalOptions map[string]string `json:"critical_options"`
+	Extensions      map[string]string `json:"extensions"`
 }
 
 // certificateCreate is what user and host certificate creates share.
@@ -131,17 +115,14 @@ func (f Certificates) Render(r *api.Request, it *Certificate) any {
 	if principals == nil {
 		principals = []string{}
 	}
-	if f.kind.certType == ssh.HostCert {
-		return HostCertificateJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-			Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType,
-			SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
-			ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
-	}
-	return UserCertificateJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata, PublicKey: it.PublicKey, KeyType: it.KeyType,
+	host := HostCertificateJSON{keyJSON: keyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		DescribedJSON: it.Described.Rendered(), PublicKey: it.PublicKey, KeyType: it.KeyType},
 		SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
-		CriticalOptions: orEmpty(it.CriticalOptions), Extensions: orEmpty(it.Extensions),
 		ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
+	if f.kind.certType == ssh.HostCert {
+		return host
+	}
+	return UserCertificateJSON{HostCertificateJSON: host, CriticalOptions: orEmpty(it.CriticalOptions), Extensions: orEmpty(it.Extensions)}
 }
 
 // Prepare validates the body and signs the certificate, once per request; each transaction

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"tunnelapi/shared/platform/api"
@@ -21,7 +22,7 @@ func TestCertificateRender(t *testing.T) {
 	r := &api.Request{HTTP: httptest.NewRequest("GET", "https://api.example.com/", nil)}
 	it := &Certificate{AuthorityID: "sshca_1", PublicKey: "ssh-ed25519 AAAA", KeyType: "ed25519", ValidUntil: 60, Certificate: "cert"}
 	it.ID, it.Metadata = "c_1", "m"
-	common := `"created_at":"1970-01-01T00:00:00Z","description":"","metadata":"m","public_key":"ssh-ed25519 AAAA",` +
+	common := `"created_at":"1970-01-01T00:00:00Z","metadata":"m","public_key":"ssh-ed25519 AAAA",` +
 		`"key_type":"ed25519","ssh_certificate_authority_id":"sshca_1","principals":[],`
 	validity := `"valid_after":"1970-01-01T00:00:00Z","valid_until":"1970-01-01T00:01:00Z","certificate":"cert"}`
 	for _, c := range []struct {
@@ -29,7 +30,8 @@ func TestCertificateRender(t *testing.T) {
 		want  string
 	}{
 		{certificateHooks(SSHUserCertificatesDescriptor, userKind),
-			`{"id":"c_1","uri":"https://api.example.com/ssh_user_certificates/c_1",` + common + `"critical_options":{},"extensions":{},` + validity},
+			`{"id":"c_1","uri":"https://api.example.com/ssh_user_certificates/c_1",` + common + strings.TrimSuffix(validity, "}") +
+				`,"critical_options":{},"extensions":{}}`},
 		{certificateHooks(SSHHostCertificatesDescriptor, hostKind),
 			`{"id":"c_1","uri":"https://api.example.com/ssh_host_certificates/c_1",` + common + validity},
 	} {

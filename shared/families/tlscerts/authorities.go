@@ -19,11 +19,10 @@ type CertificateAuthority struct {
 
 // CertificateAuthorityJSON is the wire form of a certificate authority.
 type CertificateAuthorityJSON struct {
-	ID                string   `json:"id"`
-	URI               string   `json:"uri"`
-	CreatedAt         string   `json:"created_at"`
-	Description       string   `json:"description"`
-	Metadata          string   `json:"metadata"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
 	CAPEM             string   `json:"ca_pem"`
 	SubjectCommonName string   `json:"subject_common_name"`
 	NotBefore         string   `json:"not_before"`
@@ -56,7 +55,7 @@ type CertificateAuthorities struct {
 func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority) any {
 	return CertificateAuthorityJSON{
 		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata, CAPEM: it.CAPEM,
+		DescribedJSON: it.Described.Rendered(), CAPEM: it.CAPEM,
 		SubjectCommonName: it.SubjectCommonName,
 		NotBefore:         api.Timestamp(it.NotBefore), NotAfter: api.Timestamp(it.NotAfter),
 		KeyUsages: list(it.KeyUsages), ExtendedKeyUsages: list(it.ExtendedKeyUsages),

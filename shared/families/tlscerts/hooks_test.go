@@ -29,7 +29,7 @@ func TestTLSCertificateRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"id":"cert_1","uri":"https://api.example.com/tls_certificates/cert_1","created_at":"1970-01-01T00:01:00Z",` +
-		`"description":"d","metadata":"","certificate_pem":"PEM","subject_common_name":"a.example.com",` +
+		`"description":"d","certificate_pem":"PEM","subject_common_name":"a.example.com",` +
 		`"subject_alternative_names":{"dns_names":["a.example.com"],"ips":[]},"issued_at":null,` +
 		`"not_before":"1970-01-01T00:00:00Z","not_after":"1970-01-02T00:00:00Z","key_usages":[],"extended_key_usages":[],` +
 		`"private_key_type":"ecdsa","issuer_common_name":"","serial_number":"","subject_organization":"",` +

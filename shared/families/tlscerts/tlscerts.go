@@ -32,11 +32,10 @@ type SANs struct {
 
 // TLSCertificateJSON is the wire form of a TLS certificate.
 type TLSCertificateJSON struct {
-	ID                        string   `json:"id"`
-	URI                       string   `json:"uri"`
-	CreatedAt                 string   `json:"created_at"`
-	Description               string   `json:"description"`
-	Metadata                  string   `json:"metadata"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
 	CertificatePEM            string   `json:"certificate_pem"`
 	SubjectCommonName         string   `json:"subject_common_name"`
 	SubjectAlternativeNames   SANs     `json:"subject_alternative_names"`
@@ -90,7 +89,7 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 	d := it.Details
 	return TLSCertificateJSON{
 		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata, CertificatePEM: it.CertificatePEM,
+		DescribedJSON: it.Described.Rendered(), CertificatePEM: it.CertificatePEM,
 		SubjectCommonName:       d.SubjectCommonName,
 		SubjectAlternativeNames: SANs{DNSNames: list(d.DNSNames), IPs: list(d.IPs)},
 		NotBefore:               api.Timestamp(d.NotBefore), NotAfter: api.Timestamp(d.NotAfter),

@@ -93,6 +93,16 @@ type Described struct {
 	Metadata    string `dynamodbav:"metadata"`
 }
 
+// DescribedJSON is the wire form of Described, embedded in a family's wire type so that every
+// family renders it alike: the platform omits description and metadata when they are empty.
+type DescribedJSON struct {
+	Description string `json:"description,omitempty"`
+	Metadata    string `json:"metadata,omitempty"`
+}
+
+// Rendered returns d's wire form.
+func (d Described) Rendered() DescribedJSON { return DescribedJSON(d) }
+
 // SetText checks optional description and metadata values against their byte limits (codes are
 // the family's error codes for each) and sets those given.
 func (d *Described) SetText(codes api.TextCodes, description, metadata *string) error {
