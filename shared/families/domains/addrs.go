@@ -34,13 +34,12 @@ type AddrItem struct {
 
 // AddrJSON is the wire form of a reserved address.
 type AddrJSON struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"`
-	CreatedAt   string `json:"created_at"`
-	Description string `json:"description"`
-	Metadata    string `json:"metadata"`
-	Addr        string `json:"addr"`
-	Region      string `json:"region"`
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	Addr   string `json:"addr"`
+	Region string `json:"region"`
 }
 
 type addrCreate struct {
@@ -70,7 +69,7 @@ type ReservedAddrs struct {
 // Render returns a reserved address as GET returns it.
 func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
 	return AddrJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		Description: it.Description, Metadata: it.Metadata, Addr: it.Addr, Region: it.Region}
+		DescribedJSON: it.Described.Rendered(), Addr: it.Addr, Region: it.Region}
 }
 
 // Prepare checks the body once per request and starts the search for a free address.
