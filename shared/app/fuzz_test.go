@@ -37,6 +37,11 @@ func FuzzAllRoutes(f *testing.F) {
 	}
 	f.Add(uint16(0), "%00", "limit=1e9&before_id=x", `{"description":null}`)
 	f.Add(uint16(1), strings.Repeat("a", 3000), "filter=obj.x%5B0%5D", `{"owner_id":"usr_x"}`)
+	// Path ids repeated in bodies, beforeId, and what strict JSON refuses.
+	f.Add(uint16(3), "ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "beforeId=ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc&before_id=x", `{"id":"ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc","description":"d"}`)
+	f.Add(uint16(4), "x", "filter=obj.id%20%3D%3D%20%22%5Cq%22", `{"id":7,"subscription_id":null,"type":"api_key_created.v0"}`)
+	f.Add(uint16(5), "..", "", `{"DESCRIPTION":"x","de\u017fcription":"y"}`)
+	f.Add(uint16(6), "a b", "", `{"description":"a","description":"b","metadata":"\ud800","x":"\u0000"}`)
 	var s *testkit.Stack
 	var a *testkit.Account
 	f.Fuzz(func(t *testing.T, route uint16, pathValue, query, body string) {

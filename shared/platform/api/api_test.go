@@ -470,3 +470,45 @@ func TestCORS(t *testing.T) {
 		})
 	}
 }
+
+// FuzzFront sends arbitrary paths, methods and CORS headers through Server.Front: nothing
+// panics, nothing redirects, a non-canonical path is a 404 in the envelope, and CORS headers
+// echo only a well-formed origin.
+func FuzzFront(f *testing.F) {
+	for _, c := range [][4]string{
+		{"GET", "/api_keys", "", ""}, {"DELETE", "/credentials/../api_keys/ak_1", "", ""},
+		{"OPTIONS", "/api_keys", "https://a.example.com", "authorization,x-a"}, {"GET", "//x", "null", ""},
+		{"OPTIONS", "/%2e%2e/x", "https://a.example.com/p", "a b"}, {"PATCH", "/a/./b", "http://[::1]:3000", ""},
+	} {
+		f.Add(c[0], c[1], c[2], c[3])
+	}
+	s := &Server{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api_keys", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.Handle("/", s.NotFound())
+	h := s.Front(mux)
+	f.Fuzz(func(t *testing.T, method, path, origin, requested string) {
+		req, err := http.NewRequest(method, "http://api.example.com/", nil)
+		if err != nil {
+			return
+		}
+		req.URL.Path = path
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		req.Header.Set("Access-Control-Request-Headers", requested)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 300 && w.Code < 400 || w.Code >= 500 {
+			t.Fatalf("%s %q: %d", method, path, w.Code)
+		}
+		if allow := w.Header().Get("Access-Control-Allow-Origin"); allow != "" && (allow != origin || !validOrigin(origin)) {
+			t.Fatalf("allowed origin %q for %q", allow, origin)
+		}
+		if w.Code == http.StatusNoContent {
+			return // a preflight
+		}
+		if !canonicalPath(path) && w.Code != http.StatusNotFound {
+			t.Fatalf("non-canonical %q: %d", path, w.Code)
+		}
+	})
+}
