@@ -39,6 +39,7 @@ var Families = []*resource.Descriptor{
 	sshcerts.SSHUserCertificatesDescriptor,
 	sshcerts.SSHHostCertificatesDescriptor,
 	domains.ReservedAddrsDescriptor,
+	domains.ReservedDomainsDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

@@ -37,12 +37,14 @@ var jsServices = map[string]string{
 	"/ssh_user_certificates":       "sshUserCertificates",
 	"/ssh_host_certificates":       "sshHostCertificates",
 	"/reserved_addrs":              "reservedAddrs",
+	"/reserved_domains":            "reservedDomains",
 }
 
 // jsDistinct makes the i-th of the three items a family test creates differ from the others
 // where the family refuses duplicates.
 var jsDistinct = map[string]func(i int, body map[string]any){
-	"/ip_policy_rules": func(i int, body map[string]any) { body["cidr"] = fmt.Sprintf("198.51.%d.0/24", 100+i) },
+	"/ip_policy_rules":  func(i int, body map[string]any) { body["cidr"] = fmt.Sprintf("198.51.%d.0/24", 100+i) },
+	"/reserved_domains": func(i int, body map[string]any) { body["domain"] = fmt.Sprintf("js%d.%s", i, body["domain"]) },
 }
 
 // jsFamily is one family as testdata/jsclient.cjs drives it: three creates, then an update of

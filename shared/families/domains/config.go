@@ -17,13 +17,16 @@ const (
 )
 
 // ConfigVars are the environment variables FromEnv reads; empty ones take their defaults.
-var ConfigVars = []string{"BASE_DOMAIN", "REGIONS", "ADDR_POOLS"}
+var ConfigVars = []string{"BASE_DOMAIN", "DNS_ZONE", "REGIONS", "ADDR_POOLS"}
 
 // Config is what a deployment says about its domains and addresses. It is read from the
 // environment once per process (FromEnv); tests build their own.
 type Config struct {
 	// BaseDomain is the deployment's own domain (BASE_DOMAIN): names under it need no CNAME.
 	BaseDomain string
+	// DNSZone is the service's DNS zone (DNS_ZONE, default dns.<BaseDomain>): custom domains are
+	// CNAMEs to names in it, and their ACME challenges are delegated to it.
+	DNSZone string
 	// Regions are the region codes a client may name, the first being the default (REGIONS).
 	Regions []string
 	// AddrPools are the TCP addresses each region hands out (ADDR_POOLS); a region without a
@@ -66,6 +69,10 @@ func Parse(getenv func(string) string) (*Config, error) {
 	c := &Config{BaseDomain: strings.ToLower(env("BASE_DOMAIN", DefaultBaseDomain)), AddrPools: map[string]Pool{}}
 	if !validHostname(c.BaseDomain) {
 		return nil, fmt.Errorf("BASE_DOMAIN %q is not a domain name", c.BaseDomain)
+	}
+	c.DNSZone = strings.ToLower(env("DNS_ZONE", "dns."+c.BaseDomain))
+	if !validHostname(c.DNSZone) {
+		return nil, fmt.Errorf("DNS_ZONE %q is not a domain name", c.DNSZone)
 	}
 	for _, r := range strings.Split(env("REGIONS", DefaultRegions), ",") {
 		r = strings.TrimSpace(r)

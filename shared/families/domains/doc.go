@@ -1,9 +1,9 @@
 // Package domains holds the families of names and addresses the service hands out: reserved
-// addresses (/reserved_addrs).
+// addresses (/reserved_addrs) and reserved domains (/reserved_domains).
 //
 // The conventions it implements:
 //   - Configuration comes from the environment when the routes are registered (FromEnv):
-//     BASE_DOMAIN (default tunnels.example.com), REGIONS (comma-separated, the first is the
+//     BASE_DOMAIN (default tunnels.example.com), DNS_ZONE (default dns.<BASE_DOMAIN>), REGIONS (comma-separated, the first is the
 //     default region; default us,eu,ap,au,sa,jp,in) and ADDR_POOLS
 //     ("<region>=<host>[,<host>…]:<low>-<high>" separated by ';'; by default every region r has
 //     tcp.<r>.<BASE_DOMAIN> with ports 10000-19999). Pools of different regions may not share
@@ -18,5 +18,36 @@
 //     free address is 400 ERR_NGROK_503 (a client error, like every refusal of this API:
 //     nothing a client sends may produce a 5xx). Over-long description and metadata are
 //     504 and 505; a PATCH supplying neither is 506. The addr and region never change.
-//   - Audit events are of kind tcp_address.
+//   - Audit events are of kind tcp_address for addresses and domain for domains.
+//
+// Reserved domains:
+//   - A name is lowercased and checked by ParseName with the platform's codes: invalid character
+//     406 (underscore 438), '..' 409, label starting badly 407 or ending badly (or a trailing
+//     dot) 408, '--' at positions 3-4 outside xn-- 410, invalid punycode 429, over 253 bytes
+//     or a label over 63 423, one label or a bare public suffix 448, a top-level domain not on
+//     the public suffix list 411; '*' only as the whole leftmost label (402, 403), never over a
+//     whole public suffix (416).
+//   - A name exactly one label under BASE_DOMAIN is the deployment's own: no cname_target, no
+//     certificate_id (440), no certificate_management_policy (439). Deeper names under it are
+//     450; BASE_DOMAIN itself and names in DNS_ZONE are 404. Any other name is a custom domain:
+//     cname_target is <label>.<DNS_ZONE> and acme_challenge_cname_target (shown while a policy
+//     is set) <label>.acme.<DNS_ZONE>, label being the id's KSUID in lowercase base32.
+//   - A name is held by one reservation across all accounts: two guards written in the
+//     reservation's transaction with the condition that they do not exist, one per account and
+//     name (written first: 413) and one per name (414). An endpoint finds the reservation of its
+//     host through the name guard (Lookup).
+//   - certificate_id names an uploaded TLS certificate of the account whose DNS names cover the
+//     domain (1965 missing, 215 not covering); the domain references it in its transaction, so
+//     the certificate cannot be deleted while used. It and certificate_management_policy are
+//     mutually exclusive (434); the policy's authority is only letsencrypt (435, default), its
+//     private_key_type rsa or ecdsa (default ecdsa). DELETE …/certificate detaches an uploaded
+//     certificate (436 while a policy manages it); DELETE …/certificate_management_policy stops
+//     management (a certificate already issued stays attached). Both are updates of the domain.
+//   - Certificate automation state lives on the item (CertManagement): setting or changing a
+//     policy records the job the certificate worker is to run (Pending: names, authority, key
+//     type, reason, time) in the same write; certificate_management_status shows renews_at and
+//     provisioning_job, both null until the worker has run.
+//   - A domain an endpoint references cannot be deleted (446). region (deprecated) and
+//     resolves_to values must be configured regions (400; resolves_to also "global", a value
+//     twice 456). Over-long description and metadata are 420 and 421, an empty PATCH 422.
 package domains

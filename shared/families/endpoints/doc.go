@@ -10,6 +10,9 @@
 //     left out, it is derived from the host.
 //   - Endpoints of one account share a URL only when every one of them pools; a guard item per
 //     account and URL, written in the endpoint's own transaction, enforces it.
+//   - An endpoint whose host is one of its account's reserved domains (or under its wildcard)
+//     references that domain in its own transaction and reports it as domain; the domain cannot
+//     be deleted while an endpoint references it (ERR_NGROK_446).
 //   - Over-long description (255 bytes) or metadata (4096 bytes) is ERR_NGROK_215, the code of a
 //     bad field value.
 //   - A cloud endpoint is rendered with the members the platform returns for one: id, uri,

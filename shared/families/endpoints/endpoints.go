@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
@@ -41,6 +42,9 @@ type Item struct {
 	PoolingEnabled bool     `dynamodbav:"pooling"`
 	PrincipalID    string   `dynamodbav:"principal"`
 	UpdatedAt      int64    `dynamodbav:"updated"`
+	// DomainID is the account's reserved domain the URL's host is on, referenced by the
+	// endpoint (so the domain cannot be deleted under it); "" when there is none.
+	DomainID string `dynamodbav:"domain_id,omitempty"`
 }
 
 // JSON is the wire form of a cloud endpoint: the members the platform returns for one, no
@@ -59,8 +63,7 @@ type JSON struct {
 	Bindings       []string `json:"bindings"`
 	PoolingEnabled bool     `json:"pooling_enabled"`
 	TrafficPolicy  string   `json:"traffic_policy"`
-	// Domain is the reserved domain the URL is on; this service has no reserved domains, so it
-	// is always omitted.
+	// Domain is the account's reserved domain the URL is on; omitted when there is none.
 	Domain *api.Ref `json:"domain,omitempty"`
 }
 
@@ -100,13 +103,18 @@ type Endpoints struct {
 // Render returns an endpoint as GET returns it.
 func (f Endpoints) Render(r *api.Request, it *Item) any {
 	u, _ := ParseURL(it.URL)
+	var domain *api.Ref
+	if it.DomainID != "" {
+		domain = domains.DomainRef(r, it.DomainID)
+	}
 	return JSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
 		DescribedJSON: it.Described.Rendered(), Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
-		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy}
+		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
+		Domain: domain}
 }
 
 // Create fills a new cloud endpoint from the request body and claims its URL.
-func (Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) (any, error) {
+func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) (any, error) {
 	var in createBody
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
@@ -141,12 +149,12 @@ func (Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *resour
 	it.PrincipalID = r.Caller().PrincipalID
 	it.UpdatedAt = it.CreatedAt
 	claim(m, it)
-	return nil, nil
+	return nil, f.referenceDomain(ctx, m, it, u)
 }
 
 // Update applies a PATCH body to a cloud endpoint; a new URL or pooling setting moves or
 // changes its URL guard.
-func (Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
 	if it.Type != TypeCloud {
 		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be updated through the API")
 	}
@@ -194,6 +202,9 @@ func (Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *resour
 		release(m, it)
 		it.URL, it.PoolingEnabled = u.String(), pooling
 		claim(m, it)
+		if err := f.referenceDomain(ctx, m, it, u); err != nil {
+			return err
+		}
 	case pooling != it.PoolingEnabled:
 		repool(m, it, pooling)
 		it.PoolingEnabled = pooling
@@ -210,6 +221,30 @@ func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resour
 		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be deleted through the API")
 	}
 	release(m, it)
+	if it.DomainID != "" {
+		m.Reference(it.DomainID, -1, nil)
+	}
+	return nil
+}
+
+// referenceDomain points the endpoint at the reserved domain of its account that u's host is
+// on (dropping the reference to the one it was on), in the endpoint's transaction. A domain
+// deleted meanwhile makes the whole mutation run again, finding no domain then.
+func (f Endpoints) referenceDomain(ctx context.Context, m *resource.Mutation, it *Item, u URL) error {
+	id, err := domains.Lookup(ctx, f.Kit.DB, it.AccountID, u.Host)
+	if err != nil {
+		return err
+	}
+	if id == it.DomainID {
+		return nil
+	}
+	if it.DomainID != "" {
+		m.Reference(it.DomainID, -1, nil)
+	}
+	if id != "" {
+		m.Reference(id, 1, nil)
+	}
+	it.DomainID = id
 	return nil
 }
 

@@ -18,13 +18,16 @@ import (
 
 // Family error codes, as the ngrok API uses them.
 const (
-	CodeBadCertPEM      = "ERR_NGROK_1900"
-	CodeBadKeyPEM       = "ERR_NGROK_1903"
-	CodeEncryptedKey    = "ERR_NGROK_1902"
-	CodeCANotCert       = "ERR_NGROK_1911"
-	CodeCAMultiple      = "ERR_NGROK_1912"
-	CodeCANotCA         = "ERR_NGROK_1913"
-	CodeKeyMismatch     = "ERR_NGROK_1923"
+	CodeBadCertPEM   = "ERR_NGROK_1900"
+	CodeBadKeyPEM    = "ERR_NGROK_1903"
+	CodeEncryptedKey = "ERR_NGROK_1902"
+	CodeCANotCert    = "ERR_NGROK_1911"
+	CodeCAMultiple   = "ERR_NGROK_1912"
+	CodeCANotCA      = "ERR_NGROK_1913"
+	CodeKeyMismatch  = "ERR_NGROK_1923"
+	// CodeInUse refuses deleting a certificate a reserved domain uses (the platform's code for a
+	// certificate a managed policy holds).
+	CodeInUse           = "ERR_NGROK_1966"
 	fieldCertificatePEM = "certificate_pem"
 	fieldPrivateKeyPEM  = "private_key_pem"
 	fieldCAPEM          = "ca_pem"

@@ -148,6 +148,11 @@ func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertif
 	return api.UpdateText(r, CertificateTextCodes, &it.Description, &it.Metadata)
 }
 
+// InUse is the refusal to delete a certificate a reserved domain still references.
+func (TLSCertificates) InUse() *api.Error {
+	return api.BadRequest(CodeInUse, "id", "the certificate is used by a reserved domain; detach it there first (DELETE /reserved_domains/{id}/certificate)")
+}
+
 // list returns v, or an empty list for nil, so that JSON shows [] rather than null.
 func list(v []string) []string {
 	if v == nil {

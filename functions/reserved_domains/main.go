@@ -1,0 +1,9 @@
+// Command reserved_domains is the Lambda function serving the /reserved_domains routes.
+package main
+
+import (
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/runtime"
+)
+
+func main() { runtime.Main(domains.ReservedDomainsDescriptor) }

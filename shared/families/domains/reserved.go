@@ -1,0 +1,449 @@
+package domains
+
+import (
+	"context"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/segmentio/ksuid"
+
+	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Error codes of reserved domains besides the name rules (names.go).
+const (
+	CodeDomainBadRegion    = "ERR_NGROK_400"
+	CodeDomainMine         = "ERR_NGROK_413"
+	CodeDomainTaken        = "ERR_NGROK_414"
+	CodeCertAndPolicy      = "ERR_NGROK_434"
+	CodeBadAuthority       = "ERR_NGROK_435"
+	CodeDetachPolicy       = "ERR_NGROK_436"
+	CodePolicyOnBase       = "ERR_NGROK_439"
+	CodeCertOnBase         = "ERR_NGROK_440"
+	CodeDomainInUse        = "ERR_NGROK_446"
+	CodeSubdomainOfBase    = "ERR_NGROK_450"
+	CodeDuplicateResolveTo = "ERR_NGROK_456"
+	CodeCertMissing        = "ERR_NGROK_1965"
+)
+
+var domainTextCodes = api.TextCodes{Description: "ERR_NGROK_420", Metadata: "ERR_NGROK_421", Empty: "ERR_NGROK_422"}
+
+// DomainItem is a stored reserved domain.
+type DomainItem struct {
+	store.Meta
+	resource.Described
+	Domain     string   `dynamodbav:"domain"`
+	Region     string   `dynamodbav:"region,omitempty"`
+	ResolvesTo []string `dynamodbav:"resolves_to"`
+	// CNAMETarget and ACMETarget are set for custom domains only: the name in the service's
+	// zone the domain is a CNAME to, and the one its _acme-challenge name is a CNAME to.
+	CNAMETarget string `dynamodbav:"cname_target,omitempty"`
+	ACMETarget  string `dynamodbav:"acme_target,omitempty"`
+	// CertificateID is an uploaded TLS certificate of the account the domain references.
+	CertificateID string `dynamodbav:"certificate_id,omitempty"`
+	CertManagement
+}
+
+// DomainJSON is the wire form of a reserved domain.
+type DomainJSON struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+	Domain                      string           `json:"domain"`
+	Region                      *string          `json:"region"`
+	CNAMETarget                 *string          `json:"cname_target"`
+	Certificate                 *api.Ref         `json:"certificate"`
+	CertificateManagementPolicy *CertPolicyJSON  `json:"certificate_management_policy"`
+	CertificateManagementStatus *CertStatusJSON  `json:"certificate_management_status"`
+	ACMEChallengeCNAMETarget    *string          `json:"acme_challenge_cname_target"`
+	ResolvesTo                  []ResolvesToJSON `json:"resolves_to"`
+}
+
+// ResolvesToJSON is one entry of a domain's resolves_to.
+type ResolvesToJSON struct {
+	Value string `json:"value"`
+}
+
+type domainCreate struct {
+	Domain        *string           `json:"domain"`
+	Region        *string           `json:"region"`
+	Description   *string           `json:"description"`
+	Metadata      *string           `json:"metadata"`
+	CertificateID *string           `json:"certificate_id"`
+	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
+	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
+}
+
+type domainUpdate struct {
+	Description   *string           `json:"description"`
+	Metadata      *string           `json:"metadata"`
+	CertificateID *string           `json:"certificate_id"`
+	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
+	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
+}
+
+// ReservedDomainsDescriptor is the /reserved_domains family.
+var ReservedDomainsDescriptor = &resource.Descriptor{
+	Path: "/reserved_domains", Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
+	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
+	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+		cfg := mustConfig()
+		f := resource.New(d, k, func(f *resource.Family[DomainItem, *DomainItem]) resource.Hooks[*DomainItem] {
+			return ReservedDomains{f, cfg}
+		})
+		f.Register(mux, s)
+		rd := ReservedDomains{f, cfg}
+		mux.Handle("DELETE "+d.Path+"/{id}/certificate", s.Handle(http.StatusNoContent, rd.detachCertificate))
+		mux.Handle("DELETE "+d.Path+"/{id}/certificate_management_policy", s.Handle(http.StatusNoContent, rd.detachPolicy))
+	},
+}
+
+// ReservedDomains is the reserved domain family's rules.
+type ReservedDomains struct {
+	*resource.Family[DomainItem, *DomainItem]
+	Config *Config
+}
+
+// Render returns a reserved domain as GET returns it.
+func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
+	out := DomainJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
+		DescribedJSON: it.Described.Rendered(), Domain: it.Domain,
+		Region: optional(it.Region), CNAMETarget: optional(it.CNAMETarget), ResolvesTo: []ResolvesToJSON{}}
+	for _, v := range it.ResolvesTo {
+		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
+	}
+	cert := it.CertificateID
+	if cert == "" {
+		cert = it.ManagedCertificateID
+	}
+	if cert != "" {
+		out.Certificate = &api.Ref{ID: cert, URI: r.URI(tlscerts.TLSCertificatesDescriptor.Path + "/" + cert)}
+	}
+	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
+	if it.Policy != nil {
+		out.ACMEChallengeCNAMETarget = optional(it.ACMETarget)
+	}
+	return out
+}
+
+// InUse is the refusal to delete a domain an endpoint still references.
+func (ReservedDomains) InUse() *api.Error {
+	return api.BadRequest(CodeDomainInUse, "id", "the domain is still used by a cloud endpoint; delete or move the endpoint first")
+}
+
+// Prepare checks the body and the certificate it names, once per request.
+func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *DomainItem) error {
+	var in domainCreate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Domain == nil {
+		return nameError(CodeNotFullyQualified, "domain", "domain is required, such as app.example.com or myapp.%s", f.Config.BaseDomain)
+	}
+	name, err := ParseName("domain", *in.Domain, true)
+	if err != nil {
+		return err
+	}
+	custom, err := f.classify(name)
+	if err != nil {
+		return err
+	}
+	if in.Region != nil && *in.Region != "" {
+		if !slices.Contains(f.Config.Regions, *in.Region) {
+			return api.BadRequest(CodeDomainBadRegion, "region", "region %s is not one of %s", api.Describe(*in.Region), strings.Join(f.Config.Regions, ", "))
+		}
+		it.Region = *in.Region
+	}
+	if err := it.SetText(domainTextCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	it.Domain, it.ResolvesTo = string(name), []string{}
+	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
+		return err
+	}
+	if custom {
+		label := targetLabel(it.ID)
+		it.CNAMETarget = label + "." + f.Config.DNSZone
+		it.ACMETarget = label + ".acme." + f.Config.DNSZone
+	}
+	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy)
+	if err != nil {
+		return err
+	}
+	if in.CertificateID != nil {
+		it.CertificateID = *in.CertificateID
+	}
+	if policy != nil {
+		it.setPolicy(*policy, ReasonPolicy, []string{it.Domain}, time.Now())
+	}
+	return nil
+}
+
+// Create claims the name for this account with two guards in the reservation's transaction:
+// one per account and name (its failed condition is 413) and one per name across all accounts
+// (414). The account's guard is written first, so an account reserving its own name again gets
+// 413 even though both conditions fail.
+func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) (any, error) {
+	m.Put(labelMine, domainGuard{Key: accountGuardKey(it.AccountID, it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Refuse(labelMine, api.BadRequest(CodeDomainMine, "domain", "%s is already reserved by this account", it.Domain))
+	m.Put(labelName, domainGuard{Key: nameGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Refuse(labelName, api.BadRequest(CodeDomainTaken, "domain", "%s is already reserved by another account", it.Domain))
+	if it.CertificateID != "" {
+		m.Reference(it.CertificateID, 1, certMissing(it.CertificateID))
+	}
+	return nil, nil
+}
+
+// Update applies a PATCH body; at least one member must be given.
+func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
+	var in domainUpdate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.CertificateID == nil && in.Policy == nil && in.ResolvesTo == nil {
+		return domainTextCodes.EmptyUpdate("description", "metadata", "certificate_id", "certificate_management_policy", "resolves_to")
+	}
+	if err := it.SetText(domainTextCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
+		return err
+	}
+	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy)
+	if err != nil {
+		return err
+	}
+	if in.CertificateID != nil && *in.CertificateID != it.CertificateID {
+		if it.CertificateID != "" {
+			m.Reference(it.CertificateID, -1, nil)
+		}
+		it.CertificateID = *in.CertificateID
+		m.Reference(it.CertificateID, 1, certMissing(it.CertificateID))
+	}
+	if policy != nil {
+		it.setPolicy(*policy, ReasonPolicy, []string{it.Domain}, time.Now())
+	}
+	return nil
+}
+
+// Delete releases the name's guards and the certificate reference.
+func (ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
+	m.Delete("domain.release", nameGuardKey(it.Domain))
+	m.Delete("domain.release.account", accountGuardKey(it.AccountID, it.Domain))
+	if it.CertificateID != "" {
+		m.Reference(it.CertificateID, -1, nil)
+	}
+	return nil
+}
+
+// detachCertificate serves DELETE /reserved_domains/{id}/certificate: an uploaded certificate
+// is detached; a managed one is detached only with its policy (436).
+func (f ReservedDomains) detachCertificate(ctx context.Context, r *api.Request) (any, error) {
+	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *DomainItem, m *resource.Mutation) error {
+		if it.Policy != nil {
+			return api.BadRequest(CodeDetachPolicy, "id", "the certificate is managed by the domain's certificate_management_policy; detach the policy instead")
+		}
+		if it.CertificateID != "" {
+			m.Reference(it.CertificateID, -1, nil)
+		}
+		it.CertificateID, it.ManagedCertificateID = "", ""
+		return nil
+	})
+	return nil, err
+}
+
+// detachPolicy serves DELETE /reserved_domains/{id}/certificate_management_policy: automatic
+// management stops (no pending job, no status); a certificate already issued stays attached.
+func (f ReservedDomains) detachPolicy(ctx context.Context, r *api.Request) (any, error) {
+	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *DomainItem, m *resource.Mutation) error {
+		it.CertManagement.stop()
+		return nil
+	})
+	return nil, err
+}
+
+// classify tells a name under the deployment's base domain (false: exactly one label below it)
+// from a custom domain (true), refusing names in the service's own zone (404) and deeper names
+// under the base domain (450).
+func (f ReservedDomains) classify(name Name) (custom bool, err error) {
+	base := f.Config.BaseDomain
+	if name.Under(f.Config.DNSZone) || string(name) == base {
+		return false, nameError(CodeServiceZone, "domain", "%s belongs to the service itself and cannot be reserved", name)
+	}
+	if !name.Under(base) {
+		return true, nil
+	}
+	if label := strings.TrimSuffix(string(name), "."+base); strings.ContainsAny(label, ".*") {
+		return false, nameError(CodeSubdomainOfBase, "domain", "only names of one label under %s may be reserved, such as myapp.%s", base, base)
+	}
+	return false, nil
+}
+
+// checkCertificates checks a supplied certificate_id and certificate_management_policy against
+// each other, the domain's kind and what the item already has: mutually exclusive (434), neither
+// on a name under the base domain (439, 440), an authority of letsencrypt (435), and a
+// certificate of the account covering the domain (1965 missing, 215 not covering).
+// It returns the supplied policy with its defaults filled (private key type ecdsa).
+func (f ReservedDomains) checkCertificates(ctx context.Context, r *api.Request, it *DomainItem, certID *string, policy *CertPolicyJSON) (*CertPolicy, error) {
+	base := it.CNAMETarget == ""
+	switch {
+	case certID != nil && policy != nil,
+		certID != nil && it.Policy != nil,
+		policy != nil && it.CertificateID != "" && certID == nil:
+		return nil, api.BadRequest(CodeCertAndPolicy, "certificate_id", "certificate_id and certificate_management_policy are mutually exclusive; detach one first")
+	case base && policy != nil:
+		return nil, api.BadRequest(CodePolicyOnBase, "certificate_management_policy", "certificate_management_policy must be null for names under %s, which the service's own certificate covers", f.Config.BaseDomain)
+	case base && certID != nil:
+		return nil, api.BadRequest(CodeCertOnBase, "certificate_id", "uploaded certificates are not allowed on names under %s, which the service's own certificate covers", f.Config.BaseDomain)
+	}
+	var checked *CertPolicy
+	if policy != nil {
+		p, err := policy.check("certificate_management_policy", KeyTypeECDSA)
+		if err != nil {
+			return nil, err
+		}
+		checked = &p
+	}
+	if certID == nil {
+		return checked, nil
+	}
+	if !ids.Is(*certID, ids.TLSCertificate) {
+		return nil, api.Invalid("certificate_id", "certificate_id %s is not a TLS certificate id (cert_…)", api.Describe(*certID))
+	}
+	var cert tlscerts.TLSCertificate
+	if err := f.Kit.Get(ctx, r, ids.TLSCertificate, *certID, &cert); err != nil {
+		if errors.Is(err, api.ErrNotFound) {
+			return nil, certMissing(*certID)
+		}
+		return nil, err
+	}
+	if !covers(cert.DNSNames, it.Domain) {
+		return nil, api.Invalid("certificate_id", "certificate %s does not cover %s (its names: %s)", *certID, it.Domain, strings.Join(cert.DNSNames, ", "))
+	}
+	return checked, nil
+}
+
+func certMissing(id string) error {
+	return api.BadRequest(CodeCertMissing, "certificate_id", "TLS certificate %s does not exist in this account", id)
+}
+
+// covers reports whether a certificate with the DNS names sans serves domain: an exact name, or
+// a wildcard name matching domain's first label (a wildcard domain needs the same wildcard).
+func covers(sans []string, domain string) bool {
+	for _, san := range sans {
+		san = strings.ToLower(strings.TrimSuffix(san, "."))
+		if san == domain {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(san, "*."); ok && !strings.HasPrefix(domain, "*.") {
+			if _, parent, found := strings.Cut(domain, "."); found && parent == rest {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setResolvesTo replaces resolves_to with a supplied list of configured regions or "global".
+func (it *DomainItem) setResolvesTo(c *Config, in *[]ResolvesToJSON) error {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, 0, len(*in))
+	for i, e := range *in {
+		field := "resolves_to[" + strconv.Itoa(i) + "].value"
+		if e.Value != "global" && !slices.Contains(c.Regions, e.Value) {
+			return api.BadRequest(CodeDomainBadRegion, field, "%s %s is not global or one of %s", field, api.Describe(e.Value), strings.Join(c.Regions, ", "))
+		}
+		if slices.Contains(out, e.Value) {
+			return api.BadRequest(CodeDuplicateResolveTo, field, "%s is listed twice", e.Value)
+		}
+		out = append(out, e.Value)
+	}
+	it.ResolvesTo = out
+	return nil
+}
+
+// The name guards of reserved domains. The name guard is read by other families (an endpoint
+// finds the reservation of its host through it, Lookup).
+const (
+	labelMine = "domain.account"
+	labelName = "domain"
+)
+
+type domainGuard struct {
+	store.Key
+	AccountID string `dynamodbav:"account"`
+	ID        string `dynamodbav:"id"`
+}
+
+func nameGuardKey(domain string) store.Key { return store.GuardKey("domain", domain) }
+
+func accountGuardKey(account, domain string) store.Key {
+	return store.GuardKey("domain_account", account+"|"+domain)
+}
+
+// targetLabel is the label of a custom domain's names in the service's zone: the id's KSUID in
+// lowercase base32, unique because the id is.
+func targetLabel(id string) string {
+	_, k, err := ids.Parse(id)
+	if err != nil {
+		k = ksuid.New()
+	}
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(k.Bytes()))
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// DB is what Lookup reads through.
+type DB interface {
+	GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error)
+}
+
+// Lookup returns the id of account's reserved domain that host is on: the reservation of host
+// itself, else of the wildcard over its parent; "" when there is none. It reads both guards in
+// one round trip.
+func Lookup(ctx context.Context, db DB, account, host string) (string, error) {
+	keys := []store.Key{nameGuardKey(host)}
+	if _, parent, ok := strings.Cut(host, "."); ok && strings.Contains(parent, ".") && !strings.HasPrefix(host, "*.") {
+		keys = append(keys, nameGuardKey("*."+parent))
+	}
+	items, err := db.GetMany(ctx, keys...)
+	if err != nil {
+		return "", fmt.Errorf("domains.Lookup(%s): %w", host, err)
+	}
+	for _, raw := range items {
+		if raw == nil {
+			continue
+		}
+		var g domainGuard
+		if err := store.Unmarshal(raw, &g); err != nil {
+			return "", err
+		}
+		if g.AccountID == account {
+			return g.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// DomainRef is the wire reference to the reserved domain id.
+func DomainRef(r *api.Request, id string) *api.Ref {
+	return &api.Ref{ID: id, URI: r.URI(ReservedDomainsDescriptor.Path + "/" + id)}
+}
