@@ -19,7 +19,7 @@ import (
 func TestIdempotencyKeyExpires(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
-	s.Deps.Kit.IdempotencyWindow = time.Second
+	s.Deps.Kit.IdempotencyWindow = 3 * time.Second // long enough for a request pair under load, short enough to wait out
 	t.Cleanup(func() { s.Deps.Kit.IdempotencyWindow = 0 })
 	const key = "deploy-7f3a"
 	hdr := http.Header{resource.IdempotencyHeader: {key}}
@@ -54,7 +54,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 		t.Fatalf("the record of a response with a token is not sealed: %v", rec)
 	}
 
-	time.Sleep(2 * time.Second)
+	time.Sleep(4 * time.Second)
 	if read() == nil {
 		t.Log("DynamoDB Local removed the expired record already; the in-code expiry check was not exercised")
 	}
