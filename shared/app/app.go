@@ -40,6 +40,7 @@ var Families = []*resource.Descriptor{
 	sshcerts.SSHHostCertificatesDescriptor,
 	domains.ReservedAddrsDescriptor,
 	domains.ReservedDomainsDescriptor,
+	domains.AgentIngressesDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

@@ -38,6 +38,7 @@ var jsServices = map[string]string{
 	"/ssh_host_certificates":       "sshHostCertificates",
 	"/reserved_addrs":              "reservedAddrs",
 	"/reserved_domains":            "reservedDomains",
+	"/agent_ingresses":             "agentIngresses",
 }
 
 // jsDistinct makes the i-th of the three items a family test creates differ from the others
@@ -45,6 +46,7 @@ var jsServices = map[string]string{
 var jsDistinct = map[string]func(i int, body map[string]any){
 	"/ip_policy_rules":  func(i int, body map[string]any) { body["cidr"] = fmt.Sprintf("198.51.%d.0/24", 100+i) },
 	"/reserved_domains": func(i int, body map[string]any) { body["domain"] = fmt.Sprintf("js%d.%s", i, body["domain"]) },
+	"/agent_ingresses":  func(i int, body map[string]any) { body["domain"] = fmt.Sprintf("js%d.%s", i, body["domain"]) },
 }
 
 // jsFamily is one family as testdata/jsclient.cjs drives it: three creates, then an update of

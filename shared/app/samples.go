@@ -93,12 +93,16 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 		cert, _, err := selfSigned(true)
 		return map[string]string{"{{ca_pem}}": cert}, err
 	},
-	// Domains are unique across accounts and runs of the samples may share a table.
-	"reserved_domains": func(context.Context, Creator) (map[string]string, error) {
-		return map[string]string{"{{domain}}": fmt.Sprintf("sample-%d.example.com", time.Now().UnixNano())}, nil
-	},
+	"reserved_domains":      uniqueDomain,
+	"agent_ingresses":       uniqueDomain,
 	"ssh_user_certificates": sshSetup,
 	"ssh_host_certificates": sshSetup,
+}
+
+// uniqueDomain is a fresh {{domain}}: domains are unique across accounts and runs of the samples
+// may share a table.
+func uniqueDomain(context.Context, Creator) (map[string]string, error) {
+	return map[string]string{"{{domain}}": fmt.Sprintf("sample-%d.example.com", time.Now().UnixNano())}, nil
 }
 
 // ipPolicySetup makes the IP policy that rule and restriction samples refer to.

@@ -17,7 +17,7 @@ const (
 )
 
 // ConfigVars are the environment variables FromEnv reads; empty ones take their defaults.
-var ConfigVars = []string{"BASE_DOMAIN", "DNS_ZONE", "REGIONS", "ADDR_POOLS"}
+var ConfigVars = []string{"BASE_DOMAIN", "DNS_ZONE", "NAME_SERVERS", "REGIONS", "ADDR_POOLS"}
 
 // Config is what a deployment says about its domains and addresses. It is read from the
 // environment once per process (FromEnv); tests build their own.
@@ -27,6 +27,9 @@ type Config struct {
 	// DNSZone is the service's DNS zone (DNS_ZONE, default dns.<BaseDomain>): custom domains are
 	// CNAMEs to names in it, and their ACME challenges are delegated to it.
 	DNSZone string
+	// NameServers are the DNS zone's name servers (NAME_SERVERS, comma-separated, default
+	// ns1.<DNSZone>,ns2.<DNSZone>): agent ingress domains are delegated to them.
+	NameServers []string
 	// Regions are the region codes a client may name, the first being the default (REGIONS).
 	Regions []string
 	// AddrPools are the TCP addresses each region hands out (ADDR_POOLS); a region without a
@@ -73,6 +76,13 @@ func Parse(getenv func(string) string) (*Config, error) {
 	c.DNSZone = strings.ToLower(env("DNS_ZONE", "dns."+c.BaseDomain))
 	if !validHostname(c.DNSZone) {
 		return nil, fmt.Errorf("DNS_ZONE %q is not a domain name", c.DNSZone)
+	}
+	for _, ns := range strings.Split(env("NAME_SERVERS", "ns1."+c.DNSZone+",ns2."+c.DNSZone), ",") {
+		ns = strings.ToLower(strings.TrimSpace(ns))
+		if !validHostname(ns) {
+			return nil, fmt.Errorf("NAME_SERVERS: %q is not a host name", ns)
+		}
+		c.NameServers = append(c.NameServers, ns)
 	}
 	for _, r := range strings.Split(env("REGIONS", DefaultRegions), ",") {
 		r = strings.TrimSpace(r)

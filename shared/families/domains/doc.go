@@ -1,9 +1,11 @@
 // Package domains holds the families of names and addresses the service hands out: reserved
-// addresses (/reserved_addrs) and reserved domains (/reserved_domains).
+// addresses (/reserved_addrs), reserved domains (/reserved_domains) and agent ingresses
+// (/agent_ingresses).
 //
 // The conventions it implements:
 //   - Configuration comes from the environment when the routes are registered (FromEnv):
-//     BASE_DOMAIN (default tunnels.example.com), DNS_ZONE (default dns.<BASE_DOMAIN>), REGIONS (comma-separated, the first is the
+//     BASE_DOMAIN (default tunnels.example.com), DNS_ZONE (default dns.<BASE_DOMAIN>),
+//     NAME_SERVERS (default ns1.<DNS_ZONE>,ns2.<DNS_ZONE>), REGIONS (comma-separated, the first is the
 //     default region; default us,eu,ap,au,sa,jp,in) and ADDR_POOLS
 //     ("<region>=<host>[,<host>…]:<low>-<high>" separated by ';'; by default every region r has
 //     tcp.<r>.<BASE_DOMAIN> with ports 10000-19999). Pools of different regions may not share
@@ -18,7 +20,8 @@
 //     free address is 400 ERR_NGROK_503 (a client error, like every refusal of this API:
 //     nothing a client sends may produce a 5xx). Over-long description and metadata are
 //     504 and 505; a PATCH supplying neither is 506. The addr and region never change.
-//   - Audit events are of kind tcp_address for addresses and domain for domains.
+//   - Audit events are of kind tcp_address for addresses, domain for domains and agent_ingress
+//     (this service's addition) for agent ingresses.
 //
 // Reserved domains:
 //   - A name is lowercased and checked by ParseName with the platform's codes: invalid character
@@ -50,4 +53,15 @@
 //   - A domain an endpoint references cannot be deleted (446). region (deprecated) and
 //     resolves_to values must be configured regions (400; resolves_to also "global", a value
 //     twice 456). Over-long description and metadata are 420 and 421, an empty PATCH 422.
+//
+// Agent ingresses:
+//   - domain is a name the account owns: any name ParseName refuses (wildcards included) is
+//     6704; BASE_DOMAIN, DNS_ZONE and names under them are 6705; one ingress per name across all
+//     accounts, by a guard in the ingress's transaction (6706).
+//   - ns_targets are NAME_SERVERS and region_domains tunnel.<region>.<domain> for every configured
+//     region, both from the configuration when rendered.
+//   - certificate_management_policy is optional: authority letsencrypt (435), private_key_type
+//     rsa (default) or ecdsa (215); setting or changing it records the job for every region
+//     domain, as for reserved domains. Over-long description and metadata are 6700 and 6701; an
+//     empty PATCH 606.
 package domains

@@ -1,0 +1,159 @@
+package domains
+
+import (
+	"context"
+	"time"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Error codes of agent ingresses.
+const (
+	CodeIngressInvalidDomain = "ERR_NGROK_6704"
+	CodeIngressServiceDomain = "ERR_NGROK_6705"
+	CodeIngressTaken         = "ERR_NGROK_6706"
+)
+
+var ingressTextCodes = api.TextCodes{Description: "ERR_NGROK_6700", Metadata: "ERR_NGROK_6701"}
+
+// IngressItem is a stored agent ingress.
+type IngressItem struct {
+	store.Meta
+	resource.Described
+	Domain string `dynamodbav:"domain"`
+	CertManagement
+}
+
+// IngressJSON is the wire form of an agent ingress.
+type IngressJSON struct {
+	ID  string `json:"id"`
+	URI string `json:"uri"`
+	resource.DescribedJSON
+	Domain                      string          `json:"domain"`
+	NSTargets                   []string        `json:"ns_targets"`
+	RegionDomains               []string        `json:"region_domains"`
+	CreatedAt                   string          `json:"created_at"`
+	CertificateManagementPolicy *CertPolicyJSON `json:"certificate_management_policy"`
+	CertificateManagementStatus *CertStatusJSON `json:"certificate_management_status"`
+}
+
+type ingressCreate struct {
+	Description *string         `json:"description"`
+	Metadata    *string         `json:"metadata"`
+	Domain      *string         `json:"domain"`
+	Policy      *CertPolicyJSON `json:"certificate_management_policy"`
+}
+
+type ingressUpdate struct {
+	Description *string         `json:"description"`
+	Metadata    *string         `json:"metadata"`
+	Policy      *CertPolicyJSON `json:"certificate_management_policy"`
+}
+
+// AgentIngressesDescriptor is the /agent_ingresses family.
+var AgentIngressesDescriptor = &resource.Descriptor{
+	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
+	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
+	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+		cfg := mustConfig()
+		resource.New(d, k, func(f *resource.Family[IngressItem, *IngressItem]) resource.Hooks[*IngressItem] {
+			return AgentIngresses{f, cfg}
+		}).Register(mux, s)
+	},
+}
+
+// AgentIngresses is the agent ingress family's rules.
+type AgentIngresses struct {
+	*resource.Family[IngressItem, *IngressItem]
+	Config *Config
+}
+
+// Render returns an agent ingress as GET returns it; its name servers and region domains come
+// from the configuration, so they follow it as regions are added.
+func (f AgentIngresses) Render(r *api.Request, it *IngressItem) any {
+	out := IngressJSON{ID: it.ID, URI: f.URI(r, it.ID), DescribedJSON: it.Described.Rendered(),
+		Domain: it.Domain, NSTargets: append([]string{}, f.Config.NameServers...), RegionDomains: f.Config.regionDomains(it.Domain),
+		CreatedAt: api.Timestamp(it.CreatedAt)}
+	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
+	return out
+}
+
+// regionDomains are the names agents connect to for domain: tunnel.<region>.<domain> per region.
+func (c *Config) regionDomains(domain string) []string {
+	out := make([]string, 0, len(c.Regions))
+	for _, r := range c.Regions {
+		out = append(out, "tunnel."+r+"."+domain)
+	}
+	return out
+}
+
+// Create checks the body and claims the domain with a guard across all accounts (6706).
+func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) (any, error) {
+	var in ingressCreate
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
+	}
+	if in.Domain == nil {
+		return nil, api.BadRequest(CodeIngressInvalidDomain, "domain", "domain is required: a domain you own, such as agents.example.com")
+	}
+	name, err := ParseName("domain", *in.Domain, false)
+	if err != nil {
+		e, _ := api.AsError(err)
+		return nil, api.BadRequest(CodeIngressInvalidDomain, "domain", "%s", e.Msg)
+	}
+	if name.Under(f.Config.BaseDomain) || name.Under(f.Config.DNSZone) {
+		return nil, api.BadRequest(CodeIngressServiceDomain, "domain", "%s is the service's own; an agent ingress needs a domain you own", name)
+	}
+	if err := it.SetText(ingressTextCodes, in.Description, in.Metadata); err != nil {
+		return nil, err
+	}
+	it.Domain = string(name)
+	if err := f.setPolicy(it, in.Policy); err != nil {
+		return nil, err
+	}
+	m.Put(labelIngress, domainGuard{Key: ingressGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Refuse(labelIngress, api.BadRequest(CodeIngressTaken, "domain", "an agent ingress for %s already exists", it.Domain))
+	return nil, nil
+}
+
+// Update applies a PATCH body; a policy given records a new job.
+func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
+	var in ingressUpdate
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.Policy == nil {
+		return ingressTextCodes.EmptyUpdate("description", "metadata", "certificate_management_policy")
+	}
+	if err := it.SetText(ingressTextCodes, in.Description, in.Metadata); err != nil {
+		return err
+	}
+	return f.setPolicy(it, in.Policy)
+}
+
+// Delete releases the domain's guard.
+func (AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
+	m.Delete("ingress.release", ingressGuardKey(it.Domain))
+	return nil
+}
+
+// setPolicy checks a supplied policy (private key type rsa by default) and records the job for
+// every region domain.
+func (f AgentIngresses) setPolicy(it *IngressItem, in *CertPolicyJSON) error {
+	if in == nil {
+		return nil
+	}
+	p, err := in.check("certificate_management_policy", KeyTypeRSA)
+	if err != nil {
+		return err
+	}
+	it.CertManagement.setPolicy(p, ReasonPolicy, f.Config.regionDomains(it.Domain), time.Now())
+	return nil
+}
+
+const labelIngress = "ingress"
+
+func ingressGuardKey(domain string) store.Key { return store.GuardKey("agent_ingress", domain) }
