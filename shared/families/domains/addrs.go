@@ -52,12 +52,9 @@ type addrCreate struct {
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: "/reserved_addrs", Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
-	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		cfg := mustConfig()
-		resource.New(d, k, func(f *resource.Family[AddrItem, *AddrItem]) resource.Hooks[*AddrItem] {
-			return ReservedAddrs{f, cfg}
-		}).Register(mux, s)
-	},
+	Routes: serveConfigured(func(f *resource.Family[AddrItem, *AddrItem], cfg *Config) resource.Hooks[*AddrItem] {
+		return ReservedAddrs{f, cfg}
+	}),
 }
 
 // ReservedAddrs is the reserved address family's rules.

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 )
 
 // Defaults of the configuration (see Config and the README's configuration table).
@@ -200,4 +204,16 @@ func mustConfig() *Config {
 		panic("domains: configuration: " + err.Error())
 	}
 	return c
+}
+
+// serveConfigured is resource.Serve for a family whose hooks need the configuration, read when
+// the routes are registered.
+func serveConfigured[T any, P interface {
+	*T
+	store.Resource
+}](hooks func(f *resource.Family[T, P], cfg *Config) resource.Hooks[P]) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+	return func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+		cfg := mustConfig()
+		resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] { return hooks(f, cfg) })(d, k, mux, s)
+	}
 }

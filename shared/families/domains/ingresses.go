@@ -57,12 +57,9 @@ type ingressUpdate struct {
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
-	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		cfg := mustConfig()
-		resource.New(d, k, func(f *resource.Family[IngressItem, *IngressItem]) resource.Hooks[*IngressItem] {
-			return AgentIngresses{f, cfg}
-		}).Register(mux, s)
-	},
+	Routes: serveConfigured(func(f *resource.Family[IngressItem, *IngressItem], cfg *Config) resource.Hooks[*IngressItem] {
+		return AgentIngresses{f, cfg}
+	}),
 }
 
 // AgentIngresses is the agent ingress family's rules.
