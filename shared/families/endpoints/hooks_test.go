@@ -2,13 +2,13 @@ package endpoints
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http/httptest"
 	"testing"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/testing/hooktest"
 )
 
 func hooks() Endpoints {
@@ -38,40 +38,27 @@ func TestEndpointRender(t *testing.T) {
 // each bad request gets its code and field before any write is added.
 func TestEndpointHooksRefuse(t *testing.T) {
 	f := hooks()
-	req := func(body string) *api.Request {
-		return &api.Request{HTTP: httptest.NewRequest("POST", "https://api.example.com/", nil), Body: []byte(body)}
-	}
 	cloud := func() *Item {
 		return &Item{URL: "https://a.example.com", Type: TypeCloud, Bindings: []string{BindingPublic}}
 	}
 	agent := &Item{URL: "https://a.example.com", Type: "agent"}
-	for _, c := range []struct {
-		name, code, field string
-		run               func() error
-	}{
-		{"create of another type", CodeCloudOnly, "type", func() error {
-			_, err := f.Create(t.Context(), req(`{"type":"edge"}`), &Item{}, nil)
+	hooktest.Refusals(t, []hooktest.Refusal{
+		hooktest.Case("create of another type", CodeCloudOnly, "type", func() error {
+			_, err := f.Create(t.Context(), hooktest.Request(`{"type":"edge"}`), &Item{}, nil)
 			return err
-		}},
-		{"create without url", CodeInvalidURL, "url", func() error {
-			_, err := f.Create(t.Context(), req(`{}`), &Item{}, nil)
+		}),
+		hooktest.Case("create without url", CodeInvalidURL, "url", func() error {
+			_, err := f.Create(t.Context(), hooktest.Request(`{}`), &Item{}, nil)
 			return err
-		}},
-		{"update of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Update(t.Context(), req(`{}`), agent, nil) }},
-		{"empty update", api.CodeEmptyUpdate, "body", func() error { return f.Update(t.Context(), req(`{}`), cloud(), nil) }},
-		{"update to a bad url", CodeInvalidURL, "url", func() error {
-			return f.Update(t.Context(), req(`{"url":"ftp://a.example.com"}`), cloud(), nil)
-		}},
-		{"update with two bindings", api.CodeBadFieldValue, "bindings", func() error {
-			return f.Update(t.Context(), req(`{"bindings":["public","kubernetes"]}`), cloud(), nil)
-		}},
-		{"delete of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Delete(t.Context(), req(""), agent, nil) }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var e *api.Error
-			if err := c.run(); !errors.As(err, &e) || e.Code != c.code || e.Field != c.field {
-				t.Fatalf("got %v, want %s on %s", err, c.code, c.field)
-			}
-		})
-	}
+		}),
+		hooktest.Case("update of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Update(t.Context(), hooktest.Request(`{}`), agent, nil) }),
+		hooktest.Case("empty update", api.CodeEmptyUpdate, "body", func() error { return f.Update(t.Context(), hooktest.Request(`{}`), cloud(), nil) }),
+		hooktest.Case("update to a bad url", CodeInvalidURL, "url", func() error {
+			return f.Update(t.Context(), hooktest.Request(`{"url":"ftp://a.example.com"}`), cloud(), nil)
+		}),
+		hooktest.Case("update with two bindings", api.CodeBadFieldValue, "bindings", func() error {
+			return f.Update(t.Context(), hooktest.Request(`{"bindings":["public","kubernetes"]}`), cloud(), nil)
+		}),
+		hooktest.Case("delete of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Delete(t.Context(), hooktest.Request(""), agent, nil) }),
+	})
 }

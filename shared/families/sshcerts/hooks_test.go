@@ -2,13 +2,14 @@ package sshcerts
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/testing/hooktest"
 )
 
 // certificateHooks returns the rules of the certificate family of kind kd, without a kit.
@@ -51,37 +52,34 @@ func TestSSHHooksRefuse(t *testing.T) {
 	host := certificateHooks(SSHHostCertificatesDescriptor, hostKind)
 	user := certificateHooks(SSHUserCertificatesDescriptor, userKind)
 	cas := Authorities{&resource.Family[Authority, *Authority]{Descriptor: SSHCertificateAuthoritiesDescriptor}}
-	req := func(body string) *api.Request {
-		return &api.Request{HTTP: httptest.NewRequest("POST", "https://api.example.com/", nil), Body: []byte(body)}
-	}
-	for _, c := range []struct {
-		name, code, field string
-		run               func() error
-	}{
-		{"certificate without CA", CodeCANotFound, "ssh_certificate_authority_id", func() error {
-			return user.Prepare(t.Context(), req(`{"public_key":"x"}`), &Certificate{})
-		}},
-		{"certificate without key", CodePublicKeyMissing, "public_key", func() error {
-			return user.Prepare(t.Context(), req(`{"ssh_certificate_authority_id":"sshca_1"}`), &Certificate{})
-		}},
-		{"host certificate with user-only member", api.CodeUnknownField, "extensions", func() error {
-			return host.Prepare(t.Context(), req(`{"extensions":{}}`), &Certificate{})
-		}},
-		{"certificate empty update", api.CodeEmptyUpdate, "body", func() error {
-			return host.Update(t.Context(), req(`{}`), &Certificate{}, nil)
-		}},
-		{"authority with a bad key type", CodeInvalidKeyType, "private_key_type", func() error {
-			return cas.Prepare(t.Context(), req(`{"private_key_type":"dsa"}`), &Authority{})
-		}},
-		{"authority with certificates", CodeCAHasCerts, "id", func() error {
-			return cas.Delete(t.Context(), req(""), &Authority{Certificates: 2}, nil)
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var e *api.Error
-			if err := c.run(); !errors.As(err, &e) || e.Code != c.code || e.Field != c.field {
-				t.Fatalf("got %v, want %s on %s", err, c.code, c.field)
-			}
-		})
-	}
+	hooktest.Refusals(t, []hooktest.Refusal{
+		hooktest.Case("certificate without CA", CodeCANotFound, "ssh_certificate_authority_id", func() error {
+			return user.Prepare(t.Context(), hooktest.Request(`{"public_key":"x"}`), &Certificate{})
+		}),
+		hooktest.Case("certificate without key", CodePublicKeyMissing, "public_key", func() error {
+			return user.Prepare(t.Context(), hooktest.Request(`{"ssh_certificate_authority_id":"sshca_1"}`), &Certificate{})
+		}),
+		hooktest.Case("host certificate with user-only member", api.CodeUnknownField, "extensions", func() error {
+			return host.Prepare(t.Context(), hooktest.Request(`{"extensions":{}}`), &Certificate{})
+		}),
+		hooktest.Case("certificate empty update", api.CodeEmptyUpdate, "body", func() error {
+			return host.Update(t.Context(), hooktest.Request(`{}`), &Certificate{}, nil)
+		}),
+		hooktest.Case("authority with a bad key type", CodeInvalidKeyType, "private_key_type", func() error {
+			return cas.Prepare(t.Context(), hooktest.Request(`{"private_key_type":"dsa"}`), &Authority{})
+		}),
+		hooktest.Case("authority with certificates", CodeCAHasCerts, "id", func() error {
+			return cas.Delete(t.Context(), hooktest.Request(""), &Authority{Certificates: 2}, nil)
+		}),
+	})
+}
+
+// TestAuthorityRender renders a CA without a table: members in wire order, no private key.
+func TestAuthorityRender(t *testing.T) {
+	f := Authorities{&resource.Family[Authority, *Authority]{Descriptor: SSHCertificateAuthoritiesDescriptor}}
+	it := &Authority{PublicKey: "ssh-ed25519 AAAA", KeyType: "ed25519", PrivateKey: seal.Sealed{Ciphertext: []byte("sealed")}, Certificates: 3}
+	it.ID, it.CreatedAt, it.Description, it.Metadata = "sshca_1", 60, "d", "m"
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it),
+		`{"id":"sshca_1","uri":"https://api.example.com/ssh_certificate_authorities/sshca_1","created_at":"1970-01-01T00:01:00Z",`+
+			`"description":"d","metadata":"m","public_key":"ssh-ed25519 AAAA","key_type":"ed25519"}`)
 }

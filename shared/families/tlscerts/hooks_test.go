@@ -2,20 +2,14 @@ package tlscerts
 
 import (
 	"encoding/json"
-	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/testing/hooktest"
 )
-
-// hookRequest is a request carrying body, on a host that is not a loopback address.
-func hookRequest(body string) *api.Request {
-	return &api.Request{HTTP: httptest.NewRequest("POST", "https://api.example.com/", nil), Body: []byte(body)}
-}
 
 // TestTLSCertificateRender renders an item without a table: absolute URI, empty lists as [],
 // members in wire order, and no private key material.
@@ -24,7 +18,7 @@ func TestTLSCertificateRender(t *testing.T) {
 	it := &TLSCertificate{CertificatePEM: "PEM", PrivateKeyType: "ecdsa", PrivateKey: seal.Sealed{Ciphertext: []byte("sealed")},
 		Details: Details{SubjectCommonName: "a.example.com", NotBefore: 0, NotAfter: 86400, DNSNames: []string{"a.example.com"}}}
 	it.ID, it.CreatedAt, it.Description = "cert_1", 60, "d"
-	got, err := json.Marshal(f.Render(hookRequest(""), it))
+	got, err := json.Marshal(f.Render(hooktest.Request(""), it))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,37 +39,39 @@ func TestTLSHooksRefuse(t *testing.T) {
 	certs := TLSCertificates{&resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}
 	cas := CertificateAuthorities{&resource.Family[CertificateAuthority, *CertificateAuthority]{Descriptor: CertificateAuthoritiesDescriptor}}
 	long := `"` + strings.Repeat("x", api.MaxDescriptionBytes+1) + `"`
-	for _, c := range []struct {
-		name, code, field string
-		run               func() error
-	}{
-		{"certificate without pem", CodeBadCertPEM, fieldCertificatePEM, func() error {
-			return certs.Prepare(t.Context(), hookRequest(`{"private_key_pem":"k"}`), &TLSCertificate{})
-		}},
-		{"certificate without key", CodeBadKeyPEM, fieldPrivateKeyPEM, func() error {
-			return certs.Prepare(t.Context(), hookRequest(`{"certificate_pem":"c"}`), &TLSCertificate{})
-		}},
-		{"certificate description too long", "ERR_NGROK_1914", "description", func() error {
-			return certs.Prepare(t.Context(), hookRequest(`{"description":`+long+`}`), &TLSCertificate{})
-		}},
-		{"certificate empty update", api.CodeEmptyUpdate, "body", func() error {
-			return certs.Update(t.Context(), hookRequest(`{}`), &TLSCertificate{}, nil)
-		}},
-		{"authority without pem", CodeCANotCert, fieldCAPEM, func() error {
-			return cas.Prepare(t.Context(), hookRequest(`{"description":"d"}`), &CertificateAuthority{})
-		}},
-		{"authority not a certificate", CodeCANotCert, fieldCAPEM, func() error {
-			return cas.Prepare(t.Context(), hookRequest(`{"ca_pem":"not pem"}`), &CertificateAuthority{})
-		}},
-		{"authority description too long", "ERR_NGROK_1916", "description", func() error {
-			return cas.Update(t.Context(), hookRequest(`{"description":`+long+`}`), &CertificateAuthority{}, nil)
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var e *api.Error
-			if err := c.run(); !errors.As(err, &e) || e.Code != c.code || e.Field != c.field {
-				t.Fatalf("got %v, want %s on %s", err, c.code, c.field)
-			}
-		})
-	}
+	hooktest.Refusals(t, []hooktest.Refusal{
+		hooktest.Case("certificate without pem", CodeBadCertPEM, fieldCertificatePEM, func() error {
+			return certs.Prepare(t.Context(), hooktest.Request(`{"private_key_pem":"k"}`), &TLSCertificate{})
+		}),
+		hooktest.Case("certificate without key", CodeBadKeyPEM, fieldPrivateKeyPEM, func() error {
+			return certs.Prepare(t.Context(), hooktest.Request(`{"certificate_pem":"c"}`), &TLSCertificate{})
+		}),
+		hooktest.Case("certificate description too long", "ERR_NGROK_1914", "description", func() error {
+			return certs.Prepare(t.Context(), hooktest.Request(`{"description":`+long+`}`), &TLSCertificate{})
+		}),
+		hooktest.Case("certificate empty update", api.CodeEmptyUpdate, "body", func() error {
+			return certs.Update(t.Context(), hooktest.Request(`{}`), &TLSCertificate{}, nil)
+		}),
+		hooktest.Case("authority without pem", CodeCANotCert, fieldCAPEM, func() error {
+			return cas.Prepare(t.Context(), hooktest.Request(`{"description":"d"}`), &CertificateAuthority{})
+		}),
+		hooktest.Case("authority not a certificate", CodeCANotCert, fieldCAPEM, func() error {
+			return cas.Prepare(t.Context(), hooktest.Request(`{"ca_pem":"not pem"}`), &CertificateAuthority{})
+		}),
+		hooktest.Case("authority description too long", "ERR_NGROK_1916", "description", func() error {
+			return cas.Update(t.Context(), hooktest.Request(`{"description":`+long+`}`), &CertificateAuthority{}, nil)
+		}),
+	})
+}
+
+// TestCertificateAuthorityRender renders a CA without a table: members in wire order, empty
+// lists as [].
+func TestCertificateAuthorityRender(t *testing.T) {
+	f := CertificateAuthorities{&resource.Family[CertificateAuthority, *CertificateAuthority]{Descriptor: CertificateAuthoritiesDescriptor}}
+	it := &CertificateAuthority{CAPEM: "PEM", Details: Details{SubjectCommonName: "ca", NotBefore: 0, NotAfter: 86400, KeyUsages: []string{"cert_sign"}}}
+	it.ID, it.CreatedAt, it.Metadata = "ca_1", 60, "m"
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it),
+		`{"id":"ca_1","uri":"https://api.example.com/certificate_authorities/ca_1","created_at":"1970-01-01T00:01:00Z",`+
+			`"metadata":"m","ca_pem":"PEM","subject_common_name":"ca","not_before":"1970-01-01T00:00:00Z",`+
+			`"not_after":"1970-01-02T00:00:00Z","key_usages":["cert_sign"],"extended_key_usages":[]}`)
 }
