@@ -45,8 +45,7 @@ type PolicyJSON struct {
 }
 
 type policyBody struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
+	api.Text
 }
 
 // MaxRulesPerPolicy bounds a policy's rule index so its item stays far below 400 KB.
@@ -82,7 +81,7 @@ func (IPPolicies) Create(ctx context.Context, r *api.Request, it *PolicyItem, m 
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	it.Rules = map[string]string{}

@@ -46,16 +46,14 @@ type RestrictionJSON struct {
 }
 
 type restrictionCreate struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
+	api.Text
 	Enforced    *bool     `json:"enforced"`
 	Type        *string   `json:"type"`
 	IPPolicyIDs *[]string `json:"ip_policy_ids"`
 }
 
 type restrictionUpdate struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
+	api.Text
 	Enforced    *bool     `json:"enforced"`
 	IPPolicyIDs *[]string `json:"ip_policy_ids"`
 }
@@ -91,7 +89,7 @@ func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *Restrict
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := api.CheckText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	if err := checkType(in.Type); err != nil {
@@ -112,7 +110,7 @@ func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *Restrict
 	if err != nil {
 		return nil, err
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	api.Set(&it.Enforced, in.Enforced)
@@ -145,7 +143,7 @@ func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *Restrict
 	if in.Description == nil && in.Metadata == nil && in.Enforced == nil && in.IPPolicyIDs == nil {
 		return api.EmptyUpdate("description", "metadata", "enforced", "ip_policy_ids")
 	}
-	if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := api.CheckText(textCodes, in.Text); err != nil {
 		return err
 	}
 	var added []*PolicyItem
@@ -161,7 +159,7 @@ func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *Restrict
 		changed = changed || !slices.Equal(pids, it.PolicyIDs)
 		it.PolicyIDs = pids
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return err
 	}
 	api.Set(&it.Enforced, in.Enforced)

@@ -40,17 +40,15 @@ type RuleJSON struct {
 }
 
 type ruleCreate struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	CIDR        *string `json:"cidr"`
-	IPPolicyID  *string `json:"ip_policy_id"`
-	Action      *string `json:"action"`
+	api.Text
+	CIDR       *string `json:"cidr"`
+	IPPolicyID *string `json:"ip_policy_id"`
+	Action     *string `json:"action"`
 }
 
 type ruleUpdate struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	CIDR        *string `json:"cidr"`
+	api.Text
+	CIDR *string `json:"cidr"`
 	// Action is accepted only to refuse it with a message saying it cannot change.
 	Action *string `json:"action"`
 }
@@ -85,7 +83,7 @@ func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem,
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := api.CheckText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	prefix, err := parseRuleCIDR(in.CIDR)
@@ -106,7 +104,7 @@ func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem,
 	if len(pol.Rules) >= MaxRulesPerPolicy {
 		return nil, api.Invalid("ip_policy_id", "IP policy %s already has the maximum of %d rules", pol.ID, MaxRulesPerPolicy)
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	it.CIDR, it.Action, it.PolicyID = prefix.String(), *in.Action, pol.ID
@@ -174,7 +172,7 @@ func (f IPPolicyRules) Update(ctx context.Context, r *api.Request, it *RuleItem,
 	if in.Description == nil && in.Metadata == nil && in.CIDR == nil {
 		return api.EmptyUpdate("description", "metadata", "cidr")
 	}
-	if err := api.CheckText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := api.CheckText(textCodes, in.Text); err != nil {
 		return err
 	}
 	if in.CIDR != nil {
@@ -193,7 +191,7 @@ func (f IPPolicyRules) Update(ctx context.Context, r *api.Request, it *RuleItem,
 			it.CIDR = prefix.String()
 		}
 	}
-	return it.SetText(textCodes, in.Description, in.Metadata)
+	return it.SetText(textCodes, in.Text)
 }
 
 // Delete removes the rule from its policy's index and from the compiled state.

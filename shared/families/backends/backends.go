@@ -34,9 +34,8 @@ type TunnelGroupJSON struct {
 }
 
 type tunnelGroupBody struct {
-	Description *string            `json:"description"`
-	Metadata    *string            `json:"metadata"`
-	Labels      *map[string]string `json:"labels"`
+	api.Text
+	Labels *map[string]string `json:"labels"`
 }
 
 var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.CodeBadFieldValue}
@@ -92,7 +91,7 @@ func (TunnelGroupBackends) Update(ctx context.Context, r *api.Request, it *Tunne
 }
 
 func (it *TunnelGroupItem) apply(in tunnelGroupBody) error {
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return err
 	}
 	if in.Labels != nil {

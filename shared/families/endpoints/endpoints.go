@@ -68,20 +68,18 @@ type JSON struct {
 }
 
 type createBody struct {
-	URL            *string   `json:"url"`
-	Type           *string   `json:"type"`
-	TrafficPolicy  *string   `json:"traffic_policy"`
-	Description    *string   `json:"description"`
-	Metadata       *string   `json:"metadata"`
+	URL           *string `json:"url"`
+	Type          *string `json:"type"`
+	TrafficPolicy *string `json:"traffic_policy"`
+	api.Text
 	Bindings       *[]string `json:"bindings"`
 	PoolingEnabled *bool     `json:"pooling_enabled"`
 }
 
 type updateBody struct {
-	URL            *string   `json:"url"`
-	TrafficPolicy  *string   `json:"traffic_policy"`
-	Description    *string   `json:"description"`
-	Metadata       *string   `json:"metadata"`
+	URL           *string `json:"url"`
+	TrafficPolicy *string `json:"traffic_policy"`
+	api.Text
 	Bindings       *[]string `json:"bindings"`
 	PoolingEnabled *bool     `json:"pooling_enabled"`
 }
@@ -137,7 +135,7 @@ func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *reso
 	}
 	// A refused create discards the item, so setting the text before the checks that follow
 	// changes nothing stored.
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	b, err := checkBindings(u, in.Bindings)
@@ -181,7 +179,7 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 	}
 	// A refused update writes nothing, so setting the text before the checks that follow
 	// changes nothing stored.
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return err
 	}
 	supplied := in.Bindings

@@ -43,17 +43,15 @@ type DestinationJSON struct {
 const FormatJSON = "json"
 
 type destinationCreate struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	Format      *string   `json:"format"`
-	Target      *targetIn `json:"target"`
+	api.Text
+	Format *string   `json:"format"`
+	Target *targetIn `json:"target"`
 }
 
 type destinationUpdate struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	Format      *string   `json:"format"`
-	Target      *targetIn `json:"target"`
+	api.Text
+	Format *string   `json:"format"`
+	Target *targetIn `json:"target"`
 }
 
 // errDestinationInUse refuses deleting a destination a subscription still references.
@@ -88,7 +86,7 @@ func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *Desti
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	it.Format = FormatJSON
@@ -108,7 +106,7 @@ func (f EventDestinations) Update(ctx context.Context, r *api.Request, it *Desti
 	if in.Description == nil && in.Metadata == nil && in.Format == nil && in.Target == nil {
 		return api.EmptyUpdate("description", "metadata", "format", "target")
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return err
 	}
 	if err := setFormat(&it.Format, in.Format); err != nil {

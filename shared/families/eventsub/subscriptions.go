@@ -61,15 +61,13 @@ type sourceIn struct {
 }
 
 type subscriptionCreate struct {
-	Description    *string     `json:"description"`
-	Metadata       *string     `json:"metadata"`
+	api.Text
 	Sources        *[]sourceIn `json:"sources"`
 	DestinationIDs *[]string   `json:"destination_ids"`
 }
 
 type subscriptionUpdate struct {
-	Description    *string     `json:"description"`
-	Metadata       *string     `json:"metadata"`
+	api.Text
 	Sources        *[]sourceIn `json:"sources"`
 	DestinationIDs *[]string   `json:"destination_ids"`
 }
@@ -115,7 +113,7 @@ func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *Subscr
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	it.Sources, it.Destinations = []string{}, []string{}
@@ -135,7 +133,7 @@ func (EventSubscriptions) Update(ctx context.Context, r *api.Request, it *Subscr
 	if in.Description == nil && in.Metadata == nil && in.Sources == nil && in.DestinationIDs == nil {
 		return api.EmptyUpdate("description", "metadata", "sources", "destination_ids")
 	}
-	if err := it.SetText(textCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(textCodes, in.Text); err != nil {
 		return err
 	}
 	if err := it.setSources(in.Sources); err != nil {

@@ -25,9 +25,8 @@ type APIKeyJSON struct {
 }
 
 type apiKeyCreate struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	OwnerID     *string `json:"owner_id"`
+	api.Text
+	OwnerID *string `json:"owner_id"`
 }
 
 // APIKeysDescriptor is the /api_keys family.
@@ -59,7 +58,7 @@ func (f APIKeys) Create(ctx context.Context, r *api.Request, it *APIKeyItem, m *
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	token, err := it.Issue(ctx, f.Kit, r, m, auth.KindAPIKey, in.Description, in.Metadata, in.OwnerID)
+	token, err := it.Issue(ctx, f.Kit, r, m, auth.KindAPIKey, in.Text, in.OwnerID)
 	if err != nil {
 		return nil, err
 	}

@@ -31,16 +31,14 @@ type CredentialJSON struct {
 const CodeInvalidACL = "ERR_NGROK_600"
 
 type credentialCreate struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	ACL         *[]string `json:"acl"`
-	OwnerID     *string   `json:"owner_id"`
+	api.Text
+	ACL     *[]string `json:"acl"`
+	OwnerID *string   `json:"owner_id"`
 }
 
 type credentialUpdate struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	ACL         *[]string `json:"acl"`
+	api.Text
+	ACL *[]string `json:"acl"`
 }
 
 // CredentialsDescriptor is the /credentials family.
@@ -79,7 +77,7 @@ func (f Credentials) Create(ctx context.Context, r *api.Request, it *CredentialI
 	if err := it.setACL(in.ACL); err != nil {
 		return nil, err
 	}
-	token, err := it.Issue(ctx, f.Kit, r, m, auth.KindCredential, in.Description, in.Metadata, in.OwnerID)
+	token, err := it.Issue(ctx, f.Kit, r, m, auth.KindCredential, in.Text, in.OwnerID)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +96,7 @@ func (Credentials) Update(ctx context.Context, r *api.Request, it *CredentialIte
 	if err := it.setACL(in.ACL); err != nil {
 		return err
 	}
-	return it.SetSecretText(in.Description, in.Metadata)
+	return it.SetSecretText(in.Text)
 }
 
 // setACL validates and stores a supplied ACL; a supplied list replaces the stored one.

@@ -27,8 +27,8 @@ var secretTextCodes = api.TextCodes{Description: "ERR_NGROK_604", Metadata: "ERR
 // Issue validates the shared fields of a new secret, resolves its owner and issues its token
 // (kind is the token item's kind), which it returns to be shown once.
 func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation,
-	kind string, description, metadata, owner *string) (string, error) {
-	if err := s.SetSecretText(description, metadata); err != nil {
+	kind string, text api.Text, owner *string) (string, error) {
+	if err := s.SetSecretText(text); err != nil {
 		return "", err
 	}
 	o, err := ResolveOwner(ctx, k, r, m, owner)
@@ -42,8 +42,8 @@ func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *
 }
 
 // SetSecretText checks and sets the free text of a key or credential, with their codes.
-func (s *Secret) SetSecretText(description, metadata *string) error {
-	return s.Described.SetText(secretTextCodes, description, metadata)
+func (s *Secret) SetSecretText(text api.Text) error {
+	return s.Described.SetText(secretTextCodes, text)
 }
 
 // secret gives the generic secret families access to the Secret of an item.

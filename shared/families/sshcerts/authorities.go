@@ -83,8 +83,7 @@ type AuthorityJSON struct {
 }
 
 type authorityCreate struct {
-	Description    *string `json:"description"`
-	Metadata       *string `json:"metadata"`
+	api.Text
 	PrivateKeyType *string `json:"private_key_type"`
 	EllipticCurve  *string `json:"elliptic_curve"`
 	KeySize        *int64  `json:"key_size"`
@@ -187,7 +186,7 @@ func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *Authority)
 	if err := api.Decode(r, &in); err != nil {
 		return err
 	}
-	if err := it.SetText(authorityTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(authorityTextCodes, in.Text); err != nil {
 		return err
 	}
 	spec, err := ParseKeySpec(in.PrivateKeyType, in.EllipticCurve, in.KeySize)

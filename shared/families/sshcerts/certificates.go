@@ -57,8 +57,7 @@ type certificateCreate struct {
 	Principals                *[]string `json:"principals"`
 	ValidAfter                *string   `json:"valid_after"`
 	ValidUntil                *string   `json:"valid_until"`
-	Description               *string   `json:"description"`
-	Metadata                  *string   `json:"metadata"`
+	api.Text
 }
 
 type userCertificateCreate struct {
@@ -195,7 +194,7 @@ func (f Certificates) decode(r *api.Request, it *Certificate) (ssh.PublicKey, er
 	if err != nil {
 		return nil, err
 	}
-	if err := it.SetText(certificateTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(certificateTextCodes, in.Text); err != nil {
 		return nil, err
 	}
 	if in.SSHCertificateAuthorityID == nil || *in.SSHCertificateAuthorityID == "" {

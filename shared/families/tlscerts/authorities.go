@@ -32,9 +32,8 @@ type CertificateAuthorityJSON struct {
 }
 
 type certificateAuthorityCreate struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	CAPEM       *string `json:"ca_pem"`
+	api.Text
+	CAPEM *string `json:"ca_pem"`
 }
 
 // CertificateAuthoritiesDescriptor is the /certificate_authorities family.
@@ -69,7 +68,7 @@ func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *C
 	if err := api.Decode(r, &in); err != nil {
 		return err
 	}
-	if err := it.SetText(AuthorityTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(AuthorityTextCodes, in.Text); err != nil {
 		return err
 	}
 	if in.CAPEM == nil || *in.CAPEM == "" {

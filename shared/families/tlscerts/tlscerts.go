@@ -64,8 +64,7 @@ var (
 )
 
 type tlsCertificateCreate struct {
-	Description    *string `json:"description"`
-	Metadata       *string `json:"metadata"`
+	api.Text
 	CertificatePEM *string `json:"certificate_pem"`
 	PrivateKeyPEM  *string `json:"private_key_pem"`
 }
@@ -107,7 +106,7 @@ func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCer
 	if err := api.Decode(r, &in); err != nil {
 		return err
 	}
-	if err := it.SetText(CertificateTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(CertificateTextCodes, in.Text); err != nil {
 		return err
 	}
 	if in.CertificatePEM == nil || *in.CertificatePEM == "" {

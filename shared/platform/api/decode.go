@@ -293,8 +293,16 @@ func (c TextCodes) EmptyUpdate(fields ...string) *Error {
 	return e
 }
 
+// Text is the description and metadata members a create or PATCH body may carry: body structs
+// embed it, and CheckText takes it whole.
+type Text struct {
+	Description *string `json:"description"`
+	Metadata    *string `json:"metadata"`
+}
+
 // CheckText validates optional description and metadata values against their byte limits.
-func CheckText(codes TextCodes, description, metadata *string) error {
+func CheckText(codes TextCodes, t Text) error {
+	description, metadata := t.Description, t.Metadata
 	if description != nil && len(*description) > MaxDescriptionBytes {
 		return BadRequest(codes.Description, "description",
 			"description is %d bytes long; the limit is %d bytes", len(*description), MaxDescriptionBytes)
@@ -314,17 +322,14 @@ func EmptyUpdate(fields ...string) *Error {
 // UpdateText applies a PATCH body that may change only description and metadata (the shape of
 // many families' updates): codes.EmptyUpdate when it supplies neither, the family's codes when too long.
 func UpdateText(r *Request, codes TextCodes, description, metadata *string) error {
-	var in struct {
-		Description *string `json:"description"`
-		Metadata    *string `json:"metadata"`
-	}
+	var in Text
 	if err := Decode(r, &in); err != nil {
 		return err
 	}
 	if in.Description == nil && in.Metadata == nil {
 		return codes.EmptyUpdate("description", "metadata")
 	}
-	if err := CheckText(codes, in.Description, in.Metadata); err != nil {
+	if err := CheckText(codes, in); err != nil {
 		return err
 	}
 	Set(description, in.Description)

@@ -105,11 +105,11 @@ func (d Described) Rendered() DescribedJSON { return DescribedJSON(d) }
 
 // SetText checks optional description and metadata values against their byte limits (codes are
 // the family's error codes for each) and sets those given.
-func (d *Described) SetText(codes api.TextCodes, description, metadata *string) error {
-	if err := api.CheckText(codes, description, metadata); err != nil {
+func (d *Described) SetText(codes api.TextCodes, t api.Text) error {
+	if err := api.CheckText(codes, t); err != nil {
 		return err
 	}
-	api.Set(&d.Description, description)
-	api.Set(&d.Metadata, metadata)
+	api.Set(&d.Description, t.Description)
+	api.Set(&d.Metadata, t.Metadata)
 	return nil
 }
