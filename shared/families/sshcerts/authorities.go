@@ -165,12 +165,15 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, ListKey: "ssh_certificate_authorities",
 	EventKind: "ssh_certificate_authority", Filter: true,
 	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities",
-	Routes: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] { return Authorities{f} }),
+	Routes: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
+		return Authorities{Family: f}
+	}),
 }
 
 // Authorities is the SSH certificate authority family's rules.
 type Authorities struct {
 	*resource.Family[Authority, *Authority]
+	resource.Prepared[*Authority]
 }
 
 // Render returns an SSH certificate authority as GET returns it; the private key never appears.
@@ -211,14 +214,9 @@ func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *Authority)
 	return nil
 }
 
-// Create adds nothing: Prepare built the whole item.
-func (Authorities) Create(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) (any, error) {
-	return nil, nil
-}
-
 // Update changes description and metadata, the only mutable fields.
 func (Authorities) Update(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
-	return api.UpdateText(r, authorityTextCodes, &it.Description, &it.Metadata)
+	return it.UpdateText(r, authorityTextCodes)
 }
 
 // Delete refuses to delete a CA that still has certificates; the version condition of the

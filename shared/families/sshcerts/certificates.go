@@ -160,7 +160,7 @@ func (Certificates) Create(ctx context.Context, r *api.Request, it *Certificate,
 
 // Update changes description and metadata, the only mutable fields.
 func (Certificates) Update(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
-	return api.UpdateText(r, certificateTextCodes, &it.Description, &it.Metadata)
+	return it.UpdateText(r, certificateTextCodes)
 }
 
 // Delete uncounts the certificate on its CA.

@@ -51,7 +51,7 @@ func TestCertificateRender(t *testing.T) {
 func TestSSHHooksRefuse(t *testing.T) {
 	host := certificateHooks(SSHHostCertificatesDescriptor, hostKind)
 	user := certificateHooks(SSHUserCertificatesDescriptor, userKind)
-	cas := Authorities{&resource.Family[Authority, *Authority]{Descriptor: SSHCertificateAuthoritiesDescriptor}}
+	cas := Authorities{Family: &resource.Family[Authority, *Authority]{Descriptor: SSHCertificateAuthoritiesDescriptor}}
 	hooktest.Refusals(t, []hooktest.Refusal{
 		hooktest.Case("certificate without CA", CodeCANotFound, "ssh_certificate_authority_id", func() error {
 			return user.Prepare(t.Context(), hooktest.Request(`{"public_key":"x"}`), &Certificate{})
@@ -76,7 +76,7 @@ func TestSSHHooksRefuse(t *testing.T) {
 
 // TestAuthorityRender renders a CA without a table: members in wire order, no private key.
 func TestAuthorityRender(t *testing.T) {
-	f := Authorities{&resource.Family[Authority, *Authority]{Descriptor: SSHCertificateAuthoritiesDescriptor}}
+	f := Authorities{Family: &resource.Family[Authority, *Authority]{Descriptor: SSHCertificateAuthoritiesDescriptor}}
 	it := &Authority{PublicKey: "ssh-ed25519 AAAA", KeyType: "ed25519", PrivateKey: seal.Sealed{Ciphertext: []byte("sealed")}, Certificates: 3}
 	it.ID, it.CreatedAt, it.Description, it.Metadata = "sshca_1", 60, "d", "m"
 	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it),

@@ -41,13 +41,14 @@ var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/certificate_authorities", Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
 	Routes: resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
-		return CertificateAuthorities{f}
+		return CertificateAuthorities{Family: f}
 	}),
 }
 
 // CertificateAuthorities is the certificate authority family's rules.
 type CertificateAuthorities struct {
 	*resource.Family[CertificateAuthority, *CertificateAuthority]
+	resource.Prepared[*CertificateAuthority]
 }
 
 // Render returns a certificate authority as GET returns it.
@@ -83,12 +84,7 @@ func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *C
 	return nil
 }
 
-// Create adds nothing: Prepare built the whole item.
-func (CertificateAuthorities) Create(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) (any, error) {
-	return nil, nil
-}
-
 // Update changes description and metadata, the only mutable fields.
 func (CertificateAuthorities) Update(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) error {
-	return api.UpdateText(r, AuthorityTextCodes, &it.Description, &it.Metadata)
+	return it.UpdateText(r, AuthorityTextCodes)
 }

@@ -14,7 +14,7 @@ import (
 // TestTLSCertificateRender renders an item without a table: absolute URI, empty lists as [],
 // members in wire order, and no private key material.
 func TestTLSCertificateRender(t *testing.T) {
-	f := TLSCertificates{&resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}
+	f := TLSCertificates{Family: &resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}
 	it := &TLSCertificate{CertificatePEM: "PEM", PrivateKeyType: "ecdsa", PrivateKey: seal.Sealed{Ciphertext: []byte("sealed")},
 		Details: Details{SubjectCommonName: "a.example.com", NotBefore: 0, NotAfter: 86400, DNSNames: []string{"a.example.com"}}}
 	it.ID, it.CreatedAt, it.Description = "cert_1", 60, "d"
@@ -36,8 +36,8 @@ func TestTLSCertificateRender(t *testing.T) {
 // TestTLSHooksRefuse checks the validation of Prepare and Update without a table, key or sealer:
 // each bad body gets its code and field.
 func TestTLSHooksRefuse(t *testing.T) {
-	certs := TLSCertificates{&resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}
-	cas := CertificateAuthorities{&resource.Family[CertificateAuthority, *CertificateAuthority]{Descriptor: CertificateAuthoritiesDescriptor}}
+	certs := TLSCertificates{Family: &resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}
+	cas := CertificateAuthorities{Family: &resource.Family[CertificateAuthority, *CertificateAuthority]{Descriptor: CertificateAuthoritiesDescriptor}}
 	long := `"` + strings.Repeat("x", api.MaxDescriptionBytes+1) + `"`
 	hooktest.Refusals(t, []hooktest.Refusal{
 		hooktest.Case("certificate without pem", CodeBadCertPEM, fieldCertificatePEM, func() error {
@@ -67,7 +67,7 @@ func TestTLSHooksRefuse(t *testing.T) {
 // TestCertificateAuthorityRender renders a CA without a table: members in wire order, empty
 // lists as [].
 func TestCertificateAuthorityRender(t *testing.T) {
-	f := CertificateAuthorities{&resource.Family[CertificateAuthority, *CertificateAuthority]{Descriptor: CertificateAuthoritiesDescriptor}}
+	f := CertificateAuthorities{Family: &resource.Family[CertificateAuthority, *CertificateAuthority]{Descriptor: CertificateAuthoritiesDescriptor}}
 	it := &CertificateAuthority{CAPEM: "PEM", Details: Details{SubjectCommonName: "ca", NotBefore: 0, NotAfter: 86400, KeyUsages: []string{"cert_sign"}}}
 	it.ID, it.CreatedAt, it.Metadata = "ca_1", 60, "m"
 	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it),

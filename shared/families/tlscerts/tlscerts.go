@@ -74,13 +74,14 @@ var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates",
 	Routes: resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
-		return TLSCertificates{f}
+		return TLSCertificates{Family: f}
 	}),
 }
 
 // TLSCertificates is the TLS certificate family's rules.
 type TLSCertificates struct {
 	*resource.Family[TLSCertificate, *TLSCertificate]
+	resource.Prepared[*TLSCertificate]
 }
 
 // Render returns a TLS certificate as GET returns it; the private key never appears.
@@ -137,14 +138,9 @@ func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCer
 	return nil
 }
 
-// Create adds nothing: Prepare built the whole item.
-func (TLSCertificates) Create(ctx context.Context, r *api.Request, it *TLSCertificate, m *resource.Mutation) (any, error) {
-	return nil, nil
-}
-
 // Update changes description and metadata, the only mutable fields.
 func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertificate, m *resource.Mutation) error {
-	return api.UpdateText(r, CertificateTextCodes, &it.Description, &it.Metadata)
+	return it.UpdateText(r, CertificateTextCodes)
 }
 
 // InUse is the refusal to delete a certificate a reserved domain still references.

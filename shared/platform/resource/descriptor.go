@@ -56,6 +56,15 @@ type Preparer[P store.Resource] interface {
 	Prepare(ctx context.Context, r *api.Request, it P) error
 }
 
+// Prepared is embedded by the hooks of families whose Prepare builds the whole item: their
+// Create adds nothing.
+type Prepared[P store.Resource] struct{}
+
+// Create adds nothing to the item Prepare built.
+func (Prepared[P]) Create(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error) {
+	return nil, nil
+}
+
 // Deleter is implemented by families whose deletion adds writes (a token item, a parent's
 // counter) or may be refused.
 type Deleter[P store.Resource] interface {
@@ -112,4 +121,10 @@ func (d *Described) SetText(codes api.TextCodes, t api.Text) error {
 	api.Set(&d.Description, t.Description)
 	api.Set(&d.Metadata, t.Metadata)
 	return nil
+}
+
+// UpdateText applies a PATCH body that may change only description and metadata (see
+// api.UpdateText), for families with no other mutable member.
+func (d *Described) UpdateText(r *api.Request, codes api.TextCodes) error {
+	return api.UpdateText(r, codes, &d.Description, &d.Metadata)
 }
