@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -32,64 +31,40 @@ var (
 	pathHostCerts = sshcerts.SSHHostCertificatesDescriptor.Path
 )
 
-var (
-	stackOnce sync.Once
-	stack     *testkit.Stack
-	logs      *testkit.LogCapture
-	// needles are the CA private keys this suite made (read back from the table and opened),
-	// in every form they could leak in.
-	needles testkit.Needles
-)
+// suite is the package's stack and the CA private keys it made (read back from the table and
+// opened), in every form they could leak in.
+var suite testkit.SecretSuite
 
 // start returns the package's stack, capturing its logs for the final secret scan.
-func start(t testing.TB) *testkit.Stack {
-	s := testkit.Shared(t, app.Families...)
-	stackOnce.Do(func() { stack, logs = s, s.CaptureLogs() })
-	return s
-}
+func start(t testing.TB) *testkit.Stack { return suite.Start(t, app.Families...) }
 
 // TestMain runs the suite, then checks that no CA private key is anywhere in the table or in a
-// log line, in PEM, DER, base64 or hex.
+// log line, in PEM, DER, base64 or hex. The CAs still in the table are opened too, whether or
+// not a test recorded them.
 func TestMain(m *testing.M) {
-	testkit.Main(m, func(*testkit.Stack) error {
-		if problems := secretsAtRest(); len(problems) > 0 {
-			return errors.New("private key material found after the suite:\n  " + strings.Join(problems, "\n  "))
+	suite.Main(m, func(ctx context.Context, items []store.Item) []string {
+		for _, it := range items {
+			if _, ok := it["private_key"]; ok {
+				var ca sshcerts.Authority
+				if err := store.Unmarshal(it, &ca); err != nil {
+					return []string{err.Error()}
+				}
+				if err := recordKey(ctx, &ca); err != nil {
+					return []string{err.Error()}
+				}
+			}
 		}
 		return nil
 	})
 }
 
-func secretsAtRest() []string {
-	ctx := context.Background()
-	items, err := stack.Items(ctx)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	// The CAs still in the table are opened too, whether or not a test recorded them.
-	for _, it := range items {
-		if _, ok := it["private_key"]; ok {
-			var ca sshcerts.Authority
-			if err := store.Unmarshal(it, &ca); err != nil {
-				return []string{err.Error()}
-			}
-			if err := recordKey(ctx, &ca); err != nil {
-				return []string{err.Error()}
-			}
-		}
-	}
-	if needles.Len() == 0 {
-		return []string{"no CA keys were recorded: the scan would prove nothing"}
-	}
-	return needles.Scan(items, logs)
-}
-
 // recordKey opens a CA's sealed key and records it as a needle.
 func recordKey(ctx context.Context, ca *sshcerts.Authority) error {
-	key, err := seal.OpenPrivateKey(ctx, stack.Deps.Kit.Seal, ca.PrivateKey, ca.AccountID, ca.ID)
+	key, err := seal.OpenPrivateKey(ctx, suite.Stack.Deps.Kit.Seal, ca.PrivateKey, ca.AccountID, ca.ID)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", ca.ID, err)
 	}
-	needles.AddKey("CA "+ca.ID, key)
+	suite.Needles.AddKey("CA "+ca.ID, key)
 	return nil
 }
 
@@ -105,7 +80,7 @@ func newCA(t testing.TB, s *testkit.Stack, a *testkit.Account, body map[string]a
 	if err := recordKey(context.Background(), &it); err != nil {
 		t.Fatal(err)
 	}
-	needles.AssertAbsent(t, res.Body)
+	suite.Needles.AssertAbsent(t, res.Body)
 	return ca
 }
 
@@ -293,7 +268,7 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 			}
 			before := time.Now().UTC().Truncate(time.Second)
 			res := a.Do(t, "POST", c.path, body)
-			needles.AssertAbsent(t, res.Body)
+			suite.Needles.AssertAbsent(t, res.Body)
 			got := res.Expect(t, http.StatusCreated)
 			after := time.Now().UTC()
 			if got["key_type"] != c.keyType || got["ssh_certificate_authority_id"] != c.ca["id"] || got["public_key"] != c.body["public_key"] {
@@ -547,7 +522,7 @@ func TestBadCertificateRequests(t *testing.T) {
 		for _, c := range fam.cases {
 			t.Run(fam.path+" "+c.name, func(t *testing.T) {
 				res := a.Do(t, "POST", fam.path, c.body)
-				needles.AssertAbsent(t, res.Body)
+				suite.Needles.AssertAbsent(t, res.Body)
 				res.ExpectError(t, http.StatusBadRequest, c.code, c.field)
 			})
 		}

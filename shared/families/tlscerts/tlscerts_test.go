@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -16,12 +15,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -31,51 +30,24 @@ var (
 	pathCAs = tlscerts.CertificateAuthoritiesDescriptor.Path
 )
 
-var (
-	stackOnce sync.Once
-	stack     *testkit.Stack
-	logs      *testkit.LogCapture
-	// needles are the private keys this suite uploaded, in every form they could leak in.
-	needles testkit.Needles
-)
+// suite is the package's stack and the private keys it uploaded, in every form they could leak
+// in.
+var suite testkit.SecretSuite
 
 // start returns the package's stack, capturing its logs for the final secret scan.
-func start(t *testing.T) *testkit.Stack {
-	s := testkit.Shared(t, app.Families...)
-	stackOnce.Do(func() { stack, logs = s, s.CaptureLogs() })
-	return s
-}
+func start(t *testing.T) *testkit.Stack { return suite.Start(t, app.Families...) }
 
 // TestMain runs the suite, then checks that no private key it uploaded is anywhere in the table
-// or in a log line, in PEM, DER, base64 or hex.
+// or in a log line, in PEM, DER, base64 or hex, and that keys were stored (sealed) at all.
 func TestMain(m *testing.M) {
-	testkit.Main(m, func(*testkit.Stack) error {
-		if problems := secretsAtRest(); len(problems) > 0 {
-			return errors.New("private key material found after the suite:\n  " + strings.Join(problems, "\n  "))
+	suite.Main(m, func(_ context.Context, items []store.Item) []string {
+		for _, it := range items {
+			if _, ok := it["private_key"]; ok {
+				return nil
+			}
 		}
-		return nil
+		return []string{"no item holds a sealed private key: the scan would prove nothing"}
 	})
-}
-
-func secretsAtRest() []string {
-	if needles.Len() == 0 {
-		return []string{"no private keys were recorded: the scan would prove nothing"}
-	}
-	items, err := stack.Items(context.Background())
-	if err != nil {
-		return []string{err.Error()}
-	}
-	out := needles.Scan(items, logs)
-	sealed := 0
-	for _, it := range items {
-		if _, ok := it["private_key"]; ok {
-			sealed++
-		}
-	}
-	if sealed == 0 {
-		out = append(out, "no item holds a sealed private key: the scan would prove nothing")
-	}
-	return out
 }
 
 // goCert makes a certificate and key in Go (faster than openssl, for the conformance suite).
@@ -84,7 +56,7 @@ func goCert(t *testing.T, ca bool) (certPEM, keyPEM string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	needles.AddKey("go key", key)
+	suite.Needles.AddKey("go key", key)
 	tpl := &x509.Certificate{SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "conformance.example.com"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, IsCA: ca}
 	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
@@ -157,7 +129,7 @@ func TestUploadsMatchOpenSSL(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := newOpenSSL(t)
 			o.run(c.keygen...)
-			needles.AddKey(c.name, o.key("k.pem"))
+			suite.Needles.AddKey(c.name, o.key("k.pem"))
 			upload := ""
 			switch {
 			case c.expired:
@@ -185,7 +157,7 @@ func TestUploadsMatchOpenSSL(t *testing.T) {
 				upload = o.read("c.pem")
 			}
 			res := a.Do(t, "POST", pathTLS, map[string]any{"certificate_pem": upload, "private_key_pem": o.read("k.pem")})
-			needles.AssertAbsent(t, res.Body)
+			suite.Needles.AssertAbsent(t, res.Body)
 			got := res.Expect(t, http.StatusCreated)
 			x := o.text("c.pem")
 			want := map[string]any{
@@ -221,7 +193,7 @@ func TestUploadsMatchOpenSSL(t *testing.T) {
 				t.Error("the private key is returned")
 			}
 			again := a.Do(t, "GET", pathTLS+"/"+got["id"].(string), nil)
-			needles.AssertAbsent(t, again.Body)
+			suite.Needles.AssertAbsent(t, again.Body)
 			if g := again.Expect(t, http.StatusOK); !reflect.DeepEqual(g, got) {
 				t.Errorf("GET differs from create:\n%v\n%v", g, got)
 			}
@@ -241,7 +213,7 @@ func strs(v []string) []any {
 // root makes a self-signed RSA root CA (root.pem, root.key) in o's folder.
 func root(o *openssl) {
 	o.run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "root.key", "-out", "root.pem", "-days", "30", "-subj", "/CN=Test Root CA")
-	needles.AddKey("root", o.key("root.key"))
+	suite.Needles.AddKey("root", o.key("root.key"))
 }
 
 // caConfig is the smallest `openssl ca` configuration that signs with arbitrary dates.
@@ -270,8 +242,8 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 	o.run("pkcs8", "-topk8", "-in", "k.pem", "-passout", "pass:secret", "-v2", "aes-256-cbc", "-out", "enc8.pem")
 	o.run("ec", "-in", "k.pem", "-aes256", "-passout", "pass:secret", "-out", "encl.pem")
 	root(o)
-	needles.AddKey("bad-input key", o.key("k.pem"))
-	needles.AddKey("bad-input other key", o.key("other.pem"))
+	suite.Needles.AddKey("bad-input key", o.key("k.pem"))
+	suite.Needles.AddKey("bad-input other key", o.key("other.pem"))
 	cert, key := o.read("c.pem"), o.read("k.pem")
 	der := strings.Join(strings.Split(cert, "\n")[1:len(strings.Split(cert, "\n"))-2], "")
 	body := func(c, k any) map[string]any {
@@ -320,7 +292,7 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := a.Do(t, "POST", pathTLS, c.body)
-			needles.AssertAbsent(t, res.Body)
+			suite.Needles.AssertAbsent(t, res.Body)
 			res.ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		})
 	}
@@ -352,12 +324,12 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 		"-addext", "keyUsage=critical,keyCertSign,cRLSign", "-addext", "extendedKeyUsage=clientAuth")
 	o.run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "leaf.key", "-out", "leaf.pem",
 		"-days", "90", "-subj", "/CN=leaf.example.com", "-addext", "basicConstraints=critical,CA:FALSE")
-	needles.AddKey("ca key", o.key("ca.key"))
-	needles.AddKey("leaf key", o.key("leaf.key"))
+	suite.Needles.AddKey("ca key", o.key("ca.key"))
+	suite.Needles.AddKey("leaf key", o.key("leaf.key"))
 	caPEM := o.read("ca.pem")
 
 	res := a.Do(t, "POST", pathCAs, map[string]any{"ca_pem": caPEM, "description": "clients"})
-	needles.AssertAbsent(t, res.Body)
+	suite.Needles.AssertAbsent(t, res.Body)
 	got := res.Expect(t, http.StatusCreated)
 	x := o.text("ca.pem")
 	want := map[string]any{
@@ -390,7 +362,7 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := a.Do(t, "POST", pathCAs, map[string]any{"ca_pem": c.pem})
-			needles.AssertAbsent(t, res.Body)
+			suite.Needles.AssertAbsent(t, res.Body)
 			res.ExpectError(t, http.StatusBadRequest, c.code, "ca_pem")
 		})
 	}
@@ -437,7 +409,7 @@ func TestLargestCertificateIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	needles.AddKey("large certificate key", key)
+	suite.Needles.AddKey("large certificate key", key)
 	var certPEM string
 	for n := 1000; ; n += 50 {
 		tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "big.example.com"},

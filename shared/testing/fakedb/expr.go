@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/big"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -334,22 +335,13 @@ func get(it item, p []pathElem) types.AttributeValue {
 	return cur
 }
 
+// size is DynamoDB's size(): the length of a string, binary, set, list or map.
 func size(v types.AttributeValue) (int, bool) {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value), true
-	case *types.AttributeValueMemberB:
-		return len(v.Value), true
-	case *types.AttributeValueMemberSS:
-		return len(v.Value), true
-	case *types.AttributeValueMemberNS:
-		return len(v.Value), true
-	case *types.AttributeValueMemberBS:
-		return len(v.Value), true
-	case *types.AttributeValueMemberL:
-		return len(v.Value), true
-	case *types.AttributeValueMemberM:
-		return len(v.Value), true
+	switch v.(type) {
+	case *types.AttributeValueMemberS, *types.AttributeValueMemberB, *types.AttributeValueMemberSS, *types.AttributeValueMemberNS,
+		*types.AttributeValueMemberBS, *types.AttributeValueMemberL, *types.AttributeValueMemberM:
+		// Each of these holds its content in Value: a string, a slice or a map.
+		return reflect.ValueOf(v).Elem().FieldByName("Value").Len(), true
 	}
 	return 0, false
 }
@@ -614,48 +606,52 @@ func addOrDelete(clause string, cur, arg types.AttributeValue) (types.AttributeV
 			return nil, fmt.Errorf("fakedb: ADD of a number to a non-number")
 		}
 		return &types.AttributeValueMemberN{Value: r.Text('f', -1)}, nil
-	case *types.AttributeValueMemberSS:
-		var have []string
-		if c, ok := cur.(*types.AttributeValueMemberSS); ok {
-			have = slices.Clone(c.Value)
-		} else if cur != nil {
-			return nil, fmt.Errorf("fakedb: %s of a string set to another type", clause)
+	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS:
+		_, numbers := arg.(*types.AttributeValueMemberNS)
+		if cur != nil && reflect.TypeOf(cur) != reflect.TypeOf(arg) {
+			return nil, fmt.Errorf("fakedb: %s of a set to an attribute of another type", clause)
 		}
-		for _, s := range a.Value {
-			i := slices.Index(have, s)
-			switch {
-			case clause == "ADD" && i < 0:
-				have = append(have, s)
-			case clause == "DELETE" && i >= 0:
-				have = slices.Delete(have, i, i+1)
-			}
+		same := func(h, s string) bool { return h == s }
+		if numbers {
+			same = func(h, s string) bool { return numCmp(h, s) == 0 }
 		}
-		if len(have) == 0 {
+		have := applySet(clause, setMembers(cur), setMembers(arg), same)
+		switch {
+		case len(have) == 0:
 			return nil, nil // DynamoDB removes an empty set
+		case numbers:
+			return &types.AttributeValueMemberNS{Value: have}, nil
 		}
 		return &types.AttributeValueMemberSS{Value: have}, nil
-	case *types.AttributeValueMemberNS:
-		var have []string
-		if c, ok := cur.(*types.AttributeValueMemberNS); ok {
-			have = slices.Clone(c.Value)
-		} else if cur != nil {
-			return nil, fmt.Errorf("fakedb: %s of a number set to another type", clause)
-		}
-		for _, s := range a.Value {
-			i := slices.IndexFunc(have, func(h string) bool { return numCmp(h, s) == 0 })
-			switch {
-			case clause == "ADD" && i < 0:
-				have = append(have, s)
-			case clause == "DELETE" && i >= 0:
-				have = slices.Delete(have, i, i+1)
-			}
-		}
-		if len(have) == 0 {
-			return nil, nil
-		}
-		return &types.AttributeValueMemberNS{Value: have}, nil
 	}
 	return nil, fmt.Errorf("fakedb: %s of %T is not supported", clause, arg)
+}
+
+// applySet returns the members of have after ADD or DELETE (clause) of the members of arg;
+// same says when two members are equal.
+func applySet(clause string, have, arg []string, same func(h, s string) bool) []string {
+	have = slices.Clone(have)
+	for _, s := range arg {
+		i := slices.IndexFunc(have, func(h string) bool { return same(h, s) })
+		switch {
+		case clause == "ADD" && i < 0:
+			have = append(have, s)
+		case clause == "DELETE" && i >= 0:
+			have = slices.Delete(have, i, i+1)
+		}
+	}
+	return have
+}
+
+// setMembers returns the members of a string or number set; nil for anything else.
+func setMembers(v types.AttributeValue) []string {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberSS:
+		return v.Value
+	case *types.AttributeValueMemberNS:
+		return v.Value
+	}
+	return nil
 }
 
 func put(it item, p []pathElem, v types.AttributeValue) error {

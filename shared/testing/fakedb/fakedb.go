@@ -180,13 +180,6 @@ func (t *Table) begin(op string, in any) error {
 	return nil
 }
 
-// record notes a call of a table operation and returns its scripted failure.
-func (t *Table) record(op string, in any) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.begin(op, in)
-}
-
 func keyOf(av item) ([2]string, error) {
 	pk, ok1 := av["pk"].(*types.AttributeValueMemberS)
 	sk, ok2 := av["sk"].(*types.AttributeValueMemberS)
@@ -239,17 +232,14 @@ func updated(cur, key item, expr *string, names map[string]string, vals map[stri
 
 // GetItem implements store.Client.
 func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.begin(OpGetItem, in); err != nil {
-		return nil, err
-	}
-	k, err := keyOf(in.Key)
-	if err != nil {
-		return nil, err
-	}
-	it, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(t.items[k]))
-	return &dynamodb.GetItemOutput{Item: it}, err
+	return locked(t, OpGetItem, in, func() (*dynamodb.GetItemOutput, error) {
+		k, err := keyOf(in.Key)
+		if err != nil {
+			return nil, err
+		}
+		it, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(t.items[k]))
+		return &dynamodb.GetItemOutput{Item: it}, err
+	})
 }
 
 // PutItem implements store.Client.
@@ -299,144 +289,133 @@ func (t *Table) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ..
 
 // BatchGetItem implements store.Client.
 func (t *Table) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.begin(OpBatchGetItem, in); err != nil {
-		return nil, err
-	}
-	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}, UnprocessedKeys: map[string]types.KeysAndAttributes{}}
-	if t.unprocessed > 0 {
-		t.unprocessed--
-		out.UnprocessedKeys = in.RequestItems
-		return out, nil
-	}
-	for table, ka := range in.RequestItems {
-		seen := map[[2]string]bool{}
-		for _, key := range ka.Keys {
-			k, err := keyOf(key)
-			if err != nil {
-				return nil, err
-			}
-			if seen[k] {
-				return nil, validation("Provided list of item keys contains duplicates")
-			}
-			seen[k] = true
-			if it := t.items[k]; it != nil {
-				p, err := project(aws.ToString(ka.ProjectionExpression), ka.ExpressionAttributeNames, clone(it))
+	return locked(t, OpBatchGetItem, in, func() (*dynamodb.BatchGetItemOutput, error) {
+		out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}, UnprocessedKeys: map[string]types.KeysAndAttributes{}}
+		if t.unprocessed > 0 {
+			t.unprocessed--
+			out.UnprocessedKeys = in.RequestItems
+			return out, nil
+		}
+		for table, ka := range in.RequestItems {
+			seen := map[[2]string]bool{}
+			for _, key := range ka.Keys {
+				k, err := keyOf(key)
 				if err != nil {
 					return nil, err
 				}
-				out.Responses[table] = append(out.Responses[table], p)
+				if seen[k] {
+					return nil, validation("Provided list of item keys contains duplicates")
+				}
+				seen[k] = true
+				if it := t.items[k]; it != nil {
+					p, err := project(aws.ToString(ka.ProjectionExpression), ka.ExpressionAttributeNames, clone(it))
+					if err != nil {
+						return nil, err
+					}
+					out.Responses[table] = append(out.Responses[table], p)
+				}
 			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // BatchWriteItem implements store.Client.
 func (t *Table) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.begin(OpBatchWriteItem, in); err != nil {
-		return nil, err
-	}
-	if t.unprocessed > 0 {
-		t.unprocessed--
-		return &dynamodb.BatchWriteItemOutput{UnprocessedItems: in.RequestItems}, nil
-	}
-	for _, reqs := range in.RequestItems {
-		for _, w := range reqs {
-			switch {
-			case w.PutRequest != nil:
-				k, err := keyOf(w.PutRequest.Item)
-				if err != nil {
-					return nil, err
+	return locked(t, OpBatchWriteItem, in, func() (*dynamodb.BatchWriteItemOutput, error) {
+		if t.unprocessed > 0 {
+			t.unprocessed--
+			return &dynamodb.BatchWriteItemOutput{UnprocessedItems: in.RequestItems}, nil
+		}
+		for _, reqs := range in.RequestItems {
+			for _, w := range reqs {
+				switch {
+				case w.PutRequest != nil:
+					k, err := keyOf(w.PutRequest.Item)
+					if err != nil {
+						return nil, err
+					}
+					t.items[k] = clone(w.PutRequest.Item)
+				case w.DeleteRequest != nil:
+					k, err := keyOf(w.DeleteRequest.Key)
+					if err != nil {
+						return nil, err
+					}
+					delete(t.items, k)
 				}
-				t.items[k] = clone(w.PutRequest.Item)
-			case w.DeleteRequest != nil:
-				k, err := keyOf(w.DeleteRequest.Key)
-				if err != nil {
-					return nil, err
-				}
-				delete(t.items, k)
 			}
 		}
-	}
-	return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{}}, nil
+		return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{}}, nil
+	})
 }
 
 // Query implements store.Client: the key condition is evaluated on every item (the table is
 // small), sorted by sort key, honouring ScanIndexForward, Limit and ExclusiveStartKey.
 func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.begin(OpQuery, in); err != nil {
-		return nil, err
-	}
-	var matched []item
-	for _, it := range t.items {
-		ok, err := evalCondition(aws.ToString(in.KeyConditionExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+	return locked(t, OpQuery, in, func() (*dynamodb.QueryOutput, error) {
+		var matched []item
+		for _, it := range t.items {
+			ok, err := evalCondition(aws.ToString(in.KeyConditionExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				matched = append(matched, it)
+			}
+		}
+		page, last, err := t.page(matched, aws.ToBool(in.ScanIndexForward) || in.ScanIndexForward == nil, in.ExclusiveStartKey, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			matched = append(matched, it)
+		items, err := filtered(page, in.FilterExpression, in.ProjectionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+		if err != nil {
+			return nil, err
 		}
-	}
-	page, last, err := t.page(matched, aws.ToBool(in.ScanIndexForward) || in.ScanIndexForward == nil, in.ExclusiveStartKey, in.Limit)
-	if err != nil {
-		return nil, err
-	}
-	out := &dynamodb.QueryOutput{LastEvaluatedKey: last}
+		out := &dynamodb.QueryOutput{LastEvaluatedKey: last, Items: items}
+		out.Count = int32(len(out.Items))
+		return out, nil
+	})
+}
+
+// filtered returns the items of a page that pass filter, projected: what a Query or Scan returns.
+func filtered(page []item, filter, projection *string, names map[string]string, vals map[string]types.AttributeValue) ([]item, error) {
+	var out []item
 	for _, it := range page {
-		ok, err := evalCondition(aws.ToString(in.FilterExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+		ok, err := evalCondition(aws.ToString(filter), names, vals, it)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			continue
 		}
-		p, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(it))
+		p, err := project(aws.ToString(projection), names, clone(it))
 		if err != nil {
 			return nil, err
 		}
-		out.Items = append(out.Items, p)
+		out = append(out, p)
 	}
-	out.Count = int32(len(out.Items))
 	return out, nil
 }
 
 // Scan implements store.Client, in key order.
 func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.begin(OpScan, in); err != nil {
-		return nil, err
-	}
-	all := make([]item, 0, len(t.items))
-	for _, it := range t.items {
-		all = append(all, it)
-	}
-	page, last, err := t.page(all, true, in.ExclusiveStartKey, in.Limit)
-	if err != nil {
-		return nil, err
-	}
-	out := &dynamodb.ScanOutput{LastEvaluatedKey: last}
-	for _, it := range page {
-		ok, err := evalCondition(aws.ToString(in.FilterExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+	return locked(t, OpScan, in, func() (*dynamodb.ScanOutput, error) {
+		all := make([]item, 0, len(t.items))
+		for _, it := range t.items {
+			all = append(all, it)
+		}
+		page, last, err := t.page(all, true, in.ExclusiveStartKey, in.Limit)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			p, err := project(aws.ToString(in.ProjectionExpression), in.ExpressionAttributeNames, clone(it))
-			if err != nil {
-				return nil, err
-			}
-			out.Items = append(out.Items, p)
+		items, err := filtered(page, in.FilterExpression, in.ProjectionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+		if err != nil {
+			return nil, err
 		}
-	}
-	out.Count = int32(len(out.Items))
-	return out, nil
+		out := &dynamodb.ScanOutput{LastEvaluatedKey: last, Items: items}
+		out.Count = int32(len(out.Items))
+		return out, nil
+	})
 }
 
 // page orders items by key, skips to after start, and cuts at limit; last is the key to
@@ -491,116 +470,118 @@ func (t *Table) page(items []item, forward bool, start item, limit *int32) (page
 // they were before the transaction; if any fails, nothing is written and the error carries one
 // reason per item.
 func (t *Table) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if err := t.begin(OpTransactWriteItems, in); err != nil {
-		return nil, err
-	}
-	if len(in.TransactItems) > 100 {
-		return nil, validation("Member must have length less than or equal to 100")
-	}
-	reasons := make([]string, len(in.TransactItems))
-	failed := false
-	next := map[[2]string]item{} // the writes, applied only if every condition holds
-	deleted := map[[2]string]bool{}
-	for i, w := range in.TransactItems {
-		var (
-			key   map[string]types.AttributeValue
-			cond  *string
-			names map[string]string
-			vals  map[string]types.AttributeValue
-		)
-		switch {
-		case w.Put != nil:
-			key, cond, names, vals = w.Put.Item, w.Put.ConditionExpression, w.Put.ExpressionAttributeNames, w.Put.ExpressionAttributeValues
-		case w.Delete != nil:
-			key, cond, names, vals = w.Delete.Key, w.Delete.ConditionExpression, w.Delete.ExpressionAttributeNames, w.Delete.ExpressionAttributeValues
-		case w.Update != nil:
-			key, cond, names, vals = w.Update.Key, w.Update.ConditionExpression, w.Update.ExpressionAttributeNames, w.Update.ExpressionAttributeValues
-		case w.ConditionCheck != nil:
-			key, cond, names, vals = w.ConditionCheck.Key, w.ConditionCheck.ConditionExpression, w.ConditionCheck.ExpressionAttributeNames, w.ConditionCheck.ExpressionAttributeValues
-		default:
-			return nil, validation("fakedb: an empty transaction item")
+	return locked(t, OpTransactWriteItems, in, func() (*dynamodb.TransactWriteItemsOutput, error) {
+		if len(in.TransactItems) > 100 {
+			return nil, validation("Member must have length less than or equal to 100")
 		}
-		k, err := keyOf(key)
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := next[k]; dup || deleted[k] {
-			return nil, validation("Transaction request cannot include multiple operations on one item")
-		}
-		cur := t.items[k]
-		ok, err := evalCondition(aws.ToString(cond), names, vals, cur)
-		if err != nil {
-			return nil, err
-		}
-		reasons[i] = ReasonNone
-		if !ok {
-			reasons[i], failed = ReasonConditionalCheck, true
-			next[k] = cur
-			continue
-		}
-		switch {
-		case w.Put != nil:
-			next[k] = clone(w.Put.Item)
-		case w.Delete != nil:
-			deleted[k] = true
-		case w.Update != nil:
-			it, err := updated(cur, key, w.Update.UpdateExpression, names, vals)
+		reasons := make([]string, len(in.TransactItems))
+		failed := false
+		next := map[[2]string]item{} // the writes, applied only if every condition holds
+		deleted := map[[2]string]bool{}
+		for i, w := range in.TransactItems {
+			var (
+				key   map[string]types.AttributeValue
+				cond  *string
+				names map[string]string
+				vals  map[string]types.AttributeValue
+			)
+			switch {
+			case w.Put != nil:
+				key, cond, names, vals = w.Put.Item, w.Put.ConditionExpression, w.Put.ExpressionAttributeNames, w.Put.ExpressionAttributeValues
+			case w.Delete != nil:
+				key, cond, names, vals = w.Delete.Key, w.Delete.ConditionExpression, w.Delete.ExpressionAttributeNames, w.Delete.ExpressionAttributeValues
+			case w.Update != nil:
+				key, cond, names, vals = w.Update.Key, w.Update.ConditionExpression, w.Update.ExpressionAttributeNames, w.Update.ExpressionAttributeValues
+			case w.ConditionCheck != nil:
+				key, cond, names, vals = w.ConditionCheck.Key, w.ConditionCheck.ConditionExpression, w.ConditionCheck.ExpressionAttributeNames, w.ConditionCheck.ExpressionAttributeValues
+			default:
+				return nil, validation("fakedb: an empty transaction item")
+			}
+			k, err := keyOf(key)
 			if err != nil {
 				return nil, err
 			}
-			next[k] = it
-		default:
-			next[k] = cur
+			if _, dup := next[k]; dup || deleted[k] {
+				return nil, validation("Transaction request cannot include multiple operations on one item")
+			}
+			cur := t.items[k]
+			ok, err := evalCondition(aws.ToString(cond), names, vals, cur)
+			if err != nil {
+				return nil, err
+			}
+			reasons[i] = ReasonNone
+			if !ok {
+				reasons[i], failed = ReasonConditionalCheck, true
+				next[k] = cur
+				continue
+			}
+			switch {
+			case w.Put != nil:
+				next[k] = clone(w.Put.Item)
+			case w.Delete != nil:
+				deleted[k] = true
+			case w.Update != nil:
+				it, err := updated(cur, key, w.Update.UpdateExpression, names, vals)
+				if err != nil {
+					return nil, err
+				}
+				next[k] = it
+			default:
+				next[k] = cur
+			}
 		}
-	}
-	if failed {
-		return nil, Canceled(reasons...)
-	}
-	for k, it := range next {
-		if it == nil {
-			continue // a check of an absent item
+		if failed {
+			return nil, Canceled(reasons...)
 		}
-		t.items[k] = it
+		for k, it := range next {
+			if it == nil {
+				continue // a check of an absent item
+			}
+			t.items[k] = it
+		}
+		for k := range deleted {
+			delete(t.items, k)
+		}
+		return &dynamodb.TransactWriteItemsOutput{}, nil
+	})
+}
+
+// locked records a call of a table operation and runs it under the table's lock, unless the
+// call has a scripted failure.
+func locked[O any](t *Table, op string, in any, do func() (*O, error)) (*O, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin(op, in); err != nil {
+		return nil, err
 	}
-	for k := range deleted {
-		delete(t.items, k)
-	}
-	return &dynamodb.TransactWriteItemsOutput{}, nil
+	return do()
+}
+
+// recorded records a call of a table operation and returns out, or its scripted failure.
+func recorded[O any](t *Table, op string, in any, out *O) (*O, error) {
+	return locked(t, op, in, func() (*O, error) { return out, nil })
 }
 
 // CreateTable implements store.Client; the table always exists, so it only records the call.
 func (t *Table) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
-	if err := t.record("CreateTable", in); err != nil {
-		return nil, err
-	}
-	return &dynamodb.CreateTableOutput{}, nil
+	return recorded(t, "CreateTable", in, &dynamodb.CreateTableOutput{})
 }
 
 // DescribeTable implements store.Client: the table is always active.
 func (t *Table) DescribeTable(_ context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	if err := t.record("DescribeTable", in); err != nil {
-		return nil, err
-	}
-	return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive}}, nil
+	return recorded(t, "DescribeTable", in,
+		&dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive}})
 }
 
 // UpdateTimeToLive implements store.Client; items never expire in the fake.
 func (t *Table) UpdateTimeToLive(_ context.Context, in *dynamodb.UpdateTimeToLiveInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {
-	if err := t.record("UpdateTimeToLive", in); err != nil {
-		return nil, err
-	}
-	return &dynamodb.UpdateTimeToLiveOutput{}, nil
+	return recorded(t, "UpdateTimeToLive", in, &dynamodb.UpdateTimeToLiveOutput{})
 }
 
 // DeleteTable implements store.Client: it removes every item.
 func (t *Table) DeleteTable(_ context.Context, in *dynamodb.DeleteTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
-	if err := t.record("DeleteTable", in); err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.items = map[[2]string]item{}
-	return &dynamodb.DeleteTableOutput{}, nil
+	return locked(t, "DeleteTable", in, func() (*dynamodb.DeleteTableOutput, error) {
+		t.items = map[[2]string]item{}
+		return &dynamodb.DeleteTableOutput{}, nil
+	})
 }

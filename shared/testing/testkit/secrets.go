@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -231,4 +233,43 @@ func (n *Needles) AssertAbsent(t testing.TB, body []byte) {
 	if found := n.Find(body); len(found) > 0 {
 		t.Fatalf("response leaks %v", found)
 	}
+}
+
+// SecretSuite is what a suite that stores private keys keeps: the package's stack with its logs
+// captured, and the needles of every key the suite made, scanned for after the whole suite.
+type SecretSuite struct {
+	once  sync.Once
+	Stack *Stack
+	Logs  *LogCapture
+	// Needles are the private keys the suite made, in every form they could leak in.
+	Needles Needles
+}
+
+// Start returns the package's shared stack, capturing its logs for the final scan.
+func (s *SecretSuite) Start(t testing.TB, families ...*resource.Descriptor) *Stack {
+	st := Shared(t, families...)
+	s.once.Do(func() { s.Stack, s.Logs = st, st.CaptureLogs() })
+	return st
+}
+
+// Main runs the suite (see Main), then fails it when any needle is in the table or the logs.
+// check runs first, on every item of the table: it may record more needles (keys read back
+// from the table) and reports problems of its own (such as no key stored at all).
+func (s *SecretSuite) Main(m *testing.M, check func(ctx context.Context, items []store.Item) []string) {
+	Main(m, func(st *Stack) error {
+		ctx := context.Background()
+		items, err := st.Items(ctx)
+		if err != nil {
+			return err
+		}
+		problems := check(ctx, items)
+		if s.Needles.Len() == 0 {
+			problems = append(problems, "no private keys were recorded: the scan would prove nothing")
+		}
+		problems = append(problems, s.Needles.Scan(items, s.Logs)...)
+		if len(problems) > 0 {
+			return errors.New("private key material found after the suite:\n  " + strings.Join(problems, "\n  "))
+		}
+		return nil
+	})
 }
