@@ -43,9 +43,8 @@ type AddrJSON struct {
 }
 
 type addrCreate struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	Region      *string `json:"region"`
+	api.Text
+	Region *string `json:"region"`
 }
 
 // ReservedAddrsDescriptor is the /reserved_addrs family.
@@ -82,7 +81,7 @@ func (f ReservedAddrs) Prepare(ctx context.Context, r *api.Request, it *AddrItem
 			return api.BadRequest(CodeAddrBadRegion, "region", "region %s is not one of %s", api.Describe(region), strings.Join(f.Config.Regions, ", "))
 		}
 	}
-	if err := it.SetText(addrTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(addrTextCodes, in.Text); err != nil {
 		return err
 	}
 	it.Region = region
@@ -105,7 +104,7 @@ func (ReservedAddrs) Create(ctx context.Context, r *api.Request, it *AddrItem, m
 
 // Update changes description and metadata, the only mutable fields.
 func (ReservedAddrs) Update(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) error {
-	return api.UpdateText(r, addrTextCodes, &it.Description, &it.Metadata)
+	return it.UpdateText(r, addrTextCodes)
 }
 
 // Delete frees the address for another reservation, in the deletion's transaction.
