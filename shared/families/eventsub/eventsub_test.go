@@ -165,11 +165,7 @@ func TestDestinationValidation(t *testing.T) {
 		return map[string]any{"target": map[string]any{"azure_logs_ingestion": t}}
 	}
 	both := map[string]any{"role": role["role"], "creds": creds["creds"]}
-	cases := []struct {
-		name, method string
-		body         any
-		code, field  string
-	}{
+	cases := []refusal{
 		{"format", "POST", map[string]any{"format": "xml", "target": kin(creds, streamARN)["target"]}, "ERR_NGROK_235", "format"},
 		{"no target", "POST", map[string]any{"format": "json"}, "ERR_NGROK_5100", "target"},
 		{"empty target", "POST", map[string]any{"target": map[string]any{}}, "ERR_NGROK_5100", "target"},
@@ -213,24 +209,7 @@ func TestDestinationValidation(t *testing.T) {
 		{"patch other id", "PATCH", map[string]any{"id": ids.New(ids.EventDestination), "description": "x"}, "ERR_NGROK_215", "id"},
 		{"patch new key id without secret", "PATCH", kin(map[string]any{"creds": map[string]any{"aws_access_key_id": "AKIAZZZZZZZZZZZZZZZZ"}}, streamARN), "ERR_NGROK_240", "target.kinesis.auth.creds.aws_secret_access_key"},
 	}
-	before, _ := a.WalkPages(t, "/event_destinations", "event_destinations")
-	orig := a.Do(t, "GET", path, nil).Body
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := "/event_destinations"
-			if c.method == "PATCH" {
-				p = path
-			}
-			a.Do(t, c.method, p, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
-		})
-	}
-	after, _ := a.WalkPages(t, "/event_destinations", "event_destinations")
-	if len(after) != len(before) {
-		t.Fatalf("refused creates stored %d destinations", len(after)-len(before))
-	}
-	if got := a.Do(t, "GET", path, nil).Body; string(got) != string(orig) {
-		t.Fatalf("refused patches changed the destination:\n%s\n%s", orig, got)
-	}
+	expectRefused(t, a, "/event_destinations", path, cases)
 }
 
 // A PATCH keeps the stored secret when it omits it for the same credentials, and switching the
@@ -292,11 +271,7 @@ func TestSubscriptionValidation(t *testing.T) {
 	for i := 0; i <= eventsub.MaxSubscriptionDests; i++ {
 		many = append(many, ids.New(ids.EventDestination))
 	}
-	cases := []struct {
-		name, method string
-		body         any
-		code, field  string
-	}{
+	cases := []refusal{
 		{"unknown type", "POST", map[string]any{"sources": src("api_key_created.v0", "api_key_exploded.v0")}, "ERR_NGROK_238", "sources[1].type"},
 		{"type without version", "POST", map[string]any{"sources": src("api_key_created")}, "ERR_NGROK_238", "sources[0].type"},
 		{"source without type", "POST", map[string]any{"sources": []any{map[string]any{}}}, "ERR_NGROK_238", "sources[0].type"},
@@ -312,24 +287,7 @@ func TestSubscriptionValidation(t *testing.T) {
 		{"patch missing destination", "PATCH", map[string]any{"destination_ids": []string{ids.New(ids.EventDestination)}}, "ERR_NGROK_215", "destination_ids[0]"},
 		{"patch empty", "PATCH", map[string]any{}, "ERR_NGROK_606", "body"},
 	}
-	before, _ := a.WalkPages(t, "/event_subscriptions", "event_subscriptions")
-	orig := a.Do(t, "GET", path, nil).Body
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := "/event_subscriptions"
-			if c.method == "PATCH" {
-				p = path
-			}
-			a.Do(t, c.method, p, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
-		})
-	}
-	after, _ := a.WalkPages(t, "/event_subscriptions", "event_subscriptions")
-	if len(after) != len(before) {
-		t.Fatalf("refused creates stored %d subscriptions", len(after)-len(before))
-	}
-	if got := a.Do(t, "GET", path, nil).Body; string(got) != string(orig) {
-		t.Fatalf("refused patches changed the subscription:\n%s\n%s", orig, got)
-	}
+	expectRefused(t, a, "/event_subscriptions", path, cases)
 	// Refused subscriptions left no reference behind: the destination deletes.
 	a.Do(t, "DELETE", path, nil).Expect(t, 204)
 	a.Do(t, "DELETE", "/event_destinations/"+dest, nil).Expect(t, 204)
@@ -483,5 +441,37 @@ func TestKnownTypes(t *testing.T) {
 		if eventsub.KnownType(typ) {
 			t.Errorf("%s known", typ)
 		}
+	}
+}
+
+// refusal is a create (POST) or update (PATCH) body refused with code naming field.
+type refusal struct {
+	name, method string
+	body         any
+	code, field  string
+}
+
+// expectRefused sends each refusal to the collection (a POST) or to the item at path (a PATCH)
+// and checks its 400, then that the collection holds no new item and the item is unchanged.
+func expectRefused(t *testing.T, a *testkit.Account, collection, path string, cases []refusal) {
+	t.Helper()
+	listKey := strings.TrimPrefix(collection, "/")
+	before, _ := a.WalkPages(t, collection, listKey)
+	orig := a.Do(t, "GET", path, nil).Body
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := collection
+			if c.method == "PATCH" {
+				p = path
+			}
+			a.Do(t, c.method, p, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+		})
+	}
+	after, _ := a.WalkPages(t, collection, listKey)
+	if len(after) != len(before) {
+		t.Fatalf("refused creates stored %d items in %s", len(after)-len(before), collection)
+	}
+	if got := a.Do(t, "GET", path, nil).Body; string(got) != string(orig) {
+		t.Fatalf("refused patches changed %s:\n%s\n%s", path, orig, got)
 	}
 }

@@ -1,7 +1,6 @@
 package principals_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"sort"
@@ -89,16 +88,8 @@ func TestAuthMatrix(t *testing.T) {
 	cred := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)
 	s.Do(t, "GET", "/api_keys", cred["token"].(string), nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_206", "")
 	// Version header.
-	r, _ := http.NewRequest("GET", s.Server.URL+"/api_keys", nil)
-	r.Header.Set("Authorization", "Bearer "+a.Token)
-	r.Header.Set("Ngrok-Version", "3")
-	hr, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hr.Body.Close()
-	if hr.StatusCode != 400 {
-		t.Fatalf("Ngrok-Version 3: %d", hr.StatusCode)
+	if res := a.DoWith(t, "GET", "/api_keys", http.Header{"Ngrok-Version": {"3"}}, nil); res.Status != 400 {
+		t.Fatalf("Ngrok-Version 3: %d", res.Status)
 	}
 
 	// A deleted key is refused on the very next request; its sibling keeps working.
@@ -219,16 +210,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 	// 255 bytes is accepted.
 	a.Do(t, "PATCH", keyPath, map[string]any{"description": long255}).Expect(t, 200)
 	// Wrong content type.
-	r, _ := http.NewRequest("POST", s.Server.URL+"/api_keys", strings.NewReader(`{}`))
-	r.Header.Set("Authorization", "Bearer "+a.Token)
-	r.Header.Set("Content-Type", "text/plain")
-	hr, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hr.Body.Close()
-	if hr.StatusCode != 400 {
-		t.Fatalf("text/plain body: %d", hr.StatusCode)
+	if res := a.DoWith(t, "POST", "/api_keys", http.Header{"Content-Type": {"text/plain"}}, `{}`); res.Status != 400 {
+		t.Fatalf("text/plain body: %d", res.Status)
 	}
 }
 
@@ -332,28 +315,13 @@ func TestRoundTrips(t *testing.T) {
 	a := s.NewAccount(t)
 	k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201) // warms the token hint
 	p := "/api_keys/" + k["id"].(string)
-	cases := []struct {
-		name, method, path string
-		body               any
-		max                int
-	}{
-		{"get", "GET", p, nil, 1},
-		{"list", "GET", "/api_keys", nil, 2}, // the query and the auth read, in parallel
-		{"create", "POST", "/api_keys", map[string]any{}, 1},
-		{"update", "PATCH", p, map[string]any{"description": "x"}, 2},
-		{"delete", "DELETE", p, nil, 2},
-	}
-	for _, c := range cases {
-		s.Calls.Reset()
-		res := a.Do(t, c.method, c.path, c.body)
-		if res.Status >= 300 {
-			t.Fatalf("%s: %d %s", c.name, res.Status, res.Body)
-		}
-		if got := s.Calls.Total(); got > c.max {
-			t.Errorf("%s made %d DynamoDB calls %v, want at most %d", c.name, got, s.Calls.ByName(), c.max)
-		}
-	}
-	_ = context.Background()
+	a.WithinCalls(t,
+		testkit.Trip("get", "GET", p, nil, 1),
+		testkit.Trip("list", "GET", "/api_keys", nil, 2), // the query and the auth read, in parallel
+		testkit.Trip("create", "POST", "/api_keys", map[string]any{}, 1),
+		testkit.Trip("update", "PATCH", p, map[string]any{"description": "x"}, 2),
+		testkit.Trip("delete", "DELETE", p, nil, 2),
+	)
 }
 
 func TestListFilter(t *testing.T) {

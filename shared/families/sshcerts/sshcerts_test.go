@@ -636,30 +636,16 @@ func TestRoundTrips(t *testing.T) {
 	cert := a.Do(t, "POST", pathUserCerts, body).Expect(t, http.StatusCreated)
 	p := pathUserCerts + "/" + cert["id"].(string)
 	fresh := newCA(t, s, a, map[string]any{})
-	cases := []struct {
-		name, method, path string
-		body               any
-		max                int
-	}{
-		{"issue with a CA not yet used", "POST", pathHostCerts,
-			map[string]any{"ssh_certificate_authority_id": fresh["id"], "public_key": goKey(t)}, 2},
-		{"issue", "POST", pathUserCerts, body, 1},
-		{"get", "GET", p, nil, 1},
-		{"list", "GET", pathUserCerts, nil, 2},
-		{"update", "PATCH", p, map[string]any{"description": "x"}, 2},
-		{"delete", "DELETE", p, nil, 2},
-		{"create CA", "POST", pathCAs, map[string]any{}, 1},
-	}
-	for _, c := range cases {
-		s.Calls.Reset()
-		res := a.Do(t, c.method, c.path, c.body)
-		if res.Status >= 300 {
-			t.Fatalf("%s: %d %s", c.name, res.Status, res.Body)
-		}
-		if got := s.Calls.Total(); got > c.max {
-			t.Errorf("%s made %d DynamoDB calls %v, want at most %d", c.name, got, s.Calls.ByName(), c.max)
-		}
-	}
+	a.WithinCalls(t,
+		testkit.Trip("issue with a CA not yet used", "POST", pathHostCerts,
+			map[string]any{"ssh_certificate_authority_id": fresh["id"], "public_key": goKey(t)}, 2),
+		testkit.Trip("issue", "POST", pathUserCerts, body, 1),
+		testkit.Trip("get", "GET", p, nil, 1),
+		testkit.Trip("list", "GET", pathUserCerts, nil, 2),
+		testkit.Trip("update", "PATCH", p, map[string]any{"description": "x"}, 2),
+		testkit.Trip("delete", "DELETE", p, nil, 2),
+		testkit.Trip("create CA", "POST", pathCAs, map[string]any{}, 1),
+	)
 }
 
 // TestAuditEvents checks each mutation of the three families records its event type.

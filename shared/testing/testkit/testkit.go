@@ -379,3 +379,31 @@ func (r *Response) ExpectError(t testing.TB, status int, code, field string) map
 	}
 	return m
 }
+
+// RoundTrip is a request that must succeed within a budget of DynamoDB calls.
+type RoundTrip struct {
+	name, method, path string
+	body               any
+	max                int
+}
+
+// Trip is the request method path (with body) named name, allowed at most max DynamoDB calls.
+func Trip(name, method, path string, body any, max int) RoundTrip {
+	return RoundTrip{name: name, method: method, path: path, body: body, max: max}
+}
+
+// WithinCalls sends each request as a and fails t when one does not succeed or makes more
+// DynamoDB calls than its budget.
+func (a *Account) WithinCalls(t testing.TB, trips ...RoundTrip) {
+	t.Helper()
+	for _, c := range trips {
+		a.s.Calls.Reset()
+		res := a.Do(t, c.method, c.path, c.body)
+		if res.Status >= 300 {
+			t.Fatalf("%s: %d %s", c.name, res.Status, res.Body)
+		}
+		if got := a.s.Calls.Total(); got > c.max {
+			t.Errorf("%s made %d DynamoDB calls %v, want at most %d", c.name, got, a.s.Calls.ByName(), c.max)
+		}
+	}
+}
