@@ -41,25 +41,27 @@ func (f *Filter) Match(v any) (bool, error) {
 	return ok && isBool && bv, nil
 }
 
+// truth reports whether n evaluates to true; a type error or a non-boolean counts as false.
+func truth(n node, obj any, now time.Time) bool {
+	v, ok := eval(n, obj, now)
+	b, _ := v.(bool)
+	return ok && b
+}
+
 // eval returns the value of n; ok is false for a type error, which makes the filter not match.
 func eval(n node, obj any, now time.Time) (any, bool) {
 	switch n := n.(type) {
 	case orNode:
-		l, lok := eval(n.l, obj, now)
-		if lb, _ := l.(bool); lok && lb {
+		// The right side is evaluated only when the left is not true.
+		if truth(n.l, obj, now) {
 			return true, true
 		}
-		r, rok := eval(n.r, obj, now)
-		rb, _ := r.(bool)
-		return rok && rb, true
+		return truth(n.r, obj, now), true
 	case andNode:
-		l, lok := eval(n.l, obj, now)
-		if lb, _ := l.(bool); !lok || !lb {
+		if !truth(n.l, obj, now) {
 			return false, true
 		}
-		r, rok := eval(n.r, obj, now)
-		rb, _ := r.(bool)
-		return rok && rb, true
+		return truth(n.r, obj, now), true
 	case notNode:
 		x, ok := eval(n.x, obj, now)
 		b, isBool := x.(bool)

@@ -135,14 +135,7 @@ func TestGetMany(t *testing.T) {
 
 func TestPageQuery(t *testing.T) {
 	ctx := context.Background()
-	f := fakedb.New()
-	db := store.New(f, "t")
-	var all []*thing
-	for i := range 5 {
-		it := newThing("acct", i)
-		all = append(all, it)
-		f.Seed(it)
-	}
+	f, db, all := seeded(5)
 	f.Seed(newThing("other", 9)) // another account's collection never shows
 	part := store.Collection("acct", ids.APIKey)
 	tests := []struct {
@@ -185,14 +178,7 @@ func TestPageQuery(t *testing.T) {
 
 func TestQueryAllAndBefore(t *testing.T) {
 	ctx := context.Background()
-	f := fakedb.New()
-	db := store.New(f, "t")
-	var all []*thing
-	for i := range 4 {
-		it := newThing("acct", i)
-		all = append(all, it)
-		f.Seed(it)
-	}
+	_, db, all := seeded(4)
 	part := store.Collection("acct", ids.APIKey)
 	items, err := db.QueryAll(ctx, part, "id")
 	if err != nil || len(items) != 4 {
@@ -402,4 +388,16 @@ func TestCreateTable(t *testing.T) {
 	if err := store.New(f, "t").CreateTable(context.Background()); err == nil || err.Error() != "store.CreateTable(t): denied" {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// seeded returns a fake table holding n things of one account, a store over it, and the things.
+func seeded(n int) (*fakedb.Table, *store.DB, []*thing) {
+	f := fakedb.New()
+	var all []*thing
+	for i := range n {
+		it := newThing("acct", i)
+		all = append(all, it)
+		f.Seed(it)
+	}
+	return f, store.New(f, "t"), all
 }

@@ -67,13 +67,8 @@ func (t *Tx) Put(label string, item any, cond ...expression.ConditionBuilder) {
 		return
 	}
 	p := &types.Put{Item: av}
-	if c, ok := all(cond); ok {
-		e, err := expression.NewBuilder().WithCondition(c).Build()
-		if err != nil {
-			t.fail(err)
-			return
-		}
-		p.ConditionExpression, p.ExpressionAttributeNames, p.ExpressionAttributeValues = e.Condition(), e.Names(), e.Values()
+	if !t.condition(cond, &p.ConditionExpression, &p.ExpressionAttributeNames, &p.ExpressionAttributeValues) {
+		return
 	}
 	t.add(label, keyOf(av), types.TransactWriteItem{Put: p})
 }
@@ -81,15 +76,26 @@ func (t *Tx) Put(label string, item any, cond ...expression.ConditionBuilder) {
 // Delete removes the item at k if cond holds.
 func (t *Tx) Delete(label string, k Key, cond ...expression.ConditionBuilder) {
 	d := &types.Delete{Key: k.AV()}
-	if c, ok := all(cond); ok {
-		e, err := expression.NewBuilder().WithCondition(c).Build()
-		if err != nil {
-			t.fail(err)
-			return
-		}
-		d.ConditionExpression, d.ExpressionAttributeNames, d.ExpressionAttributeValues = e.Condition(), e.Names(), e.Values()
+	if !t.condition(cond, &d.ConditionExpression, &d.ExpressionAttributeNames, &d.ExpressionAttributeValues) {
+		return
 	}
 	t.add(label, k, types.TransactWriteItem{Delete: d})
+}
+
+// condition builds the conjunction of cond, when there is any, into a write's expression,
+// names and values; false (the transaction failed) when it cannot be built.
+func (t *Tx) condition(cond []expression.ConditionBuilder, expr **string, names *map[string]string, values *map[string]types.AttributeValue) bool {
+	c, ok := all(cond)
+	if !ok {
+		return true
+	}
+	e, err := expression.NewBuilder().WithCondition(c).Build()
+	if err != nil {
+		t.fail(err)
+		return false
+	}
+	*expr, *names, *values = e.Condition(), e.Names(), e.Values()
+	return true
 }
 
 // Update applies upd to the item at k if cond holds.

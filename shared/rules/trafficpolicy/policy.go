@@ -142,16 +142,9 @@ func (v *validator) phase(phase string, raw any) {
 }
 
 func (v *validator) rule(phase, path string, raw any) {
-	m, ok := raw.(map[string]any)
+	m, ok := v.mapping(path, raw, "a rule", "name, expressions and actions", "name", "expressions", "actions")
 	if !ok {
-		v.fail(path, "a rule must be a mapping with name, expressions and actions, not %s", kind(raw))
 		return
-	}
-	for _, k := range sortedKeys(m) {
-		if k != "name" && k != "expressions" && k != "actions" {
-			v.fail(path+"."+k, "unknown field %q in a rule; a rule has name, expressions and actions", k)
-			return
-		}
 	}
 	name := ""
 	if n, ok := m["name"]; ok && n != nil {
@@ -194,17 +187,27 @@ func (v *validator) rule(phase, path string, raw any) {
 	}
 }
 
-func (v *validator) action(phase, path string, raw any) {
+// mapping checks that raw, at path, is a mapping of only the given fields; what names the
+// element with its article ("a rule") and has lists its fields in words.
+func (v *validator) mapping(path string, raw any, what, has string, fields ...string) (map[string]any, bool) {
 	m, ok := raw.(map[string]any)
 	if !ok {
-		v.fail(path, "an action must be a mapping with type and config, not %s", kind(raw))
-		return
+		v.fail(path, "%s must be a mapping with %s, not %s", what, has, kind(raw))
+		return nil, false
 	}
 	for _, k := range sortedKeys(m) {
-		if k != "type" && k != "config" {
-			v.fail(path+"."+k, "unknown field %q in an action; an action has type and config", k)
-			return
+		if !slices.Contains(fields, k) {
+			v.fail(path+"."+k, "unknown field %q in %s; %s has %s", k, what, what, has)
+			return nil, false
 		}
+	}
+	return m, true
+}
+
+func (v *validator) action(phase, path string, raw any) {
+	m, ok := v.mapping(path, raw, "an action", "type and config", "type", "config")
+	if !ok {
+		return
 	}
 	typ, ok := m["type"].(string)
 	if !ok || typ == "" {
