@@ -51,6 +51,20 @@ func codeRoutes(f app.Function) []string {
 	return rec.routes
 }
 
+// collections returns the collection paths (no path parameter) served with method.
+func collections(method string) []string {
+	var out []string
+	for _, f := range app.Functions() {
+		for _, route := range codeRoutes(f) {
+			m, path, _ := strings.Cut(route, " ")
+			if m == method && !strings.Contains(path, "{") {
+				out = append(out, path)
+			}
+		}
+	}
+	return out
+}
+
 type template struct {
 	Resources map[string]struct {
 		Type       string `yaml:"Type"`
@@ -454,26 +468,20 @@ func TestListFiltersFollowTheOpenAPI(t *testing.T) {
 	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	checked := 0
-	for _, f := range app.Functions() {
-		for _, route := range codeRoutes(f) {
-			method, path, _ := strings.Cut(route, " ")
-			if method != "GET" || strings.Contains(path, "{") {
-				continue
+	for _, path := range collections("GET") {
+		hasFilter := false
+		for _, p := range spec.Paths[path]["get"].Parameters {
+			if p["name"] == "filter" {
+				hasFilter = true
 			}
-			hasFilter := false
-			for _, p := range spec.Paths[path]["get"].Parameters {
-				if p["name"] == "filter" {
-					hasFilter = true
-				}
-			}
-			res := a.Do(t, "GET", path+"?filter="+url.QueryEscape(`obj.id != ""`), nil)
-			if hasFilter {
-				res.Expect(t, http.StatusOK)
-			} else {
-				res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "filter")
-			}
-			checked++
 		}
+		res := a.Do(t, "GET", path+"?filter="+url.QueryEscape(`obj.id != ""`), nil)
+		if hasFilter {
+			res.Expect(t, http.StatusOK)
+		} else {
+			res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "filter")
+		}
+		checked++
 	}
 	if checked == 0 {
 		t.Fatal("no list routes checked")
@@ -643,33 +651,27 @@ func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
 	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
 	checked := 0
-	for _, f := range app.Functions() {
-		for _, route := range codeRoutes(f) {
-			method, path, _ := strings.Cut(route, " ")
-			if method != "POST" || strings.Contains(path, "{") {
-				continue
+	for _, path := range collections("POST") {
+		schema, _ := dig(openAPI(), "paths", path, "post", "requestBody", "content", "application/json", "schema").(map[string]any)
+		if schema == nil {
+			continue
+		}
+		props, _ := resolveSchema(schema)["properties"].(map[string]any)
+		for name, p := range props {
+			zero := map[string]any{"string": "", "boolean": false, "integer": 0, "number": 0, "array": []any{}, "object": map[string]any{}}[fmt.Sprint(resolveSchema(p.(map[string]any))["type"])]
+			if rp := resolveSchema(p.(map[string]any)); rp["type"] == nil && rp["properties"] != nil {
+				zero = map[string]any{}
 			}
-			schema, _ := dig(openAPI(), "paths", path, "post", "requestBody", "content", "application/json", "schema").(map[string]any)
-			if schema == nil {
-				continue
+			res := a.Do(t, "POST", path, map[string]any{name: zero})
+			var env struct {
+				Code    string            `json:"error_code"`
+				Details map[string]string `json:"details"`
 			}
-			props, _ := resolveSchema(schema)["properties"].(map[string]any)
-			for name, p := range props {
-				zero := map[string]any{"string": "", "boolean": false, "integer": 0, "number": 0, "array": []any{}, "object": map[string]any{}}[fmt.Sprint(resolveSchema(p.(map[string]any))["type"])]
-				if rp := resolveSchema(p.(map[string]any)); rp["type"] == nil && rp["properties"] != nil {
-					zero = map[string]any{}
-				}
-				res := a.Do(t, "POST", path, map[string]any{name: zero})
-				var env struct {
-					Code    string            `json:"error_code"`
-					Details map[string]string `json:"details"`
-				}
-				json.Unmarshal(res.Body, &env)
-				if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
-					t.Errorf("POST %s with documented field %q: %d %s", path, name, res.Status, res.Body)
-				}
-				checked++
+			json.Unmarshal(res.Body, &env)
+			if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
+				t.Errorf("POST %s with documented field %q: %d %s", path, name, res.Status, res.Body)
 			}
+			checked++
 		}
 	}
 	if checked == 0 {

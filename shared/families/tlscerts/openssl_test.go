@@ -2,9 +2,9 @@ package tlscerts_test
 
 import (
 	"bytes"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net/netip"
 	"os"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tunnelapi/shared/families/tlscerts"
 )
 
 // openssl runs the openssl command line in a temporary folder.
@@ -68,16 +70,8 @@ func (o *openssl) key(name string) any {
 			o.t.Fatalf("%s holds no private key", name)
 		}
 		rest = r
-		var k any
-		var err error
-		switch b.Type {
-		case "RSA PRIVATE KEY":
-			k, err = x509.ParsePKCS1PrivateKey(b.Bytes)
-		case "EC PRIVATE KEY":
-			k, err = x509.ParseECPrivateKey(b.Bytes)
-		case "PRIVATE KEY":
-			k, err = x509.ParsePKCS8PrivateKey(b.Bytes)
-		default:
+		k, err := tlscerts.ParseKeyBlock(b)
+		if errors.Is(err, tlscerts.ErrNotKeyBlock) {
 			continue
 		}
 		if err != nil {

@@ -254,15 +254,8 @@ func ParsePrivateKey(text string) (crypto.Signer, string, error) {
 	if len(key.Bytes) > maxKeyDER {
 		return nil, "", bad("private_key_pem holds a key of %d bytes; keys larger than RSA 8192 are not accepted", len(key.Bytes))
 	}
-	var parsed any
-	switch key.Type {
-	case "RSA PRIVATE KEY":
-		parsed, err = x509.ParsePKCS1PrivateKey(key.Bytes)
-	case "EC PRIVATE KEY":
-		parsed, err = x509.ParseECPrivateKey(key.Bytes)
-	case "PRIVATE KEY":
-		parsed, err = x509.ParsePKCS8PrivateKey(key.Bytes)
-	default:
+	parsed, err := ParseKeyBlock(key)
+	if errors.Is(err, ErrNotKeyBlock) {
 		return nil, "", bad("private_key_pem is %s; expected a PKCS#1 (RSA), SEC1 (EC) or PKCS#8 private key", blockKind(key.Type))
 	}
 	if err != nil {
@@ -359,4 +352,20 @@ func pemBlocks(text string) ([]*pem.Block, error) {
 		out = append(out, b)
 		rest = r
 	}
+}
+
+// ErrNotKeyBlock is ParseKeyBlock's error for a PEM block that is not a private key.
+var ErrNotKeyBlock = errors.New("tlscerts: not a PKCS#1, SEC1 or PKCS#8 private key block")
+
+// ParseKeyBlock parses a PKCS#1 (RSA), SEC1 (EC) or PKCS#8 private key block.
+func ParseKeyBlock(b *pem.Block) (any, error) {
+	switch b.Type {
+	case "RSA PRIVATE KEY":
+		return x509.ParsePKCS1PrivateKey(b.Bytes)
+	case "EC PRIVATE KEY":
+		return x509.ParseECPrivateKey(b.Bytes)
+	case "PRIVATE KEY":
+		return x509.ParsePKCS8PrivateKey(b.Bytes)
+	}
+	return nil, ErrNotKeyBlock
 }
