@@ -9,9 +9,6 @@ import (
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
-
-	// Secrets of this family are sealed with KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
 // DestinationItem is a stored event destination. Meta.Refs counts the subscriptions that

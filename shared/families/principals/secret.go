@@ -9,7 +9,6 @@ import (
 	"tunnelapi/shared/platform/store"
 	// The create responses of keys and credentials show their token once; one kept for an
 	// Idempotency-Key replay is sealed, with KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
 // Secret is what API keys and tunnel credentials have in common: free text, an owner, and the

@@ -17,9 +17,6 @@ import (
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
-
-	// Private keys of this family are sealed with KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
 // Family error codes, as the ngrok API uses them.

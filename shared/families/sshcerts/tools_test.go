@@ -1,7 +1,6 @@
 package sshcerts_test
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -9,9 +8,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // sshDir is a temporary folder where OpenSSH's own tools run.
@@ -129,31 +128,13 @@ type sshd struct {
 }
 
 // syncLog is sshd's output, written by the process while the test reads it.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type syncLog struct{ testkit.LogCapture }
 
 // String is the whole log.
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+func (l *syncLog) String() string { return string(l.Bytes()) }
 
 // Len is the length of the log so far: a mark for since.
-func (l *syncLog) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Len()
-}
+func (l *syncLog) Len() int { return len(l.Bytes()) }
 
 // since is the log written after mark.
 func (l *syncLog) since(mark int) string { return l.String()[mark:] }

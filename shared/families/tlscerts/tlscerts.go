@@ -8,9 +8,6 @@ import (
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
-
-	// Private keys of this family are sealed with KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
 // TLSCertificate is a stored TLS certificate. PrivateKey is the PKCS#8 DER of the key, sealed

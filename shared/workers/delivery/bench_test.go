@@ -123,24 +123,8 @@ func BenchmarkKinesisWorkerVsRaw(b *testing.B) {
 	// whatever the machine was doing before), so both see the same conditions.
 	for round, start := 0, 0; start < n; round, start = round+1, start+20 {
 		end := min(start+20, n)
-		runWorker := func() {
-			for _, ev := range batches[start:end] {
-				t0 := time.Now()
-				handle(ev)
-				d := time.Since(t0)
-				workerTime += d
-				workerBatches = append(workerBatches, d)
-			}
-		}
-		runRaw := func() {
-			for _, in := range inputs[start:end] {
-				t0 := time.Now()
-				rawPut(in)
-				d := time.Since(t0)
-				rawTime += d
-				rawBatches = append(rawBatches, d)
-			}
-		}
+		runWorker := func() { timeEach(batches[start:end], handle, &workerTime, &workerBatches) }
+		runRaw := func() { timeEach(inputs[start:end], rawPut, &rawTime, &rawBatches) }
 		if round%2 == 0 {
 			runWorker()
 			runRaw()
@@ -187,4 +171,15 @@ func queueRate(b *testing.B, h *harness, batches []lambdaevents.SQSEvent) float6
 	cancel()
 	wg.Wait()
 	return float64(len(msgs)) / elapsed.Seconds()
+}
+
+// timeEach runs op on each item, adding each run's duration to total and to samples.
+func timeEach[E any](items []E, op func(E), total *time.Duration, samples *benchkit.Samples) {
+	for _, it := range items {
+		t0 := time.Now()
+		op(it)
+		d := time.Since(t0)
+		*total += d
+		*samples = append(*samples, d)
+	}
 }
