@@ -208,13 +208,17 @@ func (t *Table) conditional(key item, cond *string, names map[string]string, val
 	return k, err
 }
 
-// single records a call of a single-item write and returns the key of its item, or its scripted
-// failure or the failure of its condition. t.mu must be held.
-func (t *Table) single(op string, in any, key item, cond *string, names map[string]string, vals map[string]types.AttributeValue) ([2]string, error) {
-	if err := t.begin(op, in); err != nil {
-		return [2]string{}, err
-	}
-	return t.conditional(key, cond, names, vals)
+// written runs a single-item write: under the lock, once its call is recorded and its condition
+// holds on the item at key, apply changes the item at k.
+func written[O any](t *Table, op string, in any, key item, cond *string, names map[string]string, vals map[string]types.AttributeValue,
+	apply func(k [2]string) (*O, error)) (*O, error) {
+	return locked(t, op, in, func() (*O, error) {
+		k, err := t.conditional(key, cond, names, vals)
+		if err != nil {
+			return nil, err
+		}
+		return apply(k)
+	})
 }
 
 // updated returns a copy of cur (a new item at key when cur is absent) with the update
@@ -244,47 +248,38 @@ func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(
 
 // PutItem implements store.Client.
 func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	k, err := t.single(OpPutItem, in, in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
-	t.items[k] = clone(in.Item)
-	return &dynamodb.PutItemOutput{}, nil
+	return written(t, OpPutItem, in, in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		func(k [2]string) (*dynamodb.PutItemOutput, error) {
+			t.items[k] = clone(in.Item)
+			return &dynamodb.PutItemOutput{}, nil
+		})
 }
 
 // DeleteItem implements store.Client.
 func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	k, err := t.single(OpDeleteItem, in, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
-	delete(t.items, k)
-	return &dynamodb.DeleteItemOutput{}, nil
+	return written(t, OpDeleteItem, in, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		func(k [2]string) (*dynamodb.DeleteItemOutput, error) {
+			delete(t.items, k)
+			return &dynamodb.DeleteItemOutput{}, nil
+		})
 }
 
 // UpdateItem implements store.Client. ReturnValues UPDATED_NEW returns the whole new item, a
 // superset of what DynamoDB returns, which names only the updated attributes.
 func (t *Table) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	k, err := t.single(OpUpdateItem, in, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
-	it, err := updated(t.items[k], in.Key, in.UpdateExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
-	t.items[k] = it
-	out := &dynamodb.UpdateItemOutput{}
-	if in.ReturnValues == types.ReturnValueUpdatedNew || in.ReturnValues == types.ReturnValueAllNew {
-		out.Attributes = clone(it)
-	}
-	return out, nil
+	return written(t, OpUpdateItem, in, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues,
+		func(k [2]string) (*dynamodb.UpdateItemOutput, error) {
+			it, err := updated(t.items[k], in.Key, in.UpdateExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+			if err != nil {
+				return nil, err
+			}
+			t.items[k] = it
+			out := &dynamodb.UpdateItemOutput{}
+			if in.ReturnValues == types.ReturnValueUpdatedNew || in.ReturnValues == types.ReturnValueAllNew {
+				out.Attributes = clone(it)
+			}
+			return out, nil
+		})
 }
 
 // BatchGetItem implements store.Client.
