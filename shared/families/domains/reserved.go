@@ -76,18 +76,16 @@ type ResolvesToJSON struct {
 }
 
 type domainCreate struct {
-	Domain        *string           `json:"domain"`
-	Region        *string           `json:"region"`
-	Description   *string           `json:"description"`
-	Metadata      *string           `json:"metadata"`
+	Domain *string `json:"domain"`
+	Region *string `json:"region"`
+	api.Text
 	CertificateID *string           `json:"certificate_id"`
 	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
 	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
 }
 
 type domainUpdate struct {
-	Description   *string           `json:"description"`
-	Metadata      *string           `json:"metadata"`
+	api.Text
 	CertificateID *string           `json:"certificate_id"`
 	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
 	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
@@ -165,7 +163,7 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 		}
 		it.Region = *in.Region
 	}
-	if err := it.SetText(domainTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(domainTextCodes, in.Text); err != nil {
 		return err
 	}
 	it.Domain, it.ResolvesTo = string(name), []string{}
@@ -214,7 +212,7 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 	if in.Description == nil && in.Metadata == nil && in.CertificateID == nil && in.Policy == nil && in.ResolvesTo == nil {
 		return domainTextCodes.EmptyUpdate("description", "metadata", "certificate_id", "certificate_management_policy", "resolves_to")
 	}
-	if err := it.SetText(domainTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(domainTextCodes, in.Text); err != nil {
 		return err
 	}
 	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
