@@ -41,16 +41,14 @@ type IngressJSON struct {
 }
 
 type ingressCreate struct {
-	Description *string         `json:"description"`
-	Metadata    *string         `json:"metadata"`
-	Domain      *string         `json:"domain"`
-	Policy      *CertPolicyJSON `json:"certificate_management_policy"`
+	api.Text
+	Domain *string         `json:"domain"`
+	Policy *CertPolicyJSON `json:"certificate_management_policy"`
 }
 
 type ingressUpdate struct {
-	Description *string         `json:"description"`
-	Metadata    *string         `json:"metadata"`
-	Policy      *CertPolicyJSON `json:"certificate_management_policy"`
+	api.Text
+	Policy *CertPolicyJSON `json:"certificate_management_policy"`
 }
 
 // AgentIngressesDescriptor is the /agent_ingresses family.
@@ -104,7 +102,7 @@ func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressI
 	if name.Under(f.Config.BaseDomain) || name.Under(f.Config.DNSZone) {
 		return nil, api.BadRequest(CodeIngressServiceDomain, "domain", "%s is the service's own; an agent ingress needs a domain you own", name)
 	}
-	if err := it.SetText(ingressTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(ingressTextCodes, in.Text); err != nil {
 		return nil, err
 	}
 	it.Domain = string(name)
@@ -125,7 +123,7 @@ func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressI
 	if in.Description == nil && in.Metadata == nil && in.Policy == nil {
 		return ingressTextCodes.EmptyUpdate("description", "metadata", "certificate_management_policy")
 	}
-	if err := it.SetText(ingressTextCodes, in.Description, in.Metadata); err != nil {
+	if err := it.SetText(ingressTextCodes, in.Text); err != nil {
 		return err
 	}
 	return f.setPolicy(it, in.Policy)
