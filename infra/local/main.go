@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,9 +23,10 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
-	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/delivery"
 )
 
@@ -84,11 +86,11 @@ func bootstrap(ctx context.Context) error {
 	return nil
 }
 
-// serve runs the API, and beside it what AWS runs on queues and schedules: the event worker
-// polling the events queue and the outbox sweep every SWEEP_INTERVAL (default 2s; OUTBOX_GRACE
-// is the age an event must reach before the sweep republishes it). FAULT_CRASH_AT=send or
-// delete makes the process exit right after a commit, before that publishing step (fault
-// injection for crash tests).
+// serve runs the API, and beside it what AWS runs on queues and the table's stream: a stream
+// reader per Pipe of the template (app.Pipes: the same filter and input template, checkpoints
+// in the table) and the event worker polling the events queue. FAULT_CRASH_AT=before-response
+// or after-response makes the process exit right after a mutation committed, before or after
+// its response is written (fault injection for crash tests).
 func serve(ctx context.Context) error {
 	setDefaults()
 	cfg := awsconfig.FromEnv()
@@ -103,27 +105,23 @@ func serve(ctx context.Context) error {
 	if err := db.CreateTable(ctx); err != nil {
 		return err
 	}
-	if at := os.Getenv("FAULT_CRASH_AT"); at != "" {
-		d.Publisher.Fault = func(step audit.Step) bool {
-			if string(step) == at {
-				fmt.Fprintf(os.Stderr, "local: FAULT_CRASH_AT=%s: exiting after a commit\n", at)
-				os.Exit(3)
-			}
-			return false
-		}
-	}
-	if g, err := time.ParseDuration(os.Getenv("OUTBOX_GRACE")); err == nil {
-		d.Publisher.Grace = g
-	}
-	interval := 2 * time.Second
-	if v, err := time.ParseDuration(os.Getenv("SWEEP_INTERVAL")); err == nil && v > 0 {
-		interval = v
-	}
 	worker, err := delivery.FromEnv(ctx, d.Kit.Log)
 	if err != nil {
 		return err
 	}
-	go d.Publisher.SweepEvery(ctx, interval)
+	streams := stream.NewClient(cfg, os.Getenv("DYNAMODB_ENDPOINT"))
+	sqsClient := queue.NewClient(cfg)
+	var readers sync.WaitGroup
+	for _, p := range app.Pipes {
+		r := &stream.Reader{DB: db, Streams: streams, SQS: sqsClient, Consumer: p.Consumer.To(os.Getenv(p.QueueEnv)), Log: d.Kit.Log}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			if err := r.Run(ctx); err != nil {
+				d.Kit.Log.Error("stream reader stopped", "pipe", p.Name, "err", err.Error())
+			}
+		}()
+	}
 	for i := 0; i < 2; i++ {
 		go worker.Poll(ctx, 10)
 	}
@@ -143,7 +141,7 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := newServer(d.Mux(app.Families...), localTimeouts)
+	srv := newServer(crashAfterCommit(os.Getenv("FAULT_CRASH_AT"), d.Mux(app.Families...)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -152,7 +150,8 @@ admin token (also in %[3]s):
 try it:
   curl -s -H "Authorization: Bearer %[4]s" -H "Ngrok-Version: 2" http://%[1]s/api_keys
 
-Committed events go to %[5]s; the event worker and the outbox sweep run in this process.
+The table's stream carries committed events to %[5]s; the stream reader and the event worker
+run in this process.
 Ctrl-C stops the server.
 `, addr, db.Table, tokenFile, b.Token, os.Getenv("EVENTS_QUEUE_URL"))
 	go func() {
@@ -164,7 +163,7 @@ Ctrl-C stops the server.
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	d.Publisher.Flush()
+	readers.Wait()
 	slog.Info("stopped")
 	return nil
 }

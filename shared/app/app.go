@@ -17,8 +17,8 @@ import (
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/delivery"
-	"tunnelapi/shared/workers/scheduler"
 )
 
 // Families is every resource family of the service.
@@ -89,5 +89,20 @@ type Worker struct {
 // Workers is every non-HTTP function of the service.
 var Workers = []Worker{
 	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
-	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main},
+}
+
+// Pipe is one consumer of the table's stream: in AWS the EventBridge Pipe of that logical id
+// in template.yaml, locally a stream reader applying the same filter and input template.
+type Pipe struct {
+	Name  string // logical id of the AWS::Pipes::Pipe in template.yaml
+	Queue string // logical id of its target queue
+	// QueueEnv names the variable holding the target queue's URL locally.
+	QueueEnv string
+	Consumer stream.Consumer
+}
+
+// Pipes is every consumer of the table's stream. Work that must follow a commit (another
+// queue's jobs) adds one: a pattern selecting its items and a queue.
+var Pipes = []Pipe{
+	{Name: "EventsPipe", Queue: "EventsQueue", QueueEnv: "EVENTS_QUEUE_URL", Consumer: stream.Events},
 }

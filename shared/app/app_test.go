@@ -32,7 +32,6 @@ import (
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
-	"tunnelapi/shared/workers/scheduler"
 )
 
 const root = "../.."
@@ -374,7 +373,6 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 	q := testkit.NewQueues(t, nil)
 	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
 	w.Log = s.Deps.Kit.Log
-	p := &audit.Publisher{DB: s.DB, SQS: q.Client, QueueURL: q.Events, Log: s.Deps.Kit.Log}
 	return map[string]func(context.Context, []byte) error{
 		"event_worker": func(ctx context.Context, raw []byte) error {
 			var ev events.SQSEvent
@@ -389,14 +387,6 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 				return fmt.Errorf("batch item failures %v", res.BatchItemFailures)
 			}
 			return nil
-		},
-		"scheduler": func(ctx context.Context, raw []byte) error {
-			var ev events.EventBridgeEvent
-			if err := json.Unmarshal(raw, &ev); err != nil {
-				return err
-			}
-			_, err := scheduler.Handler(p)(ctx, ev)
-			return err
 		},
 	}
 }

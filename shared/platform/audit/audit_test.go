@@ -5,18 +5,12 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
-	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/fakedb"
 )
@@ -74,6 +68,10 @@ func TestRecord(t *testing.T) {
 	if ob.EventID != env.EventID || ob.EventType != env.EventType || ob.AccountID != "ac_1" || ob.Payload != string(payload) || ob.Created < start.Unix() {
 		t.Errorf("outbox item = %+v", ob)
 	}
+	// It expires by TTL OutboxRetention after the commit (7 days unless configured).
+	if exp := time.Unix(ob.TTL, 0); exp.Before(start.Add(audit.OutboxRetention-time.Second)) || exp.After(time.Now().Add(audit.OutboxRetention)) {
+		t.Errorf("outbox item expires at %v", exp)
+	}
 	// The payload's members are in the wire order.
 	order := []string{`"event_id"`, `"event_type"`, `"event_timestamp"`, `"account_id"`, `"object"`, `"principal"`}
 	last := -1
@@ -101,91 +99,5 @@ func TestRecordErrors(t *testing.T) {
 	}
 	if _, err := audit.Record(&store.Tx{}, request(), "x_created.v0", make(chan int)); err == nil {
 		t.Error("unmarshalable object: no error")
-	}
-}
-
-// fakeSQS accepts every message except those whose id is in refuse.
-type fakeSQS struct {
-	queue.API
-	mu     sync.Mutex
-	sent   []string
-	refuse map[string]bool
-}
-
-func (q *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := &sqs.SendMessageBatchOutput{}
-	for _, e := range in.Entries {
-		id := aws.ToString(e.Id)
-		if q.refuse[id] {
-			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: aws.String(id), Code: aws.String("Refused"), Message: aws.String("refused")})
-			continue
-		}
-		if e.MessageAttributes[audit.AttrKind].StringValue == nil || *e.MessageAttributes[audit.AttrKind].StringValue != audit.KindEvent {
-			continue
-		}
-		q.sent = append(q.sent, id)
-	}
-	return out, nil
-}
-
-// TestPublishAndSweep: Publish sends and then clears the outbox; what it left (a crash before
-// sending) the sweep republishes once it is older than the grace period.
-func TestPublishAndSweep(t *testing.T) {
-	ctx := context.Background()
-	f := fakedb.New()
-	db := store.New(f, "t")
-	q := &fakeSQS{}
-	p := &audit.Publisher{DB: db, SQS: q, QueueURL: "q"}
-	record := func() *audit.Envelope {
-		tx := &store.Tx{}
-		env, err := audit.Record(tx, request(), "widget_created.v0", map[string]string{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Commit(ctx, tx); err != nil {
-			t.Fatal(err)
-		}
-		return env
-	}
-	published := record()
-	p.Publish(ctx, []*audit.Envelope{published})
-	p.Flush()
-	k := store.OutboxKey(published.EventID)
-	if f.Item(k.PK, k.SK) != nil || len(q.sent) != 1 || q.sent[0] != published.EventID {
-		t.Fatalf("after Publish: sent %v, outbox item left: %v", q.sent, f.Item(k.PK, k.SK) != nil)
-	}
-
-	left := record() // its publisher died before sending
-	p.Grace = time.Hour
-	if n, err := p.Sweep(ctx); err != nil || n != 0 {
-		t.Errorf("sweep within the grace period: %d, %v", n, err)
-	}
-	p.Grace = -time.Minute // everything is old enough
-	if n, err := p.Sweep(ctx); err != nil || n != 1 {
-		t.Errorf("sweep: %d, %v", n, err)
-	}
-	k = store.OutboxKey(left.EventID)
-	if f.Item(k.PK, k.SK) != nil || q.sent[len(q.sent)-1] != left.EventID {
-		t.Errorf("after Sweep: sent %v", q.sent)
-	}
-
-	// A message SQS refuses stays in the outbox, and the sweep says so.
-	refused := record()
-	q.refuse = map[string]bool{refused.EventID: true}
-	if _, err := p.Sweep(ctx); err == nil || !strings.Contains(err.Error(), refused.EventID) {
-		t.Errorf("sweep with a refusal: %v", err)
-	}
-	k = store.OutboxKey(refused.EventID)
-	if f.Item(k.PK, k.SK) == nil {
-		t.Error("refused event left the outbox")
-	}
-	// A table that fails is reported with where it happened.
-	for range store.OutboxShards {
-		f.Fail(fakedb.OpQuery, fakedb.Throttled())
-	}
-	if _, err := p.Sweep(ctx); err == nil || !strings.Contains(err.Error(), "audit.Sweep") {
-		t.Errorf("sweep with a throttled table: %v", err)
 	}
 }

@@ -1,11 +1,12 @@
-// Package audit records and publishes audit events.
+// Package audit records audit events.
 //
 // Every committed mutation of a resource records exactly one event, <kind>_<verb>.v0 with verb
 // created, updated or deleted (Type), in the mutation's own transaction: an outbox item (under
-// one of store.OutboxShards partitions, deleted once the event is on the queue) and an
-// audit-log item of the account (kept for LogRetention). Publisher moves outbox items to the
-// events queue after commit and a periodic sweep republishes what a crash left behind, so
-// delivery is at least once, deduplicated downstream by event id.
+// one of store.OutboxShards partitions, expiring OutboxRetention later) and an audit-log item
+// of the account (kept for LogRetention). Nothing on the request path publishes: the table's
+// stream carries each outbox insert to the events queue (an EventBridge Pipe in AWS, the local
+// stream reader otherwise, both with StreamPattern and StreamInputTemplate), so delivery is at
+// least once, deduplicated downstream by event id.
 //
 // The delivered envelope is JSON with, in this order: event_id (ev_…), event_type,
 // event_timestamp (RFC 3339 UTC, whole seconds), account_id, object (the resource exactly as

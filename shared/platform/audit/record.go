@@ -28,8 +28,8 @@ type Envelope struct {
 	Principal      Principal       `json:"principal"`
 }
 
-// OutboxItem is an event waiting to be published; the publisher deletes it once the event is
-// on the queue, and a sweep republishes any left behind.
+// OutboxItem is a committed event as the table's stream carries it: its insert is the event's
+// one trip to the events queue, and it expires OutboxRetention later.
 type OutboxItem struct {
 	store.Key
 	EventID   string `dynamodbav:"event_id"`
@@ -37,6 +37,7 @@ type OutboxItem struct {
 	AccountID string `dynamodbav:"account"`
 	Payload   string `dynamodbav:"payload"`
 	Created   int64  `dynamodbav:"created"`
+	TTL       int64  `dynamodbav:"ttl"`
 }
 
 // LogItem is an event in its account's audit log, kept for LogRetention.
@@ -82,7 +83,8 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 		return nil, fmt.Errorf("audit: marshal envelope: %w", err)
 	}
 	tx.Put("event.outbox", OutboxItem{Key: store.OutboxKey(env.EventID), EventID: env.EventID,
-		EventType: eventType, AccountID: c.AccountID, Payload: string(payload), Created: now.Unix()})
+		EventType: eventType, AccountID: c.AccountID, Payload: string(payload), Created: now.Unix(),
+		TTL: now.Add(OutboxRetention).Unix()})
 	tx.Put("event.log", LogItem{Key: store.EventLogKey(c.AccountID, env.EventID), EventID: env.EventID,
 		EventType: eventType, Payload: string(payload), TTL: now.Add(LogRetention).Unix()})
 	return env, nil

@@ -36,10 +36,7 @@ type Kit struct {
 	Auth *auth.Authenticator
 	// Seal encrypts secrets (private keys, event-target credentials) before they are stored.
 	Seal seal.Sealer
-	// Published, when set, receives the events of each committed mutation (the outbox
-	// publisher); a failure there loses nothing, as the sweep republishes from the outbox.
-	Published func(ctx context.Context, evs []*audit.Envelope)
-	Log       *slog.Logger
+	Log  *slog.Logger
 	// IdempotencyWindow is how long a create sent with an Idempotency-Key replays its response
 	// (DefaultIdempotencyWindow when zero).
 	IdempotencyWindow time.Duration
@@ -115,7 +112,6 @@ type Mutation struct {
 	ctx        context.Context
 	kit        *Kit
 	r          *api.Request
-	events     []*audit.Envelope
 	acctUpdate *expression.UpdateBuilder
 	retry      map[string]bool
 }
@@ -146,12 +142,8 @@ func (m *Mutation) UpdateAccount(upd expression.UpdateBuilder) { m.acctUpdate = 
 
 // Event records an audit event for this mutation, in its transaction.
 func (m *Mutation) Event(eventType string, object any) error {
-	env, err := audit.Record(m.Tx, m.r, eventType, object)
-	if err != nil {
-		return err
-	}
-	m.events = append(m.events, env)
-	return nil
+	_, err := audit.Record(m.Tx, m.r, eventType, object)
+	return err
 }
 
 // Reference adds delta to the reference count (Meta.Refs) of the resource id in the caller's
@@ -169,8 +161,8 @@ func (m *Mutation) Reference(id string, delta int64, missing error, cond ...expr
 	}
 }
 
-// Commit builds a mutation with build and commits it, guarded by the caller's credentials,
-// then hands its events to the publisher.
+// Commit builds a mutation with build and commits it, guarded by the caller's credentials. Its
+// events leave with the commit: the table's stream carries them on.
 func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {
 	if _, err := k.Auth.Resolve(ctx, r); err != nil {
 		return err
@@ -193,9 +185,6 @@ func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation
 			}
 		}
 		return err
-	}
-	if k.Published != nil && len(m.events) > 0 {
-		k.Published(context.WithoutCancel(ctx), m.events)
 	}
 	return nil
 }

@@ -13,11 +13,9 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tunnelapi/shared/platform/api"
-	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/iprestrict"
-	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/ratelimit"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
@@ -28,17 +26,13 @@ import (
 type Deps struct {
 	Kit    *resource.Kit
 	Server *api.Server
-	// Publisher sends committed events to the events queue; nil when EVENTS_QUEUE_URL is unset
-	// (then the outbox keeps them until a sweep runs with a queue).
-	Publisher *audit.Publisher
 	// Limiter is the per-account rate limit RATE_LIMIT configures; nil when it is off.
 	Limiter *ratelimit.Limiter
 }
 
-// NewDeps builds the dependencies from the environment with no network I/O. With
-// EVENTS_QUEUE_URL set, every committed mutation's events are published to that queue right
-// after commit (SQS_ENDPOINT points the client at a local emulator). RATE_LIMIT sets the
-// per-account rate limit (package ratelimit); a malformed value is an error.
+// NewDeps builds the dependencies from the environment with no network I/O. Handlers reach
+// only the table: committed events leave through the table's stream, not from the request.
+// RATE_LIMIT sets the per-account rate limit (package ratelimit); a malformed value is an error.
 func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	policy, err := ratelimit.Parse(os.Getenv(ratelimit.EnvVar))
@@ -62,10 +56,6 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 		d.Limiter = &ratelimit.Limiter{DB: db, Policy: policy, Log: func() *slog.Logger { return kit.Log }}
 		a.Limiter = d.Limiter
 		d.Server.RateLimitPolicy = policy.Field()
-	}
-	if url := os.Getenv("EVENTS_QUEUE_URL"); url != "" {
-		d.Publisher = &audit.Publisher{DB: db, SQS: queue.NewClient(cfg), QueueURL: url, Log: log}
-		kit.Published = d.Publisher.Publish
 	}
 	return d, nil
 }

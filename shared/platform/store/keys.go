@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -36,9 +35,10 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	token hash → principal   T#<sha256(token)>         T
 //	uniqueness guard         U#<kind>#<value>          U
 //	idempotent create        I#<account>#<sha256(key)> I
-//	outbox (unpublished)     O#<shard>                 <event id>
+//	outbox (events to carry) O#<shard>                 <event id>
 //	audit log                E#<account>               <event id>
 //	rate-limit counter       R#<account>               <window seconds>#<window index>
+//	stream checkpoint        P#<consumer>              <shard id>
 
 // Collection is the partition holding every resource of one kind in an account.
 func Collection(account, prefix string) string {
@@ -91,21 +91,23 @@ func IdempotencyKey(account, keyHash string) Key {
 	return Key{PK: "I#" + account + "#" + keyHash, SK: "I"}
 }
 
-// OutboxShards spreads unpublished events over this many partitions.
+// OutboxShards spreads outbox items over this many partitions, so a burst of mutations writes
+// to several partitions.
 const OutboxShards = 8
 
-// OutboxPartition is the partition of outbox shard n.
-func OutboxPartition(n int) string { return "O#" + strconv.Itoa(n) }
+// OutboxPrefix begins the partition key of every outbox item: the table stream's consumers
+// select committed events by it.
+const OutboxPrefix = "O#"
 
-// OutboxKey is the key of an unpublished event.
+// OutboxPartition is the partition of outbox shard n.
+func OutboxPartition(n int) string { return OutboxPrefix + strconv.Itoa(n) }
+
+// OutboxKey is the key of an event's outbox item.
 func OutboxKey(eventID string) Key {
 	h := fnv.New32a()
 	h.Write([]byte(eventID))
 	return Key{PK: OutboxPartition(int(h.Sum32() % OutboxShards)), SK: eventID}
 }
-
-// OutboxBefore is the outbox sort key below which every event was recorded before t.
-func OutboxBefore(t time.Time) string { return ids.Floor(ids.Event, t) }
 
 // EventLogKey is the key of an event in its account's audit log.
 func EventLogKey(account, eventID string) Key {
@@ -119,3 +121,12 @@ func EventLogKey(account, eventID string) Key {
 func RateKey(account string, seconds, index int64) Key {
 	return Key{PK: "R#" + account, SK: strconv.FormatInt(seconds, 10) + "#" + strconv.FormatInt(index, 10)}
 }
+
+// StreamCheckpointKey is where the stream consumer named consumer records how far it has read
+// shard (the local stream reader; in AWS each Pipe keeps its own position).
+func StreamCheckpointKey(consumer, shard string) Key {
+	return Key{PK: StreamCheckpoints(consumer), SK: shard}
+}
+
+// StreamCheckpoints is the partition of one stream consumer's checkpoints.
+func StreamCheckpoints(consumer string) string { return "P#" + consumer }

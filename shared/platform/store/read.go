@@ -132,15 +132,6 @@ func (db *DB) QueryAll(ctx context.Context, partition string, attrs ...string) (
 	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)), 0, attrs)
 }
 
-// QueryBefore reads up to limit items of a partition whose sort key is strictly below before,
-// oldest first (limit 0: all of them). The outbox sweep reads what has waited too long with it.
-func (db *DB) QueryBefore(ctx context.Context, partition, before string, limit int) (_ []Item, err error) {
-	defer derrors.Wrap(&err, "store.QueryBefore(%s, %s)", partition, before)
-	kc := expression.Key(AttrPK).Equal(expression.Value(partition)).
-		And(expression.Key(AttrSK).LessThan(expression.Value(before)))
-	return db.queryAll(ctx, kc, limit, nil)
-}
-
 func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, limit int, attrs []string) ([]Item, error) {
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	if len(attrs) > 0 {
@@ -180,38 +171,17 @@ func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, l
 	return out, nil
 }
 
-// DeleteKeys removes the items at keys unconditionally, 25 per BatchWriteItem call, retrying
-// what DynamoDB leaves unprocessed. It is for items whose removal is idempotent (outbox items
-// already published), never for resources, which are deleted in transactions.
-func (db *DB) DeleteKeys(ctx context.Context, keys ...Key) (err error) {
-	defer derrors.Wrap(&err, "store.DeleteKeys(%d keys)", len(keys))
-	for len(keys) > 0 {
-		n := min(len(keys), 25)
-		reqs := make([]types.WriteRequest, n)
-		for i, k := range keys[:n] {
-			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.AV()}}
-		}
-		keys = keys[n:]
-		pending := map[string][]types.WriteRequest{db.Table: reqs}
-		for attempt := 0; len(pending[db.Table]) > 0; attempt++ {
-			if attempt == 5 {
-				return fmt.Errorf("store: %d deletes left unprocessed", len(pending[db.Table]))
-			}
-			if attempt > 0 {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(time.Duration(attempt*attempt) * 20 * time.Millisecond):
-				}
-			}
-			res, err := db.Client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-			if err != nil {
-				return err
-			}
-			pending = res.UnprocessedItems
-		}
+// Put writes item unconditionally and outside any transaction. It is for bookkeeping that
+// belongs to no account and needs no guard (the stream reader's checkpoints), never for
+// resources, which are written in transactions.
+func (db *DB) Put(ctx context.Context, item any) (err error) {
+	defer derrors.Wrap(&err, "store.Put")
+	av, err := attributevalue.MarshalMap(item)
+	if err != nil {
+		return err
 	}
-	return nil
+	_, err = db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(db.Table), Item: av})
+	return err
 }
 
 // Add adds delta to the number attribute attr of the item at k (an absent item or attribute

@@ -85,6 +85,8 @@ func (db *DB) CreateTable(ctx context.Context) (err error) {
 			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
 		},
 		BillingMode: types.BillingModePayPerRequest,
+		// New images: the stream's consumers read what was committed from the record itself.
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage},
 	})
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {

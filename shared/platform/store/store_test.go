@@ -176,7 +176,7 @@ func TestPageQuery(t *testing.T) {
 	}
 }
 
-func TestQueryAllAndBefore(t *testing.T) {
+func TestQueryAll(t *testing.T) {
 	ctx := context.Background()
 	_, db, all := seeded(4)
 	part := store.Collection("acct", ids.APIKey)
@@ -187,36 +187,28 @@ func TestQueryAllAndBefore(t *testing.T) {
 	if _, ok := items[0]["name"]; ok || items[0]["id"] == nil {
 		t.Errorf("projection not applied: %v", items[0])
 	}
-	items, err = db.QueryBefore(ctx, part, all[3].ID, 2)
-	if err != nil || len(items) != 2 {
-		t.Fatalf("QueryBefore = %d items, %v", len(items), err)
-	}
-	var first thing
-	store.Unmarshal(items[0], &first)
-	if first.ID != all[0].ID {
-		t.Errorf("QueryBefore is oldest first: got %s", first.ID)
-	}
 }
 
-func TestDeleteKeys(t *testing.T) {
+// TestPut: an unconditional write that replaces the item, errors wrapped with the operation.
+func TestPut(t *testing.T) {
 	ctx := context.Background()
 	f := fakedb.New()
 	db := store.New(f, "t")
-	var keys []store.Key
-	for i := range 30 {
-		it := newThing("acct", i)
-		f.Seed(it)
-		keys = append(keys, it.Key)
-	}
-	f.LeaveUnprocessed(1)
-	if err := db.DeleteKeys(ctx, keys...); err != nil {
+	it := newThing("acct", 1)
+	if err := db.Put(ctx, it); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.Items()); n != 0 {
-		t.Errorf("%d items left", n)
+	it.Name = "replaced"
+	if err := db.Put(ctx, it); err != nil {
+		t.Fatal(err)
 	}
-	if n := f.Count(fakedb.OpBatchWriteItem); n != 3 { // 25 + 5, the first batch twice
-		t.Errorf("%d BatchWriteItem calls, want 3", n)
+	var got thing
+	if err := store.Unmarshal(f.Item(it.PK, it.SK), &got); err != nil || got.Name != "replaced" {
+		t.Errorf("after two puts: %+v, %v", got, err)
+	}
+	f.Fail(fakedb.OpPutItem, fakedb.Throttled())
+	if err := db.Put(ctx, it); err == nil || !strings.Contains(err.Error(), "store.Put") {
+		t.Errorf("a failing put: %v", err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -178,4 +179,25 @@ func Main(m *testing.M, checks ...func(*Stack) error) {
 		}
 	}
 	os.Exit(code)
+}
+
+// Outbox returns every outbox item of the table: the committed events the table's stream must
+// carry to the events queue.
+func (s *Stack) Outbox(t testing.TB) []audit.OutboxItem {
+	t.Helper()
+	var out []audit.OutboxItem
+	for shard := 0; shard < store.OutboxShards; shard++ {
+		items, err := s.DB.QueryAll(context.Background(), store.OutboxPartition(shard))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range items {
+			var it audit.OutboxItem
+			if err := store.Unmarshal(raw, &it); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, it)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -79,6 +80,37 @@ func (q *Queues) Drain(t testing.TB, url string, wait time.Duration) []sqstypes.
 		}
 		if len(res.Messages) == 0 && (len(out) > 0 || time.Now().After(deadline)) {
 			return out
+		}
+	}
+}
+
+// DrainEvents receives event envelopes from url (deleting them) until want distinct event ids
+// have arrived, failing the test after timeout, then for linger more to catch late duplicates.
+// It returns how many times each event id arrived.
+func (q *Queues) DrainEvents(t testing.TB, url string, want int, timeout, linger time.Duration) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	deadline := time.Now().Add(timeout)
+	var until time.Time
+	for {
+		for _, m := range q.Drain(t, url, 200*time.Millisecond) {
+			var env struct {
+				EventID string `json:"event_id"`
+			}
+			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &env); err != nil || env.EventID == "" {
+				t.Fatalf("a message that is not an event envelope: %q", aws.ToString(m.Body))
+			}
+			got[env.EventID]++
+		}
+		now := time.Now()
+		if until.IsZero() && len(got) >= want {
+			until = now.Add(linger)
+		}
+		if !until.IsZero() && now.After(until) {
+			return got
+		}
+		if until.IsZero() && now.After(deadline) {
+			t.Fatalf("%d distinct events after %v, want %d", len(got), timeout, want)
 		}
 	}
 }

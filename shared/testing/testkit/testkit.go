@@ -27,10 +27,11 @@ import (
 
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/api"
-	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/platform/stream"
 )
 
 // Stack is one test binary's view of the local stack.
@@ -40,11 +41,26 @@ type Stack struct {
 	Server *httptest.Server
 	// Calls counts DynamoDB operations, SQSCalls SQS operations.
 	Calls, SQSCalls *Counter
-	// Queues are the stack's own events queues (nil without SQS_ENDPOINT); its handlers publish
-	// committed events to Queues.Events.
-	Queues   *Queues
-	ledger   ledger
-	families []*resource.Descriptor
+	// Queues are the stack's own events queues (nil without SQS_ENDPOINT); a stream reader
+	// carries committed events from the table's stream to Queues.Events, as the events Pipe
+	// does in AWS.
+	Queues *Queues
+	// AbortAfterCommit, when set, is asked for each mutation the handlers answered with a 2xx
+	// (so it committed); true drops the connection instead of answering, as a server killed
+	// between its commit and its response would (fault injection).
+	AbortAfterCommit func(*http.Request) bool
+	ledger           ledger
+	families         []*resource.Descriptor
+	stopReader       func()
+}
+
+// StopReader stops the stack's own stream reader (for tests that run readers of their own on
+// the stack's events queue).
+func (s *Stack) StopReader() {
+	if s.stopReader != nil {
+		s.stopReader()
+		s.stopReader = nil
+	}
 }
 
 // Counter counts AWS operations by name. Operations made on behalf of an API request (their
@@ -147,12 +163,12 @@ func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
 	if os.Getenv("SQS_ENDPOINT") != "" {
 		st.Queues = NewQueues(t, st.SQSCalls)
-		d.Publisher = &audit.Publisher{DB: d.Kit.DB, SQS: st.Queues.Client, QueueURL: st.Queues.Events, Log: d.Kit.Log}
-		d.Kit.Published = d.Publisher.Publish
+		st.stopReader = st.RunReader(stream.Events.To(st.Queues.Events), nil)
 	}
-	st.Server = httptest.NewServer(st.ledger.observe(d.Mux(families...)))
+	st.Server = httptest.NewServer(st.abortAfterCommit(st.ledger.observe(d.Mux(families...))))
 	t.Cleanup(func() {
 		st.Server.Close()
+		st.StopReader()
 		d.Kit.DB.Client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	})
 	st.families = families
@@ -175,6 +191,61 @@ func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*runti
 	srv := httptest.NewServer(d.Mux(families...))
 	t.Cleanup(srv.Close)
 	return d, srv
+}
+
+// ReaderIdle is the test stack's stream reader's pause between empty reads: short, so tests
+// waiting for an event wait little.
+const ReaderIdle = 20 * time.Millisecond
+
+// NewReader builds a stream reader of the stack's table for c, sending with the stack's SQS
+// client (its calls are counted, as detached from any request); tune, when given, adjusts it.
+func (s *Stack) NewReader(c stream.Consumer, tune func(*stream.Reader)) *stream.Reader {
+	r := &stream.Reader{DB: s.DB, Streams: stream.NewClient(awsconfig.FromEnv(), os.Getenv("DYNAMODB_ENDPOINT")),
+		SQS: s.Queues.Client, Consumer: c, Log: s.Deps.Kit.Log, Idle: ReaderIdle}
+	if tune != nil {
+		tune(r)
+	}
+	return r
+}
+
+// RunReader runs a stream reader (NewReader) until the returned stop is called; stop waits
+// for it to finish.
+func (s *Stack) RunReader(c stream.Consumer, tune func(*stream.Reader)) (stop func()) {
+	r := s.NewReader(c, tune)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.Run(ctx); err != nil {
+			r.Log.Error("stream reader stopped", "consumer", c.Name, "err", err.Error())
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (s *Stack) abortAfterCommit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || s.AbortAfterCommit == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&commitWatch{ResponseWriter: w, r: r, abort: s.AbortAfterCommit}, r)
+	})
+}
+
+// commitWatch drops the connection when a mutation's 2xx status is about to be written and
+// abort says so.
+type commitWatch struct {
+	http.ResponseWriter
+	r     *http.Request
+	abort func(*http.Request) bool
+}
+
+func (c *commitWatch) WriteHeader(status int) {
+	if status >= 200 && status < 300 && c.abort(c.r) {
+		panic(http.ErrAbortHandler)
+	}
+	c.ResponseWriter.WriteHeader(status)
 }
 
 var (
@@ -327,6 +398,9 @@ func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body an
 	}
 	return &Response{Status: res.StatusCode, Header: h, Body: []byte(res.Body)}
 }
+
+// URL is the stack server's absolute URL of path.
+func (a *Account) URL(path string) string { return a.s.Server.URL + path }
 
 // Do is Stack.Do with the account's admin token.
 func (a *Account) Do(t testing.TB, method, path string, body any) *Response {

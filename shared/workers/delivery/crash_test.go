@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -27,20 +28,23 @@ import (
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
 )
 
-// 1,000 mutations while publishing crashes at random after commit (before sending, or after
-// sending but before deleting the outbox item) and the worker crashes at random after a batch
-// (before reporting it): every event reaches the sink, none is invented, and a consumer that
-// dedupes on the partition key (the event id) sees each exactly once.
+// 1,000 mutations while everything after their commit fails at random: the server drops the
+// connection instead of answering (as if killed between commit and response), the stream
+// reader is killed in the middle of batches and started again from its checkpoint, and the
+// worker crashes after batches (before reporting them). Every committed event reaches the
+// sink, none is invented, and a consumer that dedupes on the partition key (the event id) sees
+// each exactly once.
 func TestRandomCrashesLoseNothing(t *testing.T) {
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(5, uint64(time.Now().UnixNano())))
 	roll := func(p float64) bool { mu.Lock(); defer mu.Unlock(); return rng.Float64() < p }
-	var workerCrashes, sendCrashes, deleteCrashes atomic.Int64
+	var workerCrashes, readerKills, dropped atomic.Int64
 	h := newHarness(t, func(w *delivery.Worker) {
 		w.Fault = func() bool {
 			if roll(0.03) {
@@ -53,23 +57,30 @@ func TestRandomCrashesLoseNothing(t *testing.T) {
 	a := h.s.NewAccount(t)
 	types := []string{"api_key_created.v0", "api_key_updated.v0", "api_key_deleted.v0"}
 	subscribe(t, a, types, destination(t, a, h.kinesisCreds(t, "crashy")))
-	pub := h.s.Deps.Publisher
-	pub.Flush()
-	pub.Grace = 500 * time.Millisecond
-	pub.Fault = func(step audit.Step) bool {
-		if roll(0.1) {
-			if step == audit.StepSend {
-				sendCrashes.Add(1)
-			} else {
-				deleteCrashes.Add(1)
-			}
+	h.s.AbortAfterCommit = func(*http.Request) bool {
+		if roll(0.05) {
+			dropped.Add(1)
 			return true
 		}
 		return false
 	}
+	// The stack's reader is replaced by one that is killed at random and started again.
+	h.s.StopReader()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go pub.SweepEvery(ctx, 300*time.Millisecond)
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		for ctx.Err() == nil {
+			r := h.s.NewReader(stream.Events.To(h.s.Queues.Events), func(r *stream.Reader) {
+				r.Fault = func(int) bool { return roll(0.05) }
+			})
+			if errors.Is(r.Run(ctx), stream.ErrCrashed) {
+				readerKills.Add(1)
+			}
+		}
+	}()
+	defer func() { cancel(); readers.Wait() }()
 
 	const total = 1000
 	var done atomic.Int64
@@ -80,20 +91,36 @@ func TestRandomCrashesLoseNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for done.Add(1) <= total {
-				id := a.Do(t, "POST", "/api_keys", map[string]any{"description": "crash test"}).Expect(t, 201)["id"].(string)
+				// A dropped answer still committed; without the id, the next steps are skipped.
+				res, err := mutate(a, "POST", "/api_keys", map[string]any{"description": "crash test"})
+				if err != nil {
+					continue
+				}
+				if res.StatusCode != http.StatusCreated {
+					t.Errorf("POST: %d", res.StatusCode)
+					return
+				}
+				id := res.Body["id"].(string)
 				if done.Add(1) > total {
 					return
 				}
-				a.Do(t, "PATCH", "/api_keys/"+id, map[string]any{"metadata": "updated"}).Expect(t, 200)
+				if res, err := mutate(a, "PATCH", "/api_keys/"+id, map[string]any{"metadata": "updated"}); err == nil && res.StatusCode != http.StatusOK {
+					t.Errorf("PATCH: %d", res.StatusCode)
+					return
+				}
 				if done.Add(1) > total {
 					return
 				}
-				a.Do(t, "DELETE", "/api_keys/"+id, nil).Expect(t, 204)
+				if res, err := mutate(a, "DELETE", "/api_keys/"+id, nil); err == nil && res.StatusCode != http.StatusNoContent {
+					t.Errorf("DELETE: %d", res.StatusCode)
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	mutating := time.Since(start)
+	h.s.AbortAfterCommit = nil
 	// The account's audit log has every committed event: the ones that must arrive.
 	logItems, err := h.s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
 	if err != nil {
@@ -127,15 +154,45 @@ func TestRandomCrashesLoseNothing(t *testing.T) {
 	if len(got) != total {
 		t.Fatalf("%d distinct events at the sink, want %d", len(got), total)
 	}
-	pub.Fault = nil
-	eventually(t, 10*time.Second, "an empty outbox", func() bool { return outboxCount(t, h.s.DB) == 0 })
-	t.Logf("%d mutations in %v, all delivered after %v; crashes: %d before send, %d before outbox delete, %d worker batches; %d duplicates dropped by the deduping consumer",
-		total, mutating.Round(time.Millisecond), converged.Round(time.Millisecond), sendCrashes.Load(), deleteCrashes.Load(), workerCrashes.Load(), dups)
+	t.Logf("%d mutations in %v, all delivered after %v; %d answers dropped after commit, %d reader kills, %d worker crashes; %d duplicates dropped by the deduping consumer",
+		total, mutating.Round(time.Millisecond), converged.Round(time.Millisecond), dropped.Load(), readerKills.Load(), workerCrashes.Load(), dups)
 }
 
-// The local server killed between a commit and its publishing (FAULT_CRASH_AT=send makes the
-// process exit there): after a restart its sweep delivers the event, once.
-func TestLocalServerKilledBetweenCommitAndPublish(t *testing.T) {
+// decoded is a response whose connection was not dropped.
+type decoded struct {
+	StatusCode int
+	Body       map[string]any
+}
+
+// mutate sends a request as a's admin, returning an error when the server dropped it.
+func mutate(a *testkit.Account, method, path string, body any) (*decoded, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, a.URL(path), rd)
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	req.Header.Set("Ngrok-Version", "2")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	out := &decoded{StatusCode: res.StatusCode}
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
+	json.Unmarshal(b, &out.Body)
+	return out, nil
+}
+
+// The local server killed right after a commit, before its response (FAULT_CRASH_AT=
+// before-response makes the process exit there) and after it (after-response): once it runs
+// again, each event reaches the sink exactly once, carried by the table's stream.
+func TestLocalServerKilledAfterCommit(t *testing.T) {
 	ddb := testkit.Endpoint(t)
 	if os.Getenv("SQS_ENDPOINT") == "" {
 		t.Skip("no SQS emulator")
@@ -158,7 +215,7 @@ func TestLocalServerKilledBetweenCommitAndPublish(t *testing.T) {
 	ln.Close()
 	name := fmt.Sprintf("crash-%d", time.Now().UnixNano())
 	env := append(os.Environ(), "TABLE_NAME="+name, "QUEUE_PREFIX="+name, "PORT="+port, "STATE_DIR="+dir,
-		"DYNAMODB_ENDPOINT="+ddb, "SWEEP_INTERVAL=300ms", "OUTBOX_GRACE=1s",
+		"DYNAMODB_ENDPOINT="+ddb,
 		"SINK_ENDPOINT_KINESIS="+ep.Kinesis, "SINK_ENDPOINT_STS="+ep.STS,
 		// Its own queues, whatever the calling shell has exported.
 		"EVENTS_QUEUE_URL=", "EVENTS_DLQ_URL=", "CERT_JOBS_QUEUE_URL=", "CERT_JOBS_DLQ_URL=")
@@ -220,30 +277,36 @@ func TestLocalServerKilledBetweenCommitAndPublish(t *testing.T) {
 		"destination_ids": []string{d}}, 201)
 	stop(srv)
 
-	crashing, logs := start("FAULT_CRASH_AT=send")
-	if _, _, err := do("POST", "/api_keys", map[string]any{"description": "committed, then killed"}); err == nil {
-		t.Fatal("the request survived the crash")
+	for _, at := range []string{"before-response", "after-response"} {
+		crashing, logs := start("FAULT_CRASH_AT=" + at)
+		res, _, err := do("POST", "/api_keys", map[string]any{"description": "committed, then killed " + at})
+		switch {
+		case at == "before-response" && err == nil:
+			t.Fatalf("%s: the request got an answer: %d", at, res.StatusCode)
+		case at == "after-response" && (err != nil || res.StatusCode != http.StatusCreated):
+			t.Fatalf("%s: %v %v", at, err, res)
+		}
+		if err := crashing.Wait(); err == nil || !strings.Contains(logs.String(), "FAULT_CRASH_AT="+at) {
+			t.Fatalf("the server did not crash after the commit: %v\n%s", err, logs)
+		}
+		restarted, _ := start()
+		eventually(t, 20*time.Second, "the event after the restart", func() bool { u, _ := st.Kinesis.Unique(); return len(u) == 1 })
+		stop(restarted)
 	}
-	if err := crashing.Wait(); err == nil || !strings.Contains(logs.String(), "FAULT_CRASH_AT=send") {
-		t.Fatalf("the server did not crash after the commit: %v\n%s", err, logs)
-	}
-	time.Sleep(500 * time.Millisecond)
-	if n := len(st.Kinesis.Received()); n != 0 {
-		t.Fatalf("%d records delivered although nothing was published", n)
-	}
-
-	restarted, _ := start()
-	defer stop(restarted)
-	eventually(t, 20*time.Second, "the event after the restart", func() bool { return len(st.Kinesis.Received()) > 0 })
 	time.Sleep(time.Second)
-	got := st.Kinesis.Received()
-	if len(got) != 1 {
-		t.Fatalf("%d records, want 1", len(got))
+	got, dups := st.Kinesis.Unique()
+	descriptions := map[string]bool{}
+	for _, r := range got {
+		ev := decode(t, r.Data)
+		if ev["event_type"] != "api_key_created.v0" {
+			t.Fatalf("delivered %v", ev)
+		}
+		descriptions[ev["object"].(map[string]any)["description"].(string)] = true
 	}
-	ev := decode(t, got[0].Data)
-	if ev["event_type"] != "api_key_created.v0" || ev["object"].(map[string]any)["description"] != "committed, then killed" {
-		t.Fatalf("delivered %v", ev)
+	if len(got) != 2 || !descriptions["committed, then killed before-response"] || !descriptions["committed, then killed after-response"] {
+		t.Fatalf("the sink has %v", descriptions)
 	}
+	t.Logf("both events delivered; %d duplicates dropped by the deduping consumer", dups)
 }
 
 // cleanupLocal drops the table and queues a local server run created.

@@ -17,7 +17,6 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
-	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
@@ -241,74 +240,57 @@ func TestFailingSinkRetriesThenDeadLetters(t *testing.T) {
 	t.Logf("healthy delivery after %v; failing sink attempts at +0, +%v, +%v", healthyAfter, gap1, gap1+gap2)
 }
 
-// The request that commits pays one SQS round trip for publishing and nothing else; the outbox
-// delete happens after the response.
-func TestPublishingCostsOneRoundTrip(t *testing.T) {
+// No HTTP request calls SQS, and a mutation costs its one transaction: committed events leave
+// through the table's stream. Each mutation's event still reaches the events queue, once.
+func TestRequestsMakeNoSQSCall(t *testing.T) {
 	s := testkit.Start(t, app.Families...)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}
 	a := s.NewAccount(t)
 	a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201) // warms the token hint
-	s.Deps.Publisher.Flush()
+	s.Queues.DrainEvents(t, s.Queues.Events, 1, 10*time.Second, 0)
 	s.Calls.Reset()
 	s.SQSCalls.Reset()
-	a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
-	dynamo, sqsCalls := s.Calls.ByName(), s.SQSCalls.ByName()
-	s.Deps.Publisher.Flush()
-	if s.Calls.Total() != 1 || dynamo["TransactWriteItems"] != 1 {
-		t.Fatalf("DynamoDB calls on the request path %v, want one TransactWriteItems", dynamo)
+	id := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)["id"].(string)
+	if s.Calls.Total() != 1 || s.Calls.ByName()["TransactWriteItems"] != 1 {
+		t.Fatalf("DynamoDB calls of a create %v, want one TransactWriteItems", s.Calls.ByName())
 	}
-	if s.SQSCalls.Total() != 1 || sqsCalls["SendMessageBatch"] != 1 {
-		t.Fatalf("SQS calls on the request path %v, want one SendMessageBatch", sqsCalls)
+	a.Do(t, "GET", "/api_keys/"+id, nil).Expect(t, 200)
+	a.Do(t, "GET", "/api_keys", nil).Expect(t, 200)
+	a.Do(t, "PATCH", "/api_keys/"+id, map[string]any{"description": "x"}).Expect(t, 200)
+	a.Do(t, "DELETE", "/api_keys/"+id, nil).Expect(t, 204)
+	if n := s.SQSCalls.Total(); n != 0 {
+		t.Fatalf("%d SQS calls on the request path %v, want none", n, s.SQSCalls.ByName())
 	}
-	if s.Calls.Detached() != 1 {
-		t.Fatalf("%d DynamoDB calls after the response, want 1 (the outbox delete)", s.Calls.Detached())
+	got := s.Queues.DrainEvents(t, s.Queues.Events, 3, 10*time.Second, 500*time.Millisecond)
+	if len(got) != 3 {
+		t.Fatalf("%d events on the queue, want 3 (created, updated, deleted)", len(got))
 	}
-	if n := outboxCount(t, s.DB); n != 0 {
-		t.Fatalf("%d events left in the outbox after publishing", n)
-	}
-}
-
-func outboxCount(t testing.TB, db *store.DB) int {
-	t.Helper()
-	n := 0
-	for shard := 0; shard < store.OutboxShards; shard++ {
-		items, err := db.QueryAll(context.Background(), store.OutboxPartition(shard))
-		if err != nil {
-			t.Fatal(err)
+	for ev, n := range got {
+		if n != 1 {
+			t.Fatalf("%s arrived %d times", ev, n)
 		}
-		n += len(items)
 	}
-	return n
 }
 
-// An event whose publishing never happened (the process died after commit) stays in the
-// outbox until the sweep republishes it; it is then delivered.
-func TestSweepDeliversWhatPublishingMissed(t *testing.T) {
-	h := newHarness(t, nil)
-	a := h.s.NewAccount(t)
-	subscribe(t, a, []string{"api_key_created.v0"}, destination(t, a, h.kinesisCreds(t, "swept")))
-	h.s.Deps.Publisher.Flush()
-	h.s.Deps.Publisher.Fault = func(step audit.Step) bool { return step == audit.StepSend }
+// Outbox items stay after their event was carried, as a short audit trail, and expire by TTL
+// OutboxRetention after their commit.
+func TestOutboxItemsExpireByTTL(t *testing.T) {
+	s := testkit.Start(t, app.Families...)
+	a := s.NewAccount(t)
+	before := time.Now()
 	a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
-	h.s.Deps.Publisher.Fault = nil
-	if n := outboxCount(t, h.s.DB); n != 1 {
-		t.Fatalf("%d events in the outbox, want 1", n)
+	items := s.Outbox(t)
+	if len(items) != 1 {
+		t.Fatalf("%d outbox items, want 1", len(items))
 	}
-	time.Sleep(time.Second)
-	if len(h.st.Kinesis.Received()) != 0 {
-		t.Fatal("delivered without being published")
+	exp := time.Unix(items[0].TTL, 0)
+	if lo, hi := before.Add(audit.OutboxRetention-time.Second), time.Now().Add(audit.OutboxRetention+time.Second); exp.Before(lo) || exp.After(hi) {
+		t.Fatalf("the outbox item expires at %v, want %v after its commit", exp, audit.OutboxRetention)
 	}
-	pub := h.s.Deps.Publisher
-	p := &audit.Publisher{DB: pub.DB, SQS: pub.SQS, QueueURL: pub.QueueURL, Grace: time.Millisecond}
-	n, err := p.Sweep(context.Background())
-	if err != nil || n != 1 {
-		t.Fatalf("sweep republished %d, %v", n, err)
-	}
-	eventually(t, 10*time.Second, "the swept event at the sink", func() bool { return len(h.st.Kinesis.Received()) == 1 })
-	if n := outboxCount(t, h.s.DB); n != 0 {
-		t.Fatalf("%d events left in the outbox after the sweep", n)
+	if audit.DefaultOutboxRetention != 7*24*time.Hour {
+		t.Fatalf("default retention %v", audit.DefaultOutboxRetention)
 	}
 }
 
@@ -364,39 +346,4 @@ func TestPartialBatchFailures(t *testing.T) {
 			t.Fatalf("last attempt dead-lettered with reason %q", why)
 		}
 	}
-}
-
-// The request deletes its events' outbox items only after responding, which a Lambda may freeze
-// before it runs; the worker deletes them once it has routed the events, so the sweep does not
-// republish what was already delivered.
-func TestWorkerDeletesOutboxOfRoutedEvents(t *testing.T) {
-	h := newHarness(t, nil)
-	a := h.s.NewAccount(t)
-	subscribe(t, a, []string{"api_key_created.v0"}, destination(t, a, h.kinesisCreds(t, "outbox")))
-	pub := h.s.Deps.Publisher
-	pub.Flush()
-	pub.Fault = func(step audit.Step) bool { return step == audit.StepDelete }
-	defer func() { pub.Fault = nil }()
-	a.Do(t, "POST", "/api_keys", map[string]any{"description": "routed"}).Expect(t, 201)
-	eventually(t, 10*time.Second, "the event at the sink", func() bool { return len(h.st.Kinesis.Received()) > 0 })
-	outbox := func() int {
-		n := 0
-		for shard := 0; shard < store.OutboxShards; shard++ {
-			items, err := h.s.DB.QueryAll(context.Background(), store.OutboxPartition(shard))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, raw := range items {
-				var it audit.OutboxItem
-				if err := store.Unmarshal(raw, &it); err != nil {
-					t.Fatal(err)
-				}
-				if it.AccountID == a.AccountID {
-					n++
-				}
-			}
-		}
-		return n
-	}
-	eventually(t, 10*time.Second, "an empty outbox", func() bool { return outbox() == 0 })
 }

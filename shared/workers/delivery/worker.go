@@ -208,7 +208,6 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var routed []store.Key
 	for account, ps := range byAccount {
 		wg.Add(1)
 		work := func() {
@@ -216,9 +215,6 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 			bad, err := w.fanOutAccount(ctx, account, ps)
 			for i, p := range ps {
 				if err == nil && bad[i] == nil {
-					mu.Lock()
-					routed = append(routed, store.OutboxKey(p.h.EventID))
-					mu.Unlock()
 					continue
 				}
 				reason := err
@@ -239,14 +235,6 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 		}
 	}
 	wg.Wait()
-	// A routed event is done with the outbox. The request that committed it deletes its outbox
-	// item too, but only after responding, which a Lambda may freeze before it runs; deleting
-	// here keeps the sweep from republishing what was already delivered.
-	if len(routed) > 0 {
-		if err := w.DB.DeleteKeys(ctx, routed...); err != nil {
-			w.log().Warn("outbox items of routed events not deleted; the sweep may republish them", "count", len(routed), "err", err.Error())
-		}
-	}
 	return failed
 }
 
