@@ -267,4 +267,3 @@ func TestReaderSkipsMatchingRecordWithoutBody(t *testing.T) {
 		t.Fatalf("sent %v", got)
 	}
 }
-
