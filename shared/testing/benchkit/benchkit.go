@@ -33,18 +33,48 @@ func (s *Samples) Time(f func()) {
 // (op/baseline) as benchmark metrics; it returns the ratio.
 func Compare(b *testing.B, name string, op, baseline func()) float64 {
 	b.Helper()
-	// Warm both paths (connections, caches, JIT of the local database).
+	return CompareSetup(b, name, nil, op, nil, baseline)
+}
+
+// CompareSetup is Compare with untimed preparation before each op and each baseline run (nil
+// for none): for operations that consume what they act on, such as deletes.
+func CompareSetup(b *testing.B, name string, opSetup, op, baseSetup, baseline func()) float64 {
+	b.Helper()
+	run := func(setup, f func()) func() {
+		return func() {
+			if setup != nil {
+				b.StopTimer()
+				setup()
+				b.StartTimer()
+			}
+			f()
+		}
+	}
 	for i := 0; i < 20; i++ {
-		op()
-		baseline()
+		run(opSetup, op)()
+		run(baseSetup, baseline)()
 	}
 	var got, base Samples
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if opSetup != nil {
+			b.StopTimer()
+			opSetup()
+			b.StartTimer()
+		}
 		got.Time(op)
+		if baseSetup != nil {
+			b.StopTimer()
+			baseSetup()
+			b.StartTimer()
+		}
 		base.Time(baseline)
 	}
 	b.StopTimer()
+	return report(b, name, got, base)
+}
+
+func report(b *testing.B, name string, got, base Samples) float64 {
 	ratio := float64(got.Quantile(0.5)) / float64(base.Quantile(0.5))
 	b.ReportMetric(float64(got.Quantile(0.5).Microseconds()), name+"-p50-µs")
 	b.ReportMetric(float64(base.Quantile(0.5).Microseconds()), "baseline-p50-µs")

@@ -69,6 +69,7 @@ func (s *Stack) StopReader() {
 type Counter struct {
 	mu       sync.Mutex
 	byName   map[string]int
+	last     map[string]any
 	total    atomic.Int64
 	detached atomic.Int64
 }
@@ -76,7 +77,7 @@ type Counter struct {
 // Reset zeroes the counter.
 func (c *Counter) Reset() {
 	c.mu.Lock()
-	c.byName = map[string]int{}
+	c.byName, c.last = map[string]int{}, map[string]any{}
 	c.mu.Unlock()
 	c.total.Store(0)
 	c.detached.Store(0)
@@ -87,6 +88,14 @@ func (c *Counter) Total() int { return int(c.total.Load()) }
 
 // Detached is the number of operations outside any request since the last Reset.
 func (c *Counter) Detached() int { return int(c.detached.Load()) }
+
+// Last returns the input of the latest operation name made on behalf of a request (nil if
+// none since the last Reset), for benchmarks that replay a request's own calls bare.
+func (c *Counter) Last(name string) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last[name]
+}
 
 // ByName returns a copy of the per-operation counts.
 func (c *Counter) ByName() map[string]int {
@@ -112,9 +121,10 @@ func (c *Counter) Add(s *middleware.Stack) error {
 			name := middleware.GetOperationName(ctx)
 			c.mu.Lock()
 			if c.byName == nil {
-				c.byName = map[string]int{}
+				c.byName, c.last = map[string]int{}, map[string]any{}
 			}
 			c.byName[name]++
+			c.last[name] = in.Parameters
 			c.mu.Unlock()
 			c.total.Add(1)
 			return next.HandleInitialize(ctx, in)
