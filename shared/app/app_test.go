@@ -708,10 +708,8 @@ func checkUpdateForm(t *testing.T, a *testkit.Account, f app.Function, id string
 	}
 }
 
-// template.yaml is only ever validated by `sam validate` in AWS; this catches what can be checked
-// here: every Ref, GetAtt and ${…} in a Sub names a parameter, a resource or a pseudo parameter,
-// and every function builds with the Makefile (BuildMethod makefile, a build target of its name).
-func TestTemplateReferencesResolve(t *testing.T) {
+// templateMap is template.yaml as generic YAML.
+func templateMap(t *testing.T) map[string]any {
 	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -720,6 +718,14 @@ func TestTemplateReferencesResolve(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
+	return tpl
+}
+
+// template.yaml is only ever validated by `sam validate` in AWS; this catches what can be checked
+// here: every Ref, GetAtt and ${…} in a Sub names a parameter, a resource or a pseudo parameter,
+// and every function builds with the Makefile (BuildMethod makefile, a build target of its name).
+func TestTemplateReferencesResolve(t *testing.T) {
+	tpl := templateMap(t)
 	names := map[string]bool{}
 	for _, section := range []string{"Parameters", "Resources"} {
 		for name := range tpl[section].(map[string]any) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
-	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/awsconfig"
@@ -31,15 +29,7 @@ type templatePipe struct {
 }
 
 func templatePipes(t *testing.T) (map[string]templatePipe, map[string]any) {
-	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tpl map[string]any
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		t.Fatal(err)
-	}
-	resources := tpl["Resources"].(map[string]any)
+	resources := templateMap(t)["Resources"].(map[string]any)
 	out := map[string]templatePipe{}
 	for name, res := range resources {
 		r := res.(map[string]any)
