@@ -16,8 +16,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/infra/samlocal"
@@ -27,7 +25,6 @@ import (
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
-	"tunnelapi/shared/workers/scheduler"
 )
 
 const root = "../.."
@@ -210,9 +207,6 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 			}
 			quiet := slog.New(slog.DiscardHandler)
 			d.Kit.Log, d.Server.Log = quiet, quiet
-			if d.Publisher != nil {
-				d.Publisher.Log = quiet
-			}
 			handler := d.Handler(f.Families...)
 			for i, raw := range evs {
 				var ev events.APIGatewayV2HTTPRequest
@@ -230,14 +224,10 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 		})
 	}
 
-	// Functions that publish committed events reached the queue under the containers' host name.
-	if file[app.Functions()[0].Name]["EVENTS_QUEUE_URL"] != "" {
-		got, err := q.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.Events), MaxNumberOfMessages: 10, WaitTimeSeconds: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Messages) == 0 {
-			t.Error("no committed event reached the events queue from the functions' environment")
+	// No HTTP function is given a queue: committed events leave through the table's stream.
+	for _, f := range app.Functions() {
+		if u := file[f.Name]["EVENTS_QUEUE_URL"]; u != "" {
+			t.Errorf("%s has EVENTS_QUEUE_URL %s", f.Name, u)
 		}
 	}
 
@@ -260,24 +250,6 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 			}
 		}
 	})
-	t.Run("scheduler", func(t *testing.T) {
-		evs := samples(t, "scheduler")
-		containerEnv(t, file["SchedulerFunction"])
-		p, err := scheduler.FromEnv(ctx, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, raw := range evs {
-			var ev events.EventBridgeEvent
-			if err := json.Unmarshal(raw, &ev); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := scheduler.Handler(p)(ctx, ev); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
-
 	// invoke-all.sh runs every filled sample with its function's logical id.
 	script, err := os.ReadFile(filepath.Join(out, "invoke-all.sh"))
 	if err != nil {
