@@ -56,7 +56,7 @@ const LogRetention = 30 * 24 * time.Hour
 func Type(kind, verb string) string { return kind + "_" + verb + ".v0" }
 
 // Record adds the event for a mutation by r's caller to tx. object is the resource exactly as
-// GET returns it. It returns the event's envelope, for publishing after commit.
+// GET returns it. It returns the event's envelope.
 func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelope, error) {
 	c := r.Caller()
 	if c == nil {

@@ -19,8 +19,8 @@ import (
 	"tunnelapi/shared/workers/delivery"
 )
 
-// harness is the whole pipeline on the local stack: the API publishing to a fresh events
-// queue, a worker polling it, and stand-ins for every sink.
+// harness is the whole pipeline on the local stack: the API, the stream reader feeding a fresh
+// events queue, a worker polling it, and stand-ins for every sink.
 type harness struct {
 	s    *testkit.Stack
 	st   *standin.Stand
