@@ -15,6 +15,6 @@ out=.local/bench.txt
 echo "== zip sizes (limit 5 MB each)"
 go test -count=1 -run TestZipSizes -v ./infra/coldstart | grep -E "zip|FAIL|ok" || true
 echo "== benchmarks"
-go test -count=1 -run '^$' -bench . -benchtime "${BENCHTIME:-300x}" -timeout 30m ./... 2>&1 | grep -vE '^\{' | tee "$out" | grep -E '^(Benchmark|ok|FAIL|---)' || true
+go test -count=1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-300x}" -timeout 30m ./... 2>&1 | grep -vE '^\{' | tee "$out" | grep -E '^(Benchmark|ok|FAIL|---)' || true
 echo "== ratios (goal in parentheses where the issue sets one)"
 awk '/^Benchmark/ { for (i = 1; i <= NF; i++) if ($i ~ /ratio/) printf "%-60s %s %s\n", $1, $(i-1), $i }' "$out"
