@@ -72,9 +72,17 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 
 // CreateTable creates the single table as template.yaml declares it (for local stacks and
 // tests; in AWS the template owns it). It waits until the table is active.
-func (db *DB) CreateTable(ctx context.Context) (err error) {
+func (db *DB) CreateTable(ctx context.Context) error { return db.createTable(ctx, true) }
+
+// CreateTableWithoutStream creates the table with no stream, for tests that need no events and
+// would suffer DynamoDB Local's cost of one: with a stream on, it makes concurrent transactions
+// of the table wait on each other, and hundreds at once time out on its locks (which real
+// DynamoDB never does).
+func (db *DB) CreateTableWithoutStream(ctx context.Context) error { return db.createTable(ctx, false) }
+
+func (db *DB) createTable(ctx context.Context, stream bool) (err error) {
 	defer derrors.Wrap(&err, "store.CreateTable(%s)", db.Table)
-	_, err = db.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
+	in := &dynamodb.CreateTableInput{
 		TableName: aws.String(db.Table),
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String(AttrPK), AttributeType: types.ScalarAttributeTypeS},
@@ -85,9 +93,12 @@ func (db *DB) CreateTable(ctx context.Context) (err error) {
 			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
 		},
 		BillingMode: types.BillingModePayPerRequest,
+	}
+	if stream {
 		// New images: the stream's consumers read what was committed from the record itself.
-		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage},
-	})
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
+	}
+	_, err = db.Client.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {
 		return nil

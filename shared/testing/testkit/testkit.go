@@ -147,6 +147,18 @@ func Endpoint(t testing.TB) string {
 // Start creates a fresh table and serves families on an httptest server for the test's lifetime.
 func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 	t.Helper()
+	return start(t, true, families)
+}
+
+// StartWithoutEvents is Start on a table without a stream, so without events: for tests of
+// heavy contention that need none (see store.DB.CreateTableWithoutStream).
+func StartWithoutEvents(t testing.TB, families ...*resource.Descriptor) *Stack {
+	t.Helper()
+	return start(t, false, families)
+}
+
+func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
+	t.Helper()
 	ep := Endpoint(t)
 	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
 		if os.Getenv(k) == "" {
@@ -163,7 +175,11 @@ func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Kit.DB.CreateTable(ctx); err != nil {
+	create := d.Kit.DB.CreateTableWithoutStream
+	if events {
+		create = d.Kit.DB.CreateTable
+	}
+	if err := create(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if os.Getenv("TEST_LOG") == "" {
@@ -171,7 +187,7 @@ func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 		d.Kit.Log, d.Server.Log = quiet, quiet
 	}
 	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
-	if os.Getenv("SQS_ENDPOINT") != "" {
+	if os.Getenv("SQS_ENDPOINT") != "" && events {
 		st.Queues = NewQueues(t, st.SQSCalls)
 		st.stopReader = st.RunReader(stream.Events.To(st.Queues.Events), nil)
 	}
