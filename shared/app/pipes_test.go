@@ -116,7 +116,7 @@ func TestEventsPipeFilterOnRealStreamRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := testkit.Start(t, app.Families...)
+	s := testkit.StartWithEvents(t, app.Families...)
 	a := s.NewAccount(t)
 	id := a.Do(t, "POST", "/api_keys", map[string]any{"description": "streamed"}).Expect(t, http.StatusCreated)["id"].(string)
 	a.Do(t, "PATCH", "/api_keys/"+id, map[string]any{"description": "again"}).Expect(t, http.StatusOK)

@@ -135,10 +135,7 @@ func poolStack(t *testing.T, pools string) *testkit.Stack {
 // 200 concurrent reservations from a pool barely larger get 200 distinct addresses of the pool,
 // each held by exactly one guard.
 func TestConcurrentReservationsGetDistinctAddrs(t *testing.T) {
-	// No events: DynamoDB Local makes the transactions of a table with a stream wait on each
-	// other, and 200 at once time out on its locks.
-	t.Setenv("ADDR_POOLS", "us=a.tcp.example.net,b.tcp.example.net:20000-20149")
-	s := testkit.StartWithoutEvents(t, domains.ReservedAddrsDescriptor)
+	s := poolStack(t, "us=a.tcp.example.net,b.tcp.example.net:20000-20149")
 	accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
 	const n = 200
 	addrs := make([]string, n)

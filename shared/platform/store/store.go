@@ -76,8 +76,8 @@ func (db *DB) CreateTable(ctx context.Context) error { return db.createTable(ctx
 
 // CreateTableWithoutStream creates the table with no stream, for tests that need no events and
 // would suffer DynamoDB Local's cost of one: with a stream on, it makes concurrent transactions
-// of the table wait on each other, and hundreds at once time out on its locks (which real
-// DynamoDB never does).
+// of the table wait on each other, several times slower, and hundreds at once time out on its
+// locks (real DynamoDB does neither).
 func (db *DB) CreateTableWithoutStream(ctx context.Context) error { return db.createTable(ctx, false) }
 
 func (db *DB) createTable(ctx context.Context, stream bool) (err error) {

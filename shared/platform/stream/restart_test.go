@@ -51,7 +51,7 @@ func (r *recording) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBat
 // written) and started again on DynamoDB Local's stream and the SQS emulator: every committed
 // event arrives, and the only duplicates are the messages the killed batch had sent.
 func TestReaderKilledMidBatchLosesNothing(t *testing.T) {
-	s := testkit.Start(t, principals.APIKeysDescriptor)
+	s := testkit.StartWithEvents(t, principals.APIKeysDescriptor)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}

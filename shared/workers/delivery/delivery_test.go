@@ -243,7 +243,7 @@ func TestFailingSinkRetriesThenDeadLetters(t *testing.T) {
 // No HTTP request calls SQS, and a mutation costs its one transaction: committed events leave
 // through the table's stream. Each mutation's event still reaches the events queue, once.
 func TestRequestsMakeNoSQSCall(t *testing.T) {
-	s := testkit.Start(t, app.Families...)
+	s := testkit.StartWithEvents(t, app.Families...)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}
@@ -277,7 +277,7 @@ func TestRequestsMakeNoSQSCall(t *testing.T) {
 // Outbox items stay after their event was carried, as a short audit trail, and expire by TTL
 // OutboxRetention after their commit.
 func TestOutboxItemsExpireByTTL(t *testing.T) {
-	s := testkit.Start(t, app.Families...)
+	s := testkit.StartWithEvents(t, app.Families...)
 	a := s.NewAccount(t)
 	before := time.Now()
 	a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
@@ -297,7 +297,7 @@ func TestOutboxItemsExpireByTTL(t *testing.T) {
 // The worker reports exactly the messages it could not process; poison goes to the DLQ with a
 // reason; an event that keeps failing goes there too at its last attempt.
 func TestPartialBatchFailures(t *testing.T) {
-	s := testkit.Start(t, app.Families...)
+	s := testkit.StartWithEvents(t, app.Families...)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}

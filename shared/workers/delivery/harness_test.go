@@ -40,7 +40,7 @@ func quiet() *slog.Logger {
 // newHarness starts the pipeline; tune adjusts the worker before it starts polling.
 func newHarness(t testing.TB, tune func(w *delivery.Worker)) *harness {
 	t.Helper()
-	s := testkit.Start(t, app.Families...)
+	s := testkit.StartWithEvents(t, app.Families...)
 	if s.Queues == nil {
 		t.Skip("no SQS emulator")
 	}
