@@ -178,7 +178,7 @@ func TestPageQuery(t *testing.T) {
 
 func TestQueryAll(t *testing.T) {
 	ctx := context.Background()
-	_, db, all := seeded(4)
+	_, db, _ := seeded(4)
 	part := store.Collection("acct", ids.APIKey)
 	items, err := db.QueryAll(ctx, part, "id")
 	if err != nil || len(items) != 4 {
