@@ -130,7 +130,7 @@ func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *reso
 	if in.TrafficPolicy == nil {
 		return nil, api.Invalid("traffic_policy", "traffic_policy is required: a traffic policy document in YAML or JSON")
 	}
-	if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
+	if err := trafficpolicy.Validate(ctx, "traffic_policy", *in.TrafficPolicy); err != nil {
 		return nil, err
 	}
 	// A refused create discards the item, so setting the text before the checks that follow
@@ -173,7 +173,7 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 		}
 	}
 	if in.TrafficPolicy != nil {
-		if err := trafficpolicy.Validate("traffic_policy", *in.TrafficPolicy); err != nil {
+		if err := trafficpolicy.Validate(ctx, "traffic_policy", *in.TrafficPolicy); err != nil {
 			return err
 		}
 	}

@@ -2,183 +2,378 @@ package trafficpolicy
 
 import (
 	"fmt"
+	"math/bits"
+	"sort"
 	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/decls"
 	"github.com/google/cel-go/ext"
 )
-
-// namespaces are the variables the platform documents, with their first-level members; members
-// deeper down (req.url.path, conn.client_ip.geo.location.city) are not checked, and action
-// results (actions.ngrok.*) and set-vars variables (vars.*) are open-ended.
-var namespaces = map[string][]string{
-	"conn":     {"bytes_in", "bytes_out", "client_ip", "client_port", "server_ip", "server_port", "server_region", "ts", "tls", "geo", "k8s"},
-	"endpoint": {"addr", "host", "id", "port", "protocol", "url"},
-	"time":     {"now"},
-	"req": {"content_encoding", "content_length", "content_type", "cookies", "headers", "host", "location", "method",
-		"trailers", "ts", "url", "user_agent", "version"},
-	"res":     {"content_encoding", "content_length", "content_type", "cookies", "headers", "location", "status_code", "trailers"},
-	"actions": nil,
-	"vars":    nil,
-}
-
-// phaseVars lists the namespaces available in each phase.
-var phaseVars = map[string][]string{
-	PhaseTCPConnect:   {"conn", "endpoint", "time", "actions", "vars"},
-	PhaseHTTPRequest:  {"conn", "endpoint", "time", "actions", "vars", "req"},
-	PhaseHTTPResponse: {"conn", "endpoint", "time", "actions", "vars", "req", "res"},
-}
-
-var (
-	envOnce sync.Once
-	envs    map[string]*cel.Env
-	envErr  error
-)
-
-// env returns the CEL environment of a phase: its variables (dynamic, as the platform's values
-// are both strings and objects, like req.url and req.url.path), the standard library with the
-// string, list, encoder, math and set extensions, and the platform's macros.
-func env(phase string) (*cel.Env, error) {
-	envOnce.Do(func() {
-		envs = map[string]*cel.Env{}
-		for p, vars := range phaseVars {
-			opts := []cel.EnvOption{ext.Strings(), ext.Lists(), ext.Encoders(), ext.Math(), ext.Sets()}
-			for _, v := range vars {
-				opts = append(opts, cel.Variable(v, cel.DynType))
-			}
-			opts = append(opts, functions(p)...)
-			e, err := cel.NewEnv(opts...)
-			if err != nil {
-				envErr = fmt.Errorf("trafficpolicy: %s environment: %w", p, err)
-				return
-			}
-			envs[p] = e
-		}
-	})
-	return envs[phase], envErr
-}
-
-func fn(name string, overloads ...cel.FunctionOpt) cel.EnvOption {
-	return cel.Function(name, overloads...)
-}
-
-func global(id string, args []*cel.Type, result *cel.Type) cel.FunctionOpt {
-	return cel.Overload(id, args, result)
-}
-
-func member(id string, args []*cel.Type, result *cel.Type) cel.FunctionOpt {
-	return cel.MemberOverload(id, args, result)
-}
-
-var (
-	str     = cel.StringType
-	strList = cel.ListType(cel.StringType)
-	dyn     = cel.DynType
-	b       = cel.BoolType
-)
-
-// functions declares the platform's macros (for compiling only: nothing is evaluated here).
-func functions(phase string) []cel.EnvOption {
-	hashes := []string{"crc32", "crc64", "md5", "sha1", "sha256", "sha512", "xxhash64"}
-	opts := []cel.EnvOption{
-		fn("inCidrRange", global("inCidrRange_dyn_dyn", []*cel.Type{dyn, dyn}, b)),
-		fn("inCidrRanges", global("inCidrRanges_dyn_dyn", []*cel.Type{dyn, dyn}, b)),
-		fn("basic_auth.encode", global("basic_auth_encode", []*cel.Type{str, str}, str)),
-		fn("json.decode", global("json_decode", []*cel.Type{str}, dyn)), // json.encode comes with ext.Encoders
-		fn("queryString.decode", global("queryString_decode", []*cel.Type{str}, dyn)),
-		fn("queryString.encode", global("queryString_encode", []*cel.Type{dyn}, str)),
-		fn("rand.double", global("rand_double", nil, cel.DoubleType)),
-		fn("rand.int", global("rand_int", nil, cel.IntType), global("rand_int_int_int", []*cel.Type{cel.IntType, cel.IntType}, cel.IntType)),
-		fn("secrets.get", global("secrets_get", []*cel.Type{str, str}, str)),
-		fn("url.escape", global("url_escape", []*cel.Type{str}, str)),
-		fn("url.unescape", global("url_unescape", []*cel.Type{str}, str)),
-		fn("url.parse", global("url_parse", []*cel.Type{str}, dyn)),
-		fn("decodeBase64", member("string_decodeBase64", []*cel.Type{str}, str)),
-		fn("decodeJson", member("string_decodeJson", []*cel.Type{str}, dyn)),
-		fn("decodeQueryString", member("string_decodeQueryString", []*cel.Type{str}, dyn)),
-		fn("encodeBase64", member("string_encodeBase64", []*cel.Type{str}, str)),
-		fn("escapeUrl", member("string_escapeUrl", []*cel.Type{str}, str)),
-		fn("unescapeUrl", member("string_unescapeUrl", []*cel.Type{str}, str)),
-		fn("isJson", member("string_isJson", []*cel.Type{str}, b)),
-		fn("isPrivateIp", member("string_isPrivateIp", []*cel.Type{str}, b)),
-		fn("isQueryString", member("string_isQueryString", []*cel.Type{str}, b)),
-		fn("isURL", member("string_isURL", []*cel.Type{str}, b)),
-		fn("lower", member("string_lower", []*cel.Type{str}, str)),
-		fn("upper", member("string_upper", []*cel.Type{str}, str)),
-		fn("parseUrl", member("string_parseUrl", []*cel.Type{str}, dyn)),
-		fn("encodeJson", member("list_encodeJson", []*cel.Type{cel.ListType(dyn)}, str),
-			member("map_encodeJson", []*cel.Type{cel.MapType(dyn, dyn)}, str)),
-		fn("encodeQueryString", member("map_encodeQueryString", []*cel.Type{cel.MapType(dyn, dyn)}, str)),
-	}
-	for _, h := range hashes {
-		opts = append(opts,
-			fn("hash."+h, global("hash_"+h, []*cel.Type{str}, str), global("hash_"+h+"_format", []*cel.Type{str, str}, str)),
-			fn(h, member("string_"+h, []*cel.Type{str}, str), member("string_"+h+"_format", []*cel.Type{str, str}, str)))
-	}
-	if phase != PhaseTCPConnect {
-		opts = append(opts,
-			fn("getReqHeader", global("getReqHeader_string", []*cel.Type{str}, strList)),
-			fn("hasReqHeader", global("hasReqHeader_string", []*cel.Type{str}, b)),
-			fn("getReqCookie", global("getReqCookie_string", []*cel.Type{str}, dyn)),
-			fn("hasReqCookie", global("hasReqCookie_string", []*cel.Type{str}, b)),
-			fn("getQueryParam", global("getQueryParam_string", []*cel.Type{str}, strList)),
-			fn("hasQueryParam", global("hasQueryParam_string", []*cel.Type{str}, b)))
-	}
-	if phase == PhaseHTTPResponse {
-		opts = append(opts,
-			fn("getResHeader", global("getResHeader_string", []*cel.Type{str}, strList)),
-			fn("hasResHeader", global("hasResHeader_string", []*cel.Type{str}, b)),
-			fn("getResCookie", global("getResCookie_string", []*cel.Type{str}, dyn)),
-			fn("hasResCookie", global("hasResCookie_string", []*cel.Type{str}, b)))
-	}
-	return opts
-}
 
 // envError is a failure to build an environment: a defect of this package, not of the input.
 type envError struct{ error }
 
-// compile checks one CEL expression in phase; boolean says whether it must be a condition.
-func compile(phase, expr string, boolean bool) error {
-	e, err := env(phase)
-	if err != nil {
-		return envError{err}
+// phaseEnv is a phase's CEL environment with its variable tree, built on first use.
+type phaseEnv struct {
+	once sync.Once
+	env  *cel.Env
+	tree *varNode
+	err  error
+}
+
+var (
+	baseOnce sync.Once
+	base     *cel.Env
+	baseErr  error
+	envs     sync.Map // phase, or phase+"|"+scope, → *phaseEnv
+)
+
+// baseEnv is what every phase shares: the standard library, the string, list and encoder
+// extensions (which provide many of the documented functions), the parser's and checker's
+// limits, and every documented function without a phase of its own that cel-go lacks.
+func baseEnv(m *model) (*cel.Env, error) {
+	baseOnce.Do(func() {
+		e, err := cel.NewEnv(ext.Strings(), ext.Lists(), ext.Encoders(),
+			cel.ParserRecursionLimit(MaxExpressionDepth), cel.ParserExpressionSizeLimit(MaxExpressionBytes),
+			cel.ExpressionNodeLimit(MaxExpressionNodes),
+			cel.ASTValidators(cel.ValidateComprehensionNestingLimit(MaxComprehensionNesting)))
+		if err != nil {
+			baseErr = fmt.Errorf("trafficpolicy: base environment: %w", err)
+			return
+		}
+		opts := append(declarations(e, m.Functions, ""), cel.CostEstimatorOptions(costOverrides()...))
+		if base, err = e.Extend(opts...); err != nil {
+			baseErr = fmt.Errorf("trafficpolicy: documented functions: %w", err)
+		}
+	})
+	return base, baseErr
+}
+
+// envFor returns the environment of phase; scope adds variables of one field (retry_condition).
+func envFor(m *model, phase string, scope []string) (*cel.Env, *varNode, error) {
+	key := phase
+	if len(scope) > 0 {
+		key += "|" + strings.Join(scope, ",")
 	}
-	ast, iss := e.Compile(expr)
+	v, _ := envs.LoadOrStore(key, &phaseEnv{})
+	pe := v.(*phaseEnv)
+	pe.once.Do(func() {
+		b, err := baseEnv(m)
+		if err != nil {
+			pe.err = err
+			return
+		}
+		p := m.phases[phase]
+		var opts []cel.EnvOption
+		for _, r := range append(append([]string{}, p.Roots...), scope...) {
+			opts = append(opts, cel.Variable(r, cel.DynType))
+		}
+		opts = append(opts, declarations(b, m.Functions, phase)...)
+		if pe.env, err = b.Extend(opts...); err != nil {
+			pe.err = fmt.Errorf("trafficpolicy: %s environment: %w", phase, err)
+			return
+		}
+		pe.tree = variableTree(m, p.Roots, scope)
+	})
+	return pe.env, pe.tree, pe.err
+}
+
+// declarations declares the documented functions of phase ("" for those of every phase) that
+// e does not provide, for type checking only: nothing is evaluated here.
+func declarations(e *cel.Env, fns []functionRef, phase string) []cel.EnvOption {
+	have := e.Functions()
+	byName := map[string][]cel.FunctionOpt{}
+	for _, f := range fns {
+		if f.Macro || (phase == "" && len(f.Phases) > 0) || (phase != "" && !contains(f.Phases, phase)) {
+			continue
+		}
+		for n := len(f.Params) - f.Optional; n <= len(f.Params); n++ {
+			if provided(have[f.Name], f.Receiver != "", n) {
+				continue
+			}
+			args := make([]*cel.Type, 0, n+1)
+			if f.Receiver != "" {
+				args = append(args, celType(f.Receiver))
+			}
+			for _, p := range f.Params[:n] {
+				args = append(args, celType(p))
+			}
+			id := strings.NewReplacer(".", "_", "<", "_", ">", "_").Replace(fmt.Sprintf("tp_%s_%s_%d", f.Receiver, f.Name, n))
+			if f.Receiver != "" {
+				byName[f.Name] = append(byName[f.Name], cel.MemberOverload(id, args, celType(f.Result)))
+			} else {
+				byName[f.Name] = append(byName[f.Name], cel.Overload(id, args, celType(f.Result)))
+			}
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []cel.EnvOption
+	for _, n := range names {
+		out = append(out, cel.Function(n, byName[n]...))
+	}
+	return out
+}
+
+// provided says whether d has an overload of the same style taking n arguments.
+func provided(d *decls.FunctionDecl, member bool, n int) bool {
+	if d == nil {
+		return false
+	}
+	if member {
+		n++
+	}
+	for _, o := range d.OverloadDecls() {
+		if o.IsMemberFunction() == member && len(o.ArgTypes()) == n {
+			return true
+		}
+	}
+	return false
+}
+
+func celType(t string) *cel.Type {
+	switch t {
+	case "string":
+		return cel.StringType
+	case "bytes":
+		return cel.BytesType
+	case "int":
+		return cel.IntType
+	case "double":
+		return cel.DoubleType
+	case "bool":
+		return cel.BoolType
+	case "list":
+		return cel.ListType(cel.DynType)
+	case "list<string>":
+		return cel.ListType(cel.StringType)
+	case "map":
+		return cel.MapType(cel.DynType, cel.DynType)
+	case "timestamp":
+		return cel.TimestampType
+	case "duration":
+		return cel.DurationType
+	}
+	return cel.DynType
+}
+
+// varNode is a documented variable and the members documented under it. A node with members
+// admits only those; a scalar without members admits none; anything else (maps, lists, objects
+// without documented members, vars.*) admits any member.
+type varNode struct {
+	name     string
+	typ      string
+	children map[string]*varNode
+}
+
+func variableTree(m *model, roots, scope []string) *varNode {
+	top := &varNode{children: map[string]*varNode{}}
+	for _, r := range roots {
+		top.children[r] = &varNode{name: r, typ: "any"}
+	}
+	for _, r := range scope {
+		top.children[r] = &varNode{name: r, typ: "any"}
+	}
+	for _, v := range m.Variables {
+		segs := strings.Split(v.Path, ".")
+		n := top.children[segs[0]]
+		if n == nil {
+			continue // a namespace this phase does not have
+		}
+		for _, s := range segs[1:] {
+			c := n.children[s]
+			if c == nil {
+				if n.children == nil {
+					n.children = map[string]*varNode{}
+				}
+				c = &varNode{name: n.name + "." + s, typ: "object"}
+				n.children[s] = c
+			}
+			n = c
+		}
+		n.typ = v.Type
+	}
+	return top
+}
+
+var scalars = map[string]bool{"string": true, "bool": true, "boolean": true, "int32": true, "int64": true, "integer": true,
+	"int": true, "timestamp": true, "duration": true}
+
+// member checks the select of field on n: "" when allowed, else why not.
+func (n *varNode) member(field string) (*varNode, string) {
+	if len(n.children) == 0 {
+		if scalars[n.typ] {
+			return nil, fmt.Sprintf("%s is a %s; it has no member %s", n.name, n.typ, field)
+		}
+		return nil, ""
+	}
+	c := n.children[field]
+	if c == nil {
+		var names []string
+		for k := range n.children {
+			if k != "[]" {
+				names = append(names, k)
+			}
+		}
+		sort.Strings(names)
+		return nil, fmt.Sprintf("%s.%s is not a documented variable (%s has %s)", n.name, field, n.name, strings.Join(names, ", "))
+	}
+	return c, ""
+}
+
+// compile checks one CEL expression against env: it must parse, type-check, name only
+// documented variables, be a condition when boolean, and have a bounded estimated cost.
+func compile(env *cel.Env, tree *varNode, expr string, boolean bool) error {
+	ast, iss := env.Compile(expr)
 	if iss != nil && iss.Err() != nil {
 		return fmt.Errorf("%s", oneLine(iss.Err().Error()))
 	}
 	if boolean {
-		if t := ast.OutputType(); t != cel.BoolType && t != cel.DynType {
+		if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 			return fmt.Errorf("the expression is of type %s; an expression must be a condition (bool)", t)
 		}
 	}
+	if msg := checkVariables(ast.NativeRep().Expr(), tree); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
+	cost, err := env.EstimateCost(ast, sizes{})
+	if err != nil {
+		return fmt.Errorf("its cost cannot be estimated: %v", err)
+	}
+	if cost.Max > MaxExpressionCost {
+		return limitError{fmt.Sprintf("its estimated evaluation cost is %d; the limit is %d (MaxExpressionCost)", cost.Max, MaxExpressionCost)}
+	}
+	return nil
+}
+
+// limitError is a refusal for a limit (reported as such in the error details).
+type limitError struct{ msg string }
+
+func (e limitError) Error() string { return e.msg }
+
+// checkVariables walks the selects and indexes hanging off each documented namespace.
+func checkVariables(root celast.Expr, tree *varNode) string {
 	var bad string
-	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(x celast.Expr) {
+	celast.PreOrderVisit(root, celast.NewExprVisitor(func(x celast.Expr) {
 		if bad != "" || x.Kind() != celast.SelectKind {
 			return
 		}
-		sel := x.AsSelect()
-		if sel.Operand().Kind() != celast.IdentKind {
+		// Only the outermost select of a chain is resolved, from its root down.
+		path, ok := chain(x)
+		if !ok {
 			return
 		}
-		ns := sel.Operand().AsIdent()
-		fields, known := namespaces[ns]
-		if !known || fields == nil {
-			return
+		n := tree.children[path[0]]
+		if n == nil {
+			return // a comprehension variable, or a root the checker refused already
 		}
-		for _, f := range fields {
-			if f == sel.FieldName() {
+		for _, seg := range path[1:] {
+			next, msg := n.member(seg)
+			if msg != "" {
+				bad = msg
 				return
 			}
+			if next == nil {
+				return
+			}
+			n = next
 		}
-		bad = fmt.Sprintf("%s.%s is not a variable of the %s phase (%s has %s)", ns, sel.FieldName(), phase, ns, strings.Join(fields, ", "))
 	}))
-	if bad != "" {
-		return fmt.Errorf("%s", bad)
+	return bad
+}
+
+// chain returns the segments of a select/index chain from its identifier ("[]" for an index).
+func chain(x celast.Expr) ([]string, bool) {
+	var rev []string
+	for {
+		switch x.Kind() {
+		case celast.SelectKind:
+			rev = append(rev, x.AsSelect().FieldName())
+			x = x.AsSelect().Operand()
+		case celast.CallKind:
+			c := x.AsCall()
+			if c.FunctionName() != "_[_]" || len(c.Args()) != 2 {
+				return nil, false
+			}
+			rev = append(rev, "[]")
+			x = c.Args()[0]
+		case celast.IdentKind:
+			rev = append(rev, x.AsIdent())
+			for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+				rev[i], rev[j] = rev[j], rev[i]
+			}
+			return rev, true
+		default:
+			return nil, false
+		}
 	}
+}
+
+// sizes is the cost estimator's view of the platform's values: every string, list and map a
+// request can supply is bounded by the request size the platform accepts.
+type sizes struct{}
+
+// EstimateSize bounds values whose size the expression does not show.
+func (sizes) EstimateSize(checker.AstNode) *checker.SizeEstimate {
+	return &checker.SizeEstimate{Min: 0, Max: maxValueSize}
+}
+
+// EstimateCallCost leaves calls to cel-go's defaults.
+func (sizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 	return nil
+}
+
+// costOverrides replace cel-go's estimates for the documented functions it leaves unknown (so
+// that they would pass any limit): a sort or distinct of n items costs n·log₂n comparisons
+// (n² for distinct), a JSON encoding a constant per entry.
+func costOverrides() []checker.CostOption {
+	sorted := func(square bool) checker.FunctionEstimator {
+		return func(est checker.CostEstimator, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+			if target == nil {
+				return nil
+			}
+			n := sizeOf(est, *target)
+			cost := n.Max * uint64(bits.Len64(n.Max)+1)
+			if square {
+				cost = n.Max * n.Max
+			}
+			return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: cost}, ResultSize: &n}
+		}
+	}
+	encode := func(est checker.CostEstimator, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+		if len(args) != 1 {
+			return nil
+		}
+		n := sizeOf(est, args[0])
+		out := checker.SizeEstimate{Min: 2, Max: n.Max*maxValueSize + 2}
+		return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: n.Max*16 + 1}, ResultSize: &out}
+	}
+	opts := []checker.CostOption{
+		checker.OverloadCostEstimate("json_encode_dyn", encode),
+		checker.OverloadCostEstimate("list_distinct", sorted(true)),
+	}
+	for _, t := range []string{"int", "uint", "double", "bool", "google.protobuf.Duration", "google.protobuf.Timestamp", "string", "bytes"} {
+		opts = append(opts, checker.OverloadCostEstimate("list_"+t+"_sort", sorted(false)),
+			checker.OverloadCostEstimate("list_"+t+"_sortByAssociatedKeys", sorted(false)))
+	}
+	return opts
+}
+
+func sizeOf(est checker.CostEstimator, n checker.AstNode) checker.SizeEstimate {
+	if s := n.ComputedSize(); s != nil {
+		return *s
+	}
+	if s := est.EstimateSize(n); s != nil {
+		return *s
+	}
+	return checker.SizeEstimate{Min: 0, Max: maxValueSize}
 }
 
 // oneLine folds cel-go's multi-line error (with its caret diagram) into one line.
@@ -193,4 +388,13 @@ func oneLine(s string) string {
 		keep = append(keep, t)
 	}
 	return strings.Join(keep, "; ")
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
 }

@@ -1,53 +1,80 @@
-// Package trafficpolicy validates traffic policy documents, shared by endpoints and edges: a
-// JSON or YAML document of phases, each a list of rules with optional CEL expressions (compiled
-// against the variables the platform documents for that phase) and actions of known types with
-// config objects. Validation only: the document is stored exactly as given.
 package trafficpolicy
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/google/cel-go/cel"
 
 	"tunnelapi/shared/platform/api"
-	"tunnelapi/shared/platform/ids"
-	"tunnelapi/shared/platform/iprestrict"
 )
 
-// Phases of a traffic policy.
-const (
-	PhaseTCPConnect   = "on_tcp_connect"
-	PhaseHTTPRequest  = "on_http_request"
-	PhaseHTTPResponse = "on_http_response"
-)
-
-var phases = []string{PhaseHTTPRequest, PhaseHTTPResponse, PhaseTCPConnect}
-
-// MaxBytes bounds a document (the request body cap applies too; this keeps the error pointed).
-const MaxBytes = 256 << 10
-
-// Validate checks doc, the value of field, and returns a 400 naming field whose message says
-// where the problem is (for example "on_http_request[0].actions[1].type").
-func Validate(field, doc string) error {
-	v := &validator{field: field}
+// Validate checks doc, the value of field, within ctx (its deadline, and Budget, bound the
+// work). A bad document is a 400 naming field whose message says where the problem is (for
+// example "on_http_request[0].actions[1].type") and, for a limit, which limit.
+func Validate(ctx context.Context, field, doc string) error {
+	m, err := theModel()
+	if err != nil {
+		return err
+	}
+	// The budget is CPU time of this validation: the goroutine keeps its thread meanwhile.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	v := &validator{ctx: ctx, field: field, m: m, compiled: map[compileKey]error{}, start: threadCPU()}
 	v.document(doc)
 	return v.err
 }
 
 type validator struct {
+	ctx   context.Context
 	field string
+	m     *model
 	err   error
+	// compiled caches each distinct expression's outcome for this document.
+	compiled  map[compileKey]error
+	exprBytes int
+	start     time.Duration // the thread's CPU time when validation began
+}
+
+// spent fails (naming the budget) when the request is gone or the validation has used its CPU
+// budget; it is called before each step that may take long.
+func (v *validator) spent(path string) bool {
+	if v.err != nil {
+		return true
+	}
+	if err := v.ctx.Err(); err != nil {
+		v.failLimit(path, "Budget", "validation stopped here: %s", cause(err))
+		return true
+	}
+	if used := threadCPU() - v.start; used > Budget {
+		v.failLimit(path, "Budget", "validation stopped here: it used more than %s of CPU (Budget); the document is too complex", Budget)
+		return true
+	}
+	return false
+}
+
+type compileKey struct {
+	phase, scope, expr string
+	boolean            bool
 }
 
 func (v *validator) fail(path, format string, args ...any) {
+	v.failWith(path, "", format, args...)
+}
+
+// failLimit fails naming limit (also put in the error's details).
+func (v *validator) failLimit(path, limit, format string, args ...any) {
+	v.failWith(path, limit, format, args...)
+}
+
+func (v *validator) failWith(path, limit, format string, args ...any) {
 	if v.err != nil {
 		return
 	}
@@ -63,52 +90,40 @@ func (v *validator) fail(path, format string, args ...any) {
 		where += ": " + path
 	}
 	e := api.Invalid(v.field, "%s: %s", where, msg)
+	if path != "" || limit != "" {
+		e.Details = map[string]string{}
+	}
 	if path != "" {
-		e.Details = map[string]string{"path": path}
+		e.Details["path"] = path
+	}
+	if limit != "" {
+		e.Details["limit"] = limit
 	}
 	v.err = e
 }
 
 func (v *validator) document(doc string) {
+	phases := strings.Join(v.m.names, ", ")
 	if strings.TrimSpace(doc) == "" {
-		v.fail("", "the traffic policy is empty; it needs at least one of the phases %s", strings.Join(phases, ", "))
+		v.fail("", "the traffic policy is empty; it needs at least one of the phases %s", phases)
 		return
 	}
 	if len(doc) > MaxBytes {
-		v.fail("", "the traffic policy is %d bytes; the limit is %d", len(doc), MaxBytes)
+		v.failLimit("", "MaxBytes", "the traffic policy is %d bytes; the limit is %d (MaxBytes)", len(doc), MaxBytes)
 		return
 	}
-	var root any
-	if t := strings.TrimSpace(doc); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		dec := json.NewDecoder(strings.NewReader(doc))
-		dec.UseNumber()
-		if err := dec.Decode(&root); err != nil {
-			v.fail("", "not valid JSON: %s", jsonError(doc, err))
-			return
-		}
-		if dec.More() {
-			v.fail("", "not valid JSON: data after the document")
-			return
-		}
-	} else {
-		dec := yaml.NewDecoder(bytes.NewReader([]byte(doc)))
-		if err := dec.Decode(&root); err != nil {
-			v.fail("", "not a valid YAML or JSON document: %s", strings.TrimPrefix(err.Error(), "yaml: "))
-			return
-		}
-		var extra any
-		if err := dec.Decode(&extra); err == nil {
-			v.fail("", "the YAML has more than one document")
-			return
-		}
+	root, path, limit, msg := parse(doc)
+	if msg != "" {
+		v.failWith(path, limit, "%s", msg)
+		return
 	}
 	top, ok := root.(map[string]any)
 	if !ok {
-		v.fail("", "the document must be a mapping of phases (%s), not %s", strings.Join(phases, ", "), kind(root))
+		v.fail("", "the document must be a mapping of phases (%s), not %s", phases, kind(root))
 		return
 	}
 	for _, k := range sortedKeys(top) {
-		if !slices.Contains(phases, k) {
+		if _, ok := v.m.phases[k]; !ok {
 			hint := ""
 			switch k {
 			case "inbound":
@@ -116,12 +131,12 @@ func (v *validator) document(doc string) {
 			case "outbound":
 				hint = " (the legacy name of on_http_response)"
 			}
-			v.fail(k, "unknown phase %q%s; the phases are %s", k, hint, strings.Join(phases, ", "))
+			v.fail(k, "unknown phase %q%s; the phases are %s", k, hint, phases)
 			return
 		}
 	}
-	for _, p := range phases {
-		if raw, ok := top[p]; ok {
+	for _, p := range v.m.names {
+		if raw, ok := top[p]; ok && v.err == nil {
 			v.phase(p, raw)
 		}
 	}
@@ -137,7 +152,12 @@ func (v *validator) phase(phase string, raw any) {
 		return
 	}
 	for i, r := range rules {
-		v.rule(phase, fmt.Sprintf("%s[%d]", phase, i), r)
+		path := fmt.Sprintf("%s[%d]", phase, i)
+		if m, ok := r.(map[string]any); ok && v.m.BareActions && m["type"] != nil && m["actions"] == nil {
+			v.action(phase, path, m) // an action written without its rule, as some examples do
+			continue
+		}
+		v.rule(phase, path, r)
 	}
 }
 
@@ -146,18 +166,16 @@ func (v *validator) rule(phase, path string, raw any) {
 	if !ok {
 		return
 	}
-	name := ""
+	named := ""
 	if n, ok := m["name"]; ok && n != nil {
 		s, ok := n.(string)
 		if !ok {
 			v.fail(path+".name", "name must be a string, not %s", kind(n))
 			return
 		}
-		name = s
-	}
-	named := ""
-	if name != "" {
-		named = fmt.Sprintf(" (rule %q)", name)
+		if s != "" {
+			named = fmt.Sprintf(" (rule %s)", api.Describe(s))
+		}
 	}
 	if exprs, ok := m["expressions"]; ok && exprs != nil {
 		list, ok := exprs.([]any)
@@ -171,10 +189,7 @@ func (v *validator) rule(phase, path string, raw any) {
 				v.fail(fmt.Sprintf("%s.expressions[%d]", path, i), "an expression must be a string, not %s", kind(e))
 				return
 			}
-			if err := compile(phase, s, true); err != nil {
-				v.fail(fmt.Sprintf("%s.expressions[%d]%s", path, i, named), "CEL expression %s does not compile: %v", api.Describe(s), err)
-				return
-			}
+			v.expression(phase, nil, fmt.Sprintf("%s.expressions[%d]%s", path, i, named), "CEL expression", s, true)
 		}
 	}
 	actions, ok := m["actions"].([]any)
@@ -196,7 +211,7 @@ func (v *validator) mapping(path string, raw any, what, has string, fields ...st
 		return nil, false
 	}
 	for _, k := range sortedKeys(m) {
-		if !slices.Contains(fields, k) {
+		if !contains(fields, k) {
 			v.fail(path+"."+k, "unknown field %q in %s; %s has %s", k, what, what, has)
 			return nil, false
 		}
@@ -211,85 +226,356 @@ func (v *validator) action(phase, path string, raw any) {
 	}
 	typ, ok := m["type"].(string)
 	if !ok || typ == "" {
-		v.fail(path+".type", "an action needs a type (%s)", strings.Join(actionTypes(), ", "))
+		v.fail(path+".type", "an action needs a type (%s)", strings.Join(v.m.types, ", "))
 		return
 	}
-	spec, known := actions[typ]
+	spec, known := v.m.actions[typ]
 	if !known {
-		v.fail(path+".type", "unknown action type %q; the action types are %s", typ, strings.Join(actionTypes(), ", "))
+		v.fail(path+".type", "unknown action type %s; the action types are %s", api.Describe(typ), strings.Join(v.m.types, ", "))
 		return
 	}
-	if !slices.Contains(spec.phases, phase) {
-		v.fail(path+".type", "action %q cannot run in %s; it runs in %s", typ, phase, strings.Join(spec.phases, ", "))
+	if !contains(spec.Phases, phase) {
+		v.fail(path+".type", "action %q cannot run in %s; it runs in %s", typ, phase, strings.Join(spec.Phases, ", "))
 		return
 	}
-	cfg := map[string]any{}
-	if c, ok := m["config"]; ok && c != nil {
-		if cfg, ok = c.(map[string]any); !ok {
-			v.fail(path+".config", "config must be a mapping, not %s", kind(c))
+	config := fieldRef{Kind: kindObject, Fields: spec.config(phase), open: spec.OpenConfig}
+	c, present := m["config"]
+	if !present || c == nil {
+		c = map[string]any{}
+	}
+	v.value(phase, path+".config", spec.Type, &config, c, false)
+}
+
+// value checks val against f; typ names the action for messages, inList says val is an element.
+func (v *validator) value(phase, path, typ string, f *fieldRef, val any, inList bool) {
+	if v.err != nil {
+		return
+	}
+	f = form(f, val)
+	switch f.Kind {
+	case kindString:
+		s, ok := val.(string)
+		if !ok {
+			v.fail(path, "must be a string, not %s", kind(val))
+			return
+		}
+		v.str(phase, path, f, s, inList)
+	case kindBool:
+		if _, ok := val.(bool); !ok {
+			v.fail(path, "must be true or false, not %s", kind(val))
+		}
+	case kindInt:
+		n, ok := integer(val)
+		if !ok {
+			v.fail(path, "must be a whole number, not %s", describeValue(val))
+			return
+		}
+		if len(f.Enum) > 0 && !contains(f.Enum, fmt.Sprint(n)) {
+			v.fail(path, "must be one of %s, not %d", strings.Join(f.Enum, ", "), n)
+			return
+		}
+		v.bounds(path, f, float64(n), fmt.Sprint(n), parseNumber)
+	case kindFloat:
+		n, ok := number(val)
+		if !ok {
+			v.fail(path, "must be a number, not %s", describeValue(val))
+			return
+		}
+		v.bounds(path, f, n, fmt.Sprint(n), parseNumber)
+	case kindDuration:
+		s, ok := val.(string)
+		if !ok {
+			v.fail(path, "must be a duration such as 10s or 2m, not %s", describeValue(val))
+			return
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			v.fail(path, "%s is not a duration such as 10s or 2m", api.Describe(s))
+			return
+		}
+		v.bounds(path, f, float64(d), s, parseDuration)
+		if f.MultipleOf != "" {
+			if step, err := time.ParseDuration(f.MultipleOf); err == nil && step > 0 && d%step != 0 {
+				v.fail(path, "must be a multiple of %s, not %s", f.MultipleOf, s)
+			}
+		}
+	case kindList:
+		list, ok := val.([]any)
+		if !ok {
+			v.fail(path, "must be a list, not %s", kind(val))
+			return
+		}
+		if !v.entries(path, f, len(list)) {
+			return
+		}
+		for i, e := range list {
+			v.value(phase, fmt.Sprintf("%s[%d]", path, i), typ, f.Elem, e, true)
+		}
+	case kindStringMap, kindAnyMap, kindObject:
+		m, ok := val.(map[string]any)
+		if !ok {
+			v.fail(path, "must be a mapping, not %s", kind(val))
+			return
+		}
+		if !v.entries(path, f, len(m)) {
+			return
+		}
+		if f.OneKey && len(m) != 1 {
+			v.fail(path, "must have exactly one key (the variable's name), not %d", len(m))
+			return
+		}
+		switch f.Kind {
+		case kindObject:
+			v.object(phase, path, typ, f, m)
+		case kindStringMap:
+			for _, k := range sortedKeys(m) {
+				s, ok := m[k].(string)
+				if !ok {
+					v.fail(path+"."+k, "must be a string, not %s", kind(m[k]))
+					return
+				}
+				v.interpolations(phase, path+"."+k, f.CEL, k, s)
+			}
+		default:
+			v.any(phase, path, f.CEL, m)
+		}
+	case kindAny:
+		v.any(phase, path, f.CEL, val)
+	}
+}
+
+// form picks, among f and its alternative shapes, the one whose kind suits val's.
+func form(f *fieldRef, val any) *fieldRef {
+	if len(f.Alt) == 0 || suits(f.Kind, val) {
+		return f
+	}
+	for i := range f.Alt {
+		if suits(f.Alt[i].Kind, val) {
+			return &f.Alt[i]
+		}
+	}
+	return f
+}
+
+func suits(k string, val any) bool {
+	switch val.(type) {
+	case []any:
+		return k == kindList
+	case map[string]any:
+		return k == kindObject || k == kindAnyMap || k == kindStringMap
+	case string:
+		return k == kindString || k == kindDuration
+	}
+	return false
+}
+
+// object checks a mapping's members against the documented fields (aliases included).
+func (v *validator) object(phase, path, typ string, f *fieldRef, m map[string]any) {
+	byName := map[string]*fieldRef{}
+	for i := range f.Fields {
+		fd := &f.Fields[i]
+		for _, n := range append([]string{fd.Name}, fd.Aliases...) {
+			byName[n] = fd
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if byName[k] == nil && !f.open {
+			what := "the config of " + typ
+			if path != "" && !strings.HasSuffix(path, ".config") {
+				what = path[strings.LastIndexAny(path, ".]")+1:]
+			}
+			v.fail(path+"."+k, "unknown field %s in %s; it has %s", api.Describe(k), what, fieldNames(f.Fields))
 			return
 		}
 	}
-	v.config(phase, path+".config", typ, spec, cfg)
-}
-
-func (v *validator) config(phase, path, typ string, spec actionSpec, cfg map[string]any) {
-	if spec.fields != nil {
-		for _, k := range sortedKeys(cfg) {
-			if _, ok := spec.fields[k]; !ok {
-				v.fail(path+"."+k, "unknown field %q in the config of %s; it has %s", k, typ, strings.Join(sortedKeys(spec.fields), ", "))
-				return
-			}
-		}
-		for _, k := range sortedKeys(spec.fields) {
-			f := spec.fields[k]
-			val, present := cfg[k]
-			if !present || val == nil {
-				if f.required {
-					v.fail(path+"."+k, "%s requires %s", typ, k)
+	for i := range f.Fields {
+		fd := &f.Fields[i]
+		name, present := fd.Name, false
+		for _, n := range append([]string{fd.Name}, fd.Aliases...) {
+			if val, ok := m[n]; ok && val != nil {
+				if present {
+					v.fail(path+"."+n, "%s and %s are two names of one field; give one", name, n)
 					return
 				}
-				continue
-			}
-			if msg := f.check(val); msg != "" {
-				v.fail(path+"."+k, "%s", msg)
-				return
+				name, present = n, true
 			}
 		}
-		if spec.check != nil {
-			if p, msg := spec.check(cfg); msg != "" {
-				v.fail(path+p, "%s", msg)
+		if !present {
+			if fd.Required {
+				v.fail(path+"."+fd.Name, "%s requires %s", typ, fd.Name)
 				return
 			}
+			continue
 		}
+		v.value(phase, path+"."+name, typ, fd, m[name], false)
 	}
-	v.interpolations(phase, path, cfg)
 }
 
-// interpolations compiles every ${…} in the config's strings (CEL interpolation).
-func (v *validator) interpolations(phase, path string, val any) {
+// any checks the strings anywhere inside val for interpolations when cel is set.
+func (v *validator) any(phase, path string, cel bool, val any) {
+	if !cel || v.err != nil {
+		return
+	}
 	switch x := val.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
-			v.interpolations(phase, path+"."+k, x[k])
+			v.any(phase, path+"."+k, cel, x[k])
 		}
 	case []any:
 		for i, e := range x {
-			v.interpolations(phase, fmt.Sprintf("%s[%d]", path, i), e)
+			v.any(phase, fmt.Sprintf("%s[%d]", path, i), cel, e)
 		}
 	case string:
-		exprs, err := splitInterpolations(x)
+		v.interpolations(phase, path, cel, "", x)
+	}
+}
+
+func (v *validator) entries(path string, f *fieldRef, n int) bool {
+	if f.MinEntries > 0 && n < f.MinEntries {
+		v.fail(path, "needs at least %d entries, not %d", f.MinEntries, n)
+		return false
+	}
+	if f.MaxEntries > 0 && n > f.MaxEntries {
+		v.fail(path, "has %d entries; the limit is %d", n, f.MaxEntries)
+		return false
+	}
+	return true
+}
+
+func (v *validator) bounds(path string, f *fieldRef, n float64, shown string, parse func(string) (float64, bool)) {
+	if lo, ok := parse(f.Min); ok && n < lo {
+		v.fail(path, "must be at least %s, not %s", f.Min, shown)
+	} else if hi, ok := parse(f.Max); ok && n > hi {
+		v.fail(path, "must be at most %s, not %s", f.Max, shown)
+	}
+}
+
+func parseNumber(s string) (float64, bool) {
+	var n float64
+	_, err := fmt.Sscan(s, &n)
+	return n, s != "" && err == nil
+}
+
+func parseDuration(s string) (float64, bool) {
+	d, err := time.ParseDuration(s)
+	return float64(d), s != "" && err == nil
+}
+
+// str checks a string field: enum, length, format and interpolations.
+func (v *validator) str(phase, path string, f *fieldRef, s string, inList bool) {
+	if len(f.Enum) > 0 && !contains(f.Enum, s) {
+		v.fail(path, "must be one of %s, not %s", strings.Join(f.Enum, ", "), api.Describe(s))
+		return
+	}
+	if f.MaxChars > 0 && len([]rune(s)) > f.MaxChars {
+		v.fail(path, "is %d characters; the limit is %d", len([]rune(s)), f.MaxChars)
+		return
+	}
+	if f.Format == formatCEL {
+		// A whole expression: a condition unless it is one of a list of keys (bucket_key).
+		v.expression(phase, f.Scope, path, "CEL expression", s, !inList)
+		return
+	}
+	if !v.interpolations(phase, path, f.CEL, "", s) {
+		return
+	}
+	interpolated := f.CEL && strings.Contains(s, "${")
+	switch f.Format {
+	case formatRegex:
+		v.regex(path, s, interpolated)
+	case formatCIDR:
+		if !interpolated {
+			v.cidr(path, s)
+		}
+	case formatIPPolicy:
+		v.ipPolicy(path, s)
+	case formatCredential:
+		if !interpolated {
+			v.credential(path, f, s)
+		}
+	}
+}
+
+// interpolations compiles each ${…} in key and s when cel is set; false when it failed.
+func (v *validator) interpolations(phase, path string, cel bool, key, s string) bool {
+	if !cel {
+		return true
+	}
+	for _, text := range []string{key, s} {
+		if !strings.Contains(text, "${") {
+			continue
+		}
+		exprs, err := splitInterpolations(text)
 		if err != nil {
 			v.fail(path, "%v", err)
-			return
+			return false
 		}
 		for _, e := range exprs {
-			if err := compile(phase, e, false); err != nil {
-				v.fail(path, "interpolation ${%s} does not compile: %v", e, err)
-				return
+			if !v.expression(phase, nil, path, "interpolation", e, false) {
+				return false
 			}
 		}
 	}
+	return true
+}
+
+// expression compiles one CEL expression once per document, within the document's limits.
+func (v *validator) expression(phase string, scope []string, path, what, expr string, boolean bool) bool {
+	if v.err != nil {
+		return false
+	}
+	shown := api.Describe(expr)
+	if what == "interpolation" {
+		shown = "${" + strings.TrimSuffix(strings.TrimPrefix(shown, `"`), `"`) + "}"
+		if len(expr) > 64 {
+			shown = "${" + api.Describe(expr) + "}"
+		}
+	}
+	if len(expr) > MaxExpressionBytes {
+		v.failLimit(path, "MaxExpressionBytes", "the %s is %d bytes; the limit is %d (MaxExpressionBytes)", what, len(expr), MaxExpressionBytes)
+		return false
+	}
+	key := compileKey{phase: phase, scope: strings.Join(scope, ","), expr: expr, boolean: boolean}
+	err, done := v.compiled[key]
+	if !done {
+		if len(v.compiled) >= MaxExpressions {
+			v.failLimit(path, "MaxExpressions", "the document has more than %d distinct CEL expressions (MaxExpressions)", MaxExpressions)
+			return false
+		}
+		if v.exprBytes += len(expr); v.exprBytes > MaxExpressionBytesTotal {
+			v.failLimit(path, "MaxExpressionBytesTotal", "the document's distinct CEL expressions exceed %d bytes (MaxExpressionBytesTotal)", MaxExpressionBytesTotal)
+			return false
+		}
+		if v.spent(path) {
+			return false
+		}
+		var env *cel.Env
+		var tree *varNode
+		env, tree, err = envFor(v.m, phase, scope)
+		if err != nil {
+			v.fail(path, "%v", envError{err})
+			return false
+		}
+		err = compile(env, tree, expr, boolean)
+		v.compiled[key] = err
+	}
+	if err != nil {
+		var le limitError
+		if errors.As(err, &le) {
+			v.failLimit(path, "MaxExpressionCost", "the %s %s is refused: %v", what, shown, err)
+			return false
+		}
+		v.fail(path, "the %s %s does not compile: %v", what, shown, err)
+		return false
+	}
+	return true
+}
+
+func cause(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the request's deadline passed"
+	}
+	return "the request was cancelled"
 }
 
 // splitInterpolations returns the expressions inside ${…} in s, matching braces outside quotes.
@@ -326,182 +612,6 @@ func splitInterpolations(s string) ([]string, error) {
 	return out, nil
 }
 
-// field is the expected shape of one config field.
-type field struct {
-	kind     string // string, bool, int, strings, stringmap, object, cel
-	required bool
-	enum     []string
-	min, max int64
-}
-
-func (f field) check(val any) string {
-	switch f.kind {
-	case "string":
-		s, ok := val.(string)
-		if !ok {
-			return "must be a string, not " + kind(val)
-		}
-		if len(f.enum) > 0 && !slices.Contains(f.enum, s) {
-			return fmt.Sprintf("must be one of %s, not %q", strings.Join(f.enum, ", "), s)
-		}
-	case "bool":
-		if _, ok := val.(bool); !ok {
-			return "must be true or false, not " + kind(val)
-		}
-	case "int":
-		n, ok := integer(val)
-		if !ok {
-			return "must be a whole number, not " + kind(val)
-		}
-		if (f.min != 0 || f.max != 0) && (n < f.min || n > f.max) {
-			return fmt.Sprintf("must be from %d to %d, not %d", f.min, f.max, n)
-		}
-	case "strings":
-		list, ok := val.([]any)
-		if !ok {
-			return "must be a list of strings, not " + kind(val)
-		}
-		for i, e := range list {
-			if _, ok := e.(string); !ok {
-				return fmt.Sprintf("[%d] must be a string, not %s", i, kind(e))
-			}
-		}
-		if f.max > 0 && int64(len(list)) > f.max {
-			return fmt.Sprintf("has %d entries; the limit is %d", len(list), f.max)
-		}
-	case "stringmap":
-		m, ok := val.(map[string]any)
-		if !ok {
-			return "must be a mapping of names to strings, not " + kind(val)
-		}
-		for _, k := range sortedKeys(m) {
-			if _, ok := m[k].(string); !ok {
-				return fmt.Sprintf("%s must be a string, not %s", k, kind(m[k]))
-			}
-		}
-		if f.min > 0 && int64(len(m)) < f.min {
-			return fmt.Sprintf("needs at least %d entries", f.min)
-		}
-		if f.max > 0 && int64(len(m)) > f.max {
-			return fmt.Sprintf("has %d entries; the limit is %d", len(m), f.max)
-		}
-	case "object":
-		if _, ok := val.(map[string]any); !ok {
-			return "must be a mapping, not " + kind(val)
-		}
-	}
-	return ""
-}
-
-// actionSpec is what the validator knows of an action type: the phases it runs in and, for the
-// types whose configuration is checked field by field, its fields (nil: any mapping).
-type actionSpec struct {
-	phases []string
-	fields map[string]field
-	check  func(cfg map[string]any) (path, msg string)
-}
-
-var (
-	req      = []string{PhaseHTTPRequest}
-	reqRes   = []string{PhaseHTTPRequest, PhaseHTTPResponse}
-	reqTCP   = []string{PhaseHTTPRequest, PhaseTCPConnect}
-	all      = []string{PhaseHTTPRequest, PhaseHTTPResponse, PhaseTCPConnect}
-	res      = []string{PhaseHTTPResponse}
-	tcp      = []string{PhaseTCPConnect}
-	anyShape = map[string]field(nil)
-)
-
-var actions = map[string]actionSpec{
-	"add-headers":    {phases: reqRes, fields: map[string]field{"headers": {kind: "stringmap", required: true, min: 1, max: 10}}},
-	"remove-headers": {phases: reqRes, fields: map[string]field{"headers": {kind: "strings", required: true, max: 10}}},
-	"custom-response": {phases: reqRes, fields: map[string]field{
-		"status_code": {kind: "int", min: 100, max: 999}, "content": {kind: "string"}, "headers": {kind: "stringmap", max: 10}}},
-	"deny": {phases: reqTCP, fields: map[string]field{"status_code": {kind: "int", min: 100, max: 999}}},
-	"rate-limit": {phases: req, fields: map[string]field{
-		"name":       {kind: "string", required: true},
-		"algorithm":  {kind: "string", required: true, enum: []string{"sliding_window"}},
-		"capacity":   {kind: "int", required: true, min: 1, max: 2_000_000_000},
-		"rate":       {kind: "string", required: true},
-		"bucket_key": {kind: "strings", required: true, max: 10},
-	}, check: checkRateLimit},
-	"restrict-ips": {phases: all, fields: map[string]field{
-		"enforce": {kind: "bool"}, "allow": {kind: "strings"}, "deny": {kind: "strings"}, "ip_policies": {kind: "strings"},
-	}, check: checkRestrictIPs},
-	"url-rewrite": {phases: req, fields: map[string]field{"from": {kind: "string"}, "to": {kind: "string", required: true}}},
-	"redirect": {phases: req, fields: map[string]field{"from": {kind: "string"}, "to": {kind: "string", required: true},
-		"status_code": {kind: "int", min: 300, max: 399}, "headers": {kind: "stringmap", max: 10}}},
-	"log":                        {phases: all, fields: map[string]field{"metadata": {kind: "object", required: true}}},
-	"basic-auth":                 {phases: req, fields: anyShape},
-	"circuit-breaker":            {phases: req, fields: anyShape},
-	"close-connection":           {phases: reqTCP, fields: anyShape},
-	"compress-response":          {phases: reqRes, fields: anyShape},
-	"forward-internal":           {phases: reqTCP, fields: anyShape},
-	"http-request":               {phases: reqRes, fields: anyShape},
-	"jwt-validation":             {phases: req, fields: anyShape},
-	"oauth":                      {phases: req, fields: anyShape},
-	"oidc":                       {phases: req, fields: anyShape},
-	"owasp-crs-request":          {phases: req, fields: anyShape},
-	"owasp-crs-response":         {phases: res, fields: anyShape},
-	"request-body-find-replace":  {phases: req, fields: anyShape},
-	"response-body-find-replace": {phases: res, fields: anyShape},
-	"set-vars":                   {phases: all, fields: anyShape},
-	"terminate-tls":              {phases: tcp, fields: anyShape},
-	"verify-webhook":             {phases: req, fields: anyShape},
-	"ai-gateway":                 {phases: req, fields: anyShape},
-	"saml":                       {phases: req, fields: anyShape},
-}
-
-func actionTypes() []string { return sortedKeys(actions) }
-
-func checkRateLimit(cfg map[string]any) (string, string) {
-	rate := cfg["rate"].(string)
-	d, err := time.ParseDuration(rate)
-	if err != nil {
-		return ".rate", fmt.Sprintf("rate %q is not a duration such as 60s or 10m", rate)
-	}
-	if d < time.Minute || d > 24*time.Hour || d%(10*time.Second) != 0 {
-		return ".rate", fmt.Sprintf("rate %q must be from 60s to 24h and a multiple of 10s", rate)
-	}
-	for i, k := range cfg["bucket_key"].([]any) {
-		if err := compile(PhaseHTTPRequest, k.(string), false); err != nil {
-			return fmt.Sprintf(".bucket_key[%d]", i), fmt.Sprintf("bucket key %s does not compile: %v", api.Describe(k.(string)), err)
-		}
-	}
-	return "", ""
-}
-
-func checkRestrictIPs(cfg map[string]any) (string, string) {
-	n := 0
-	for _, k := range []string{"allow", "deny"} {
-		list, _ := cfg[k].([]any)
-		n += len(list)
-		for i, e := range list {
-			s := e.(string)
-			if strings.Contains(s, "${") {
-				continue // interpolated at run time; compiled with the other interpolations
-			}
-			if _, err := iprestrict.ParseCIDR(k, s); err != nil {
-				msg := err.Error()
-				if e, ok := api.AsError(err); ok {
-					msg = e.Msg
-				}
-				return fmt.Sprintf(".%s[%d]", k, i), msg
-			}
-		}
-	}
-	list, _ := cfg["ip_policies"].([]any)
-	n += len(list)
-	for i, e := range list {
-		if !ids.Is(e.(string), ids.IPPolicy) {
-			return fmt.Sprintf(".ip_policies[%d]", i), fmt.Sprintf("%s is not an IP policy id (ipp_…)", api.Describe(e.(string)))
-		}
-	}
-	if n == 0 {
-		return "", "restrict-ips needs at least one of allow, deny or ip_policies"
-	}
-	return "", ""
-}
-
 func integer(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int:
@@ -519,6 +629,23 @@ func integer(v any) (int64, bool) {
 	case json.Number:
 		i, err := n.Int64()
 		return i, err == nil
+	}
+	return 0, false
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, !math.IsInf(n, 0) && !math.IsNaN(n)
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
 	}
 	return 0, false
 }
@@ -544,6 +671,17 @@ func kind(v any) string {
 	}
 }
 
+// describeValue is kind, with the value when it is a short scalar.
+func describeValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "the string " + api.Describe(x)
+	case json.Number, float64, int, int64, uint64:
+		return fmt.Sprintf("%v", x)
+	}
+	return kind(v)
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -551,13 +689,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func jsonError(doc string, err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line := 1 + strings.Count(doc[:min(int(se.Offset), len(doc))], "\n")
-		return fmt.Sprintf("%s (line %d)", se.Error(), line)
-	}
-	return err.Error()
 }

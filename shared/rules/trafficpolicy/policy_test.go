@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -120,11 +121,140 @@ on_http_request:
           content: ${req.url.path}
 `,
 	"empty phases": `on_http_request: []`,
+	"custom-response as documented": `
+on_http_request:
+  - expressions:
+      - "req.url.path == '/health'"
+    actions:
+      - type: custom-response
+        config:
+          status_code: 200
+          body: '{"ok": true, "path": "${req.url.path}"}'
+          headers:
+            content-type: application/json
+on_http_response:
+  - expressions: ["res.status_code >= 500"]
+    actions:
+      - type: custom-response
+        config:
+          status_code: 503
+          body: Sorry
+`,
+	"openid-connect and its other name oidc": `
+on_http_request:
+  - actions:
+      - type: openid-connect
+        config:
+          issuer_url: https://accounts.google.com
+          client_id: "${secrets.get('vault', 'client_id')}"
+          client_secret: "${secrets.get('vault', 'client_secret')}"
+          scopes: [openid, profile, email]
+          idle_session_duration: 1h
+      - type: oidc
+        config: {issuer_url: https://accounts.google.com}
+`,
+	"jwt-validation with keys and sources written as single objects": `
+on_http_request:
+  - actions:
+      - type: jwt-validation
+        config:
+          issuer:
+            allow_list:
+              - value: https://example.auth0.com/
+          audience:
+            allow_list:
+              - value: https://api.example.com
+          http:
+            tokens:
+              - type: jwt
+                method: header
+                name: Authorization
+                prefix: "Bearer "
+          jws:
+            allowed_algorithms: [RS256]
+            keys:
+              sources:
+                additional_jkus:
+                  - https://example.auth0.com/.well-known/jwks.json
+`,
+	"sse-find-replace in the fourth phase": `
+on_event_stream_message:
+  - expressions: ["res.status_code == 200"]
+    actions:
+      - type: sse-find-replace
+        config:
+          replacements:
+            - field: data
+              from: secret-[0-9]+
+              to: "[redacted]"
+`,
+	"an action written directly in the phase list": `
+on_http_request:
+  - type: ai-gateway
+    config:
+      on_error: continue
+      per_request_timeout: 30s
+      providers: [{id: openai}]
+`,
+	"set-vars as a list and as a plain map, read back": `
+on_http_request:
+  - actions:
+      - type: set-vars
+        config:
+          vars:
+            - region: ${conn.geo.country_code}
+            - tier: gold
+      - type: set-vars
+        config:
+          vars:
+            color: blue
+  - expressions: ["vars.region == 'US' && vars.tier == 'gold'"]
+    actions:
+      - type: add-headers
+        config:
+          headers:
+            x-region: ${vars.region}
+`,
+	"basic-auth credentials as strings and as objects": `
+on_http_request:
+  - actions:
+      - type: basic-auth
+        config:
+          realm: private
+          credentials:
+            - alice:correct-horse
+            - username: bob
+              password: battery-staple
+`,
+	"http-request with a retry condition": `
+on_http_request:
+  - actions:
+      - type: http-request
+        config:
+          url: https://auth.internal/check
+          method: POST
+          query_params:
+            - key: user
+              value: ${req.headers['x-user'][0]}
+          timeout: 5s
+          retry_condition: attempts < 3 && last_attempt.res.status_code >= 500
+          on_error: halt
+`,
+	"webhook verification under both names, compression on requests": `
+on_http_request:
+  - actions:
+      - type: verify-webhook
+        config: {provider: github, secret: "${secrets.get('hooks', 'github')}"}
+      - type: webhook-validation
+        config: {provider: stripe, secret: whsec_x}
+      - type: compress-response
+        config: {algorithms: [gzip, br]}
+`,
 }
 
 func TestAcceptedExamples(t *testing.T) {
 	for name, doc := range accepted {
-		if err := Validate("traffic_policy", doc); err != nil {
+		if err := Validate(context.Background(), "traffic_policy", doc); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -139,7 +269,7 @@ func TestRefusedWithPointedMessages(t *testing.T) {
 		{"malformed json", `{"on_http_request": [}`, []string{"not valid JSON", "line 1"}},
 		{"malformed yaml", "on_http_request:\n  - actions: [\n", []string{"not a valid YAML"}},
 		{"not a mapping", `[1, 2]`, []string{"must be a mapping of phases"}},
-		{"unknown phase", `{"on_http_requests": []}`, []string{`unknown phase "on_http_requests"`, "on_http_request, on_http_response, on_tcp_connect"}},
+		{"unknown phase", `{"on_http_requests": []}`, []string{`unknown phase "on_http_requests"`, "on_tcp_connect, on_http_request, on_http_response, on_event_stream_message"}},
 		{"legacy phase", "inbound: []", []string{`unknown phase "inbound"`, "legacy"}},
 		{"phase not a list", "on_http_request: {}", []string{"on_http_request: a phase must be a list"}},
 		{"broken cel", "on_http_request:\n  - name: gate\n    expressions: [\"req.method == \"]\n    actions: [{type: deny}]",
@@ -151,7 +281,7 @@ func TestRefusedWithPointedMessages(t *testing.T) {
 		{"request variable in tcp phase", "on_tcp_connect:\n  - expressions: [\"req.method == 'GET'\"]\n    actions: [{type: deny}]",
 			[]string{"on_tcp_connect[0].expressions[0]", "req"}},
 		{"unknown variable member", "on_http_request:\n  - expressions: [\"req.methd == 'GET'\"]\n    actions: [{type: deny}]",
-			[]string{"req.methd is not a variable of the on_http_request phase"}},
+			[]string{"req.methd is not a documented variable", "req has content_encoding"}},
 		{"not a condition", "on_http_request:\n  - expressions: [\"1 + 2\"]\n    actions: [{type: deny}]",
 			[]string{"must be a condition"}},
 		{"unknown action", "on_http_request:\n  - actions:\n      - type: teleport\n", []string{`on_http_request[0].actions[0].type`, `unknown action type "teleport"`}},
@@ -164,18 +294,26 @@ func TestRefusedWithPointedMessages(t *testing.T) {
 		{"rate-limit missing", "on_http_request:\n  - actions:\n      - type: rate-limit\n        config: {name: x, algorithm: sliding_window, capacity: 1, rate: 60s}\n",
 			[]string{"config.bucket_key", "requires bucket_key"}},
 		{"rate-limit rate", "on_http_request:\n  - actions:\n      - type: rate-limit\n        config: {name: x, algorithm: sliding_window, capacity: 1, rate: 5s, bucket_key: [conn.client_ip]}\n",
-			[]string{"config.rate", "60s to 24h"}},
+			[]string{"config.rate", "at least 60s"}},
 		{"restrict-ips cidr", "on_http_request:\n  - actions:\n      - type: restrict-ips\n        config: {allow: [10.0.0.1/8]}\n",
 			[]string{"config.allow[0]", "10.0.0.0/8"}},
-		{"restrict-ips empty", "on_http_request:\n  - actions:\n      - type: restrict-ips\n        config: {enforce: true}\n", []string{"at least one of allow"}},
-		{"add-headers value", "on_http_request:\n  - actions:\n      - type: add-headers\n        config: {headers: {x: [1]}}\n", []string{"config.headers", "x must be a string"}},
+		{"add-headers value", "on_http_request:\n  - actions:\n      - type: add-headers\n        config: {headers: {x: [1]}}\n", []string{"config.headers.x", "must be a string"}},
 		{"broken interpolation", "on_http_request:\n  - actions:\n      - type: add-headers\n        config: {headers: {x: '${conn.client_ip'}}\n", []string{"config.headers.x", "no closing"}},
 		{"bad interpolation", "on_http_request:\n  - actions:\n      - type: custom-response\n        config: {content: '${res.status_code}'}\n", []string{"config.content", "res"}},
+		{"both names of one field", "on_http_request:\n  - actions:\n      - type: custom-response\n        config: {body: a, content: b}\n",
+			[]string{"config.content", "two names of one field"}},
+		{"enum", "on_http_request:\n  - actions:\n      - type: redirect\n        config: {to: /x, status_code: 304}\n", []string{"config.status_code", "one of 301, 302, 303, 307, 308"}},
+		{"duration bound", "on_http_request:\n  - actions:\n      - type: http-request\n        config: {url: https://a.internal, timeout: 1m}\n", []string{"config.timeout", "at most 30s"}},
+		{"nested unknown field", "on_http_request:\n  - actions:\n      - type: jwt-validation\n        config: {issuer: {allow_list: [{value: x, valu: y}]}, http: {tokens: []}, jws: {}}\n",
+			[]string{"config.issuer.allow_list[0].valu", "unknown field"}},
+		{"phase typo of an example", "on_http_respons: []", []string{"unknown phase"}},
+		{"response function in the request phase", "on_http_request:\n  - expressions: [\"hasResHeader('x')\"]\n    actions: [{type: deny}]", []string{"hasResHeader"}},
+		{"regex", "on_http_request:\n  - actions:\n      - type: url-rewrite\n        config: {from: '([a-', to: /}\n", []string{"config.from", "regular expression"}},
 		{"json trailing", `{"on_http_request": []} {}`, []string{"data after"}},
 		{"two yaml documents", "on_http_request: []\n---\non_tcp_connect: []\n", []string{"more than one document"}},
 	}
 	for _, c := range cases {
-		err := Validate("traffic_policy", c.doc)
+		err := Validate(context.Background(), "traffic_policy", c.doc)
 		e, ok := api.AsError(err)
 		if !ok || e.Status != 400 || e.Field != "traffic_policy" {
 			t.Errorf("%s: %v, want a 400 naming traffic_policy", c.name, err)
@@ -198,7 +336,7 @@ func FuzzValidate(f *testing.F) {
 		f.Add(doc)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		err := Validate("traffic_policy", doc)
+		err := Validate(context.Background(), "traffic_policy", doc)
 		if err == nil {
 			return
 		}
