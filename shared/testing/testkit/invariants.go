@@ -75,7 +75,7 @@ func str(it store.Item, name string) string {
 	return ""
 }
 
-// CheckInvariants scans the table and reports any violation of DESIGN.md properties 6-8 for
+// CheckInvariants scans the table and reports any violation of the stored-state invariants for
 // what the tests did through the server: every token hash has its key or credential and every
 // key or credential its token hash; every account's IP restriction version has its item and
 // every other version's item is retired (expiring); exactly one audit event per committed mutation; no secret

@@ -42,7 +42,7 @@ type Record struct {
 	EventID   string
 	EventType string
 	Time      time.Time
-	// Data is the delivered envelope (WIRE.md, "Events") as JSON.
+	// Data is the delivered event envelope (package audit) as JSON.
 	Data []byte
 }
 
