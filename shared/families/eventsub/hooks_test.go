@@ -3,7 +3,6 @@ package eventsub
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -11,20 +10,13 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/hooktest"
 )
 
 // The hooks run without a table: these call them directly with a fake request.
 
 func request(body string) *api.Request {
 	return &api.Request{HTTP: httptest.NewRequest("PATCH", "/x", nil), Body: []byte(body)}
-}
-
-func wantCode(t *testing.T, err error, code, field string) {
-	t.Helper()
-	var e *api.Error
-	if !errors.As(err, &e) || e.Code != code || e.Field != field {
-		t.Fatalf("error %v, want %s on %q", err, code, field)
-	}
 }
 
 func TestSubscriptionRender(t *testing.T) {
@@ -48,11 +40,11 @@ func TestSubscriptionUpdateRefusals(t *testing.T) {
 	var f EventSubscriptions
 	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
 	// Each refusal comes before anything is added to the mutation, so none is needed here.
-	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
-	wantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
 		CodeDuplicateSource, "sources[1].type")
-	wantCode(t, f.Update(context.Background(), request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
 	if len(it.Sources) != 1 {
 		t.Fatalf("refused update changed the sources: %v", it.Sources)
 	}
@@ -60,8 +52,8 @@ func TestSubscriptionUpdateRefusals(t *testing.T) {
 
 func TestSourceEdits(t *testing.T) {
 	it := &SubscriptionItem{Sources: []string{"a.v0", "b.v0"}}
-	wantCode(t, it.addSource("a.v0"), CodeDuplicateSource, "type")
-	wantCode(t, it.removeSource("c.v0"), CodeSourceNotFound, "type")
+	hooktest.WantCode(t, it.addSource("a.v0"), CodeDuplicateSource, "type")
+	hooktest.WantCode(t, it.removeSource("c.v0"), CodeSourceNotFound, "type")
 	if err := it.addSource("c.v0"); err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +72,9 @@ func TestDestinationHooks(t *testing.T) {
 	if !ok || r.URI != "https://example.com/event_destinations/ed_1" || r.Format != "json" || r.Target.Kinesis == nil {
 		t.Fatalf("rendered %+v", r)
 	}
-	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, f.Update(context.Background(), request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
-	wantCode(t, f.Update(context.Background(), request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
 	if in := f.InUse(); in.Code != CodeInUse || in.Field != "id" {
 		t.Fatalf("in use refusal %+v", in)
 	}

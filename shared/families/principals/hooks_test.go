@@ -3,7 +3,6 @@ package principals
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,20 +10,13 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/hooktest"
 )
 
 // The hooks run without a table: these call them directly with a fake request.
 
 func request(body string) *api.Request {
 	return &api.Request{HTTP: httptest.NewRequest("PATCH", "/x", nil), Body: []byte(body)}
-}
-
-func wantCode(t *testing.T, err error, code, field string) {
-	t.Helper()
-	var e *api.Error
-	if !errors.As(err, &e) || e.Code != code || e.Field != field {
-		t.Fatalf("error %v, want %s on %q", err, code, field)
-	}
 }
 
 func wantJSON(t *testing.T, v any, want string) {
@@ -55,9 +47,9 @@ func TestAPIKeyRenderHidesToken(t *testing.T) {
 
 func TestAPIKeyUpdateRefusals(t *testing.T) {
 	it := &APIKeyItem{Secret{Described: resource.Described{Description: "orig"}}}
-	wantCode(t, apiKeys().Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, apiKeys().Update(context.Background(), request(`{"description":"`+strings.Repeat("x", 256)+`"}`), it, nil), "ERR_NGROK_604", "description")
-	wantCode(t, apiKeys().Update(context.Background(), request(`{"owner_id":"usr_1"}`), it, nil), api.CodeUnknownField, "owner_id")
+	hooktest.WantCode(t, apiKeys().Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, apiKeys().Update(context.Background(), request(`{"description":"`+strings.Repeat("x", 256)+`"}`), it, nil), "ERR_NGROK_604", "description")
+	hooktest.WantCode(t, apiKeys().Update(context.Background(), request(`{"owner_id":"usr_1"}`), it, nil), api.CodeUnknownField, "owner_id")
 	if it.Description != "orig" {
 		t.Fatalf("refused update changed the description to %q", it.Description)
 	}
@@ -71,9 +63,9 @@ func TestCredentialRenderAndUpdate(t *testing.T) {
 	wantJSON(t, credentials().Render(request(""), it),
 		`{"id":"cr_1","uri":"https://example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","token":null,"acl":[],"owner_id":"bot_1"}`)
 	f := credentials()
-	wantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, f.Update(context.Background(), request(`{"acl":["bind:a b"],"description":"x"}`), it, nil), CodeInvalidACL, "acl")
-	wantCode(t, f.Update(context.Background(), request(`{"metadata":"`+strings.Repeat("x", 4097)+`"}`), it, nil), "ERR_NGROK_605", "metadata")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"acl":["bind:a b"],"description":"x"}`), it, nil), CodeInvalidACL, "acl")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"metadata":"`+strings.Repeat("x", 4097)+`"}`), it, nil), "ERR_NGROK_605", "metadata")
 	if it.Description != "" || it.ACL != nil {
 		t.Fatalf("refused update changed the item: %+v", it)
 	}
@@ -91,11 +83,11 @@ func TestBotUserHooks(t *testing.T) {
 	if _, err := f.Create(context.Background(), request(`{}`), &BotUser{}, nil); err == nil {
 		t.Fatal("create without a name accepted")
 	} else {
-		wantCode(t, err, api.CodeBadFieldValue, "name")
+		hooktest.WantCode(t, err, api.CodeBadFieldValue, "name")
 	}
-	wantCode(t, f.Update(context.Background(), request(`{}`), b, nil), api.CodeEmptyUpdate, "body")
-	wantCode(t, f.Update(context.Background(), request(`{"name":""}`), b, nil), api.CodeBadFieldValue, "name")
-	wantCode(t, f.Update(context.Background(), request(`{"name":"`+strings.Repeat("n", 256)+`"}`), b, nil), api.CodeBadFieldValue, "name")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), b, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"name":""}`), b, nil), api.CodeBadFieldValue, "name")
+	hooktest.WantCode(t, f.Update(context.Background(), request(`{"name":"`+strings.Repeat("n", 256)+`"}`), b, nil), api.CodeBadFieldValue, "name")
 	if err := f.Update(context.Background(), request(`{"name":"deploy"}`), b, nil); err != nil || b.Name != "deploy" {
 		t.Fatalf("rename: %v, name %q", err, b.Name)
 	}
