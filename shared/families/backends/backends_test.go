@@ -1,7 +1,9 @@
 package backends_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -35,21 +37,27 @@ func TestTunnelGroupLabels(t *testing.T) {
 	}
 	path := "/backends/tunnel_group/" + b["id"].(string)
 	a.Do(t, "PATCH", path, map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, 200)
+	a.Do(t, "PATCH", path, map[string]any{"labels": manyLabels(backends.MaxLabels)}).Expect(t, 200)
+	a.Do(t, "PATCH", path, map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, 200)
 	cases := []struct {
 		name   string
 		labels map[string]any
 		field  string
+		code   string
 	}{
-		{"empty key", map[string]any{"": "x"}, "labels"},
-		{"empty value", map[string]any{"app": ""}, "labels"},
-		{"equals in key", map[string]any{"a=b": "x"}, "labels"},
-		{"equals in value", map[string]any{"app": "a=b"}, "labels"},
-		{"not a string", map[string]any{"app": 1}, "labels.app"},
+		{"empty key", map[string]any{"": "x"}, "labels", "ERR_NGROK_6509"},
+		{"long key", map[string]any{strings.Repeat("k", backends.MaxLabelBytes+1): "x"}, "labels", "ERR_NGROK_6509"},
+		{"empty value", map[string]any{"app": ""}, "labels", "ERR_NGROK_6510"},
+		{"long value", map[string]any{"app": strings.Repeat("v", backends.MaxLabelBytes+1)}, "labels", "ERR_NGROK_6510"},
+		{"equals in key", map[string]any{"a=b": "x"}, "labels", "ERR_NGROK_6531"},
+		{"equals in value", map[string]any{"app": "a=b"}, "labels", "ERR_NGROK_6531"},
+		{"too many", manyLabels(backends.MaxLabels + 1), "labels", "ERR_NGROK_6508"},
+		{"not a string", map[string]any{"app": 1}, "labels.app", "ERR_NGROK_215"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", c.field)
-			a.Do(t, "PATCH", path, map[string]any{"labels": c.labels}).ExpectError(t, 400, "ERR_NGROK_215", c.field)
+			a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": c.labels}).ExpectError(t, 400, c.code, c.field)
+			a.Do(t, "PATCH", path, map[string]any{"labels": c.labels}).ExpectError(t, 400, c.code, c.field)
 		})
 	}
 	got, _ := a.WalkPages(t, "/backends/tunnel_group", "backends")
@@ -59,4 +67,12 @@ func TestTunnelGroupLabels(t *testing.T) {
 	if l := a.Do(t, "GET", path, nil).Expect(t, 200)["labels"].(map[string]any); len(l) != 1 || l["app"] != "web" {
 		t.Fatalf("labels changed by refused input: %v", l)
 	}
+}
+
+func manyLabels(n int) map[string]any {
+	out := map[string]any{}
+	for i := range n {
+		out[fmt.Sprintf("k%d", i)] = "v"
+	}
+	return out
 }

@@ -1,0 +1,220 @@
+package backends
+
+import (
+	"context"
+	"strings"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Error codes of the backend families (see the package doc for the rule each names).
+const (
+	CodeMissing         = "ERR_NGROK_6501"
+	CodeInUse           = "ERR_NGROK_6502"
+	CodeDescription     = "ERR_NGROK_6503"
+	CodeMetadata        = "ERR_NGROK_6504"
+	CodeNotHostPort     = "ERR_NGROK_6505"
+	CodeBadAddress      = "ERR_NGROK_6506"
+	CodeNoHost          = "ERR_NGROK_6507"
+	CodeTooManyLabels   = "ERR_NGROK_6508"
+	CodeLabelName       = "ERR_NGROK_6509"
+	CodeLabelValue      = "ERR_NGROK_6510"
+	CodeTooManyWeighted = "ERR_NGROK_6511"
+	CodeWeight          = "ERR_NGROK_6512"
+	CodeTooManyFailover = "ERR_NGROK_6513"
+	CodeNoSuchBackend   = "ERR_NGROK_6514"
+	CodeBodyTooLarge    = "ERR_NGROK_6516"
+	CodeStatusCode      = "ERR_NGROK_6517"
+	CodeHeaderName      = "ERR_NGROK_6522"
+	CodeHeaderValue     = "ERR_NGROK_6523"
+	CodeWeightedChild   = "ERR_NGROK_6524"
+	CodeFailoverChild   = "ERR_NGROK_6525"
+	CodeNotABackend     = "ERR_NGROK_6526"
+	CodeMalformedID     = "ERR_NGROK_6527"
+	CodeLabelEquals     = "ERR_NGROK_6531"
+)
+
+var textCodes = api.TextCodes{Description: CodeDescription, Metadata: CodeMetadata}
+
+// kind is what identifies a backend kind: its id prefix, its collection path and its name in
+// messages. It is plain data so that lookups by id need no descriptor.
+type kind struct {
+	prefix, path, name string
+}
+
+var (
+	tunnelGroup  = kind{ids.TunnelGroupBackend, "/backends/tunnel_group", "tunnel group"}
+	static       = kind{ids.StaticBackend, "/backends/static", "static"}
+	httpResponse = kind{ids.HTTPResponseBackend, "/backends/http_response", "HTTP response"}
+	failover     = kind{ids.FailoverBackend, "/backends/failover", "failover"}
+	weighted     = kind{ids.WeightedBackend, "/backends/weighted", "weighted"}
+	kinds        = []kind{tunnelGroup, static, httpResponse, failover, weighted}
+)
+
+// kindOf returns the kind whose prefix id carries (ok false when it is no backend prefix) and
+// whether id is well formed.
+func kindOf(id string) (k kind, wellFormed, ok bool) {
+	prefix, _, _ := strings.Cut(id, "_")
+	for _, k := range kinds {
+		if k.prefix == prefix {
+			return k, ids.Is(id, prefix), true
+		}
+	}
+	return kind{}, false, false
+}
+
+// composite reports whether backends of kind k reference other backends.
+func (k kind) composite() bool { return k == failover || k == weighted }
+
+// CheckID checks that id, the value of field, is a well-formed id of a backend of any kind:
+// 6526 when it is no backend id, 6527 when it has a backend's prefix but is malformed.
+func CheckID(field, id string) error {
+	k, wellFormed, ok := kindOf(id)
+	switch {
+	case !ok:
+		return api.BadRequest(CodeNotABackend, field, "the id %s is not a backend id", api.Describe(id))
+	case !wellFormed:
+		return api.BadRequest(CodeMalformedID, field, "the id %s is invalid; expected an id of a %s backend", api.Describe(id), k.name)
+	}
+	return nil
+}
+
+// Ref is the response form of a reference to the backend id, of any kind, on r's host.
+func Ref(r *api.Request, id string) api.Ref {
+	k, _, _ := kindOf(id)
+	return api.Ref{ID: id, URI: r.URI(k.path + "/" + id)}
+}
+
+// missing is the refusal of a reference to a backend that does not exist in the account.
+func missing(field, id string) *api.Error {
+	return api.BadRequest(CodeMissing, field, "cannot reference backend %s: it does not exist", api.Describe(id))
+}
+
+// Reference adds to m a reference to the backend id (the value of field) of the caller's
+// account, of any kind: its reference count goes up in m's transaction, so the backend cannot
+// be deleted while the referrer exists (6502), and a backend deleted first makes the commit
+// fail with 6501. It checks the id first (CheckID).
+func Reference(m *resource.Mutation, field, id string) error {
+	if err := CheckID(field, id); err != nil {
+		return err
+	}
+	m.Reference(id, 1, missing(field, id))
+	return nil
+}
+
+// Release adds to m the end of a reference to the backend id made with Reference.
+func Release(m *resource.Mutation, id string) {
+	m.Reference(id, -1, nil)
+}
+
+// errInUse is the refusal to delete a backend that something references.
+var errInUse = api.BadRequest(CodeInUse, "id", "the backend is still referenced by another backend, an edge or a route; remove those references first")
+
+// header is the members every backend's wire form starts with.
+type header struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	resource.DescribedJSON
+}
+
+// item is what a backend kind's stored item (the pointer type P of T) supplies to the hooks the
+// kinds share: its free text, how a body's own members apply to it and its wire form.
+type item[T any, B body] interface {
+	*T
+	store.Resource
+	described() *resource.Described
+	// apply sets the members of in the client supplied (all of them when create is set, the
+	// kind's defaults for those missing) and adds the writes they imply to m.
+	apply(ctx context.Context, k *resource.Kit, r *api.Request, in *B, m *resource.Mutation, create bool) error
+	// wire is the item's response form, starting with h.
+	wire(r *api.Request, h header) any
+	// children are the backends the item references, released when it is deleted.
+	children() []string
+}
+
+// body is what a kind's request body supplies: its free text and whether any of the kind's own
+// members was given.
+type body interface {
+	text() api.Text
+	supplied() bool
+}
+
+// described is the free text every backend body carries.
+type described struct {
+	api.Text
+}
+
+func (d described) text() api.Text { return d.Text }
+
+// text is embedded by every backend item: the free text all resources carry, reachable through
+// the item interface.
+type text struct {
+	resource.Described
+}
+
+func (t *text) described() *resource.Described { return &t.Described }
+
+// leaf is embedded by the items of kinds that reference no other backend.
+type leaf struct{}
+
+func (leaf) children() []string { return nil }
+
+// Backends is the rules every backend kind shares; the kind's item type P supplies the rest.
+type Backends[T any, P item[T, B], B body] struct {
+	*resource.Family[T, P]
+	// Members are the kind's own body members, named when an update supplies none.
+	Members []string
+}
+
+// serve returns the routes of the backend kind k whose body members are members.
+func serve[T any, P item[T, B], B body](members ...string) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+	return resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] { return Backends[T, P, B]{f, members} })
+}
+
+// Render returns a backend as GET returns it.
+func (f Backends[T, P, B]) Render(r *api.Request, it P) any {
+	meta := it.Base()
+	return it.wire(r, header{ID: meta.ID, URI: f.URI(r, meta.ID), CreatedAt: api.Timestamp(meta.CreatedAt), DescribedJSON: it.described().Rendered()})
+}
+
+// Create fills a new backend from the request body.
+func (f Backends[T, P, B]) Create(ctx context.Context, r *api.Request, it P, m *resource.Mutation) (any, error) {
+	var in B
+	if err := api.Decode(r, &in); err != nil {
+		return nil, err
+	}
+	if err := it.described().SetText(textCodes, in.text()); err != nil {
+		return nil, err
+	}
+	return nil, it.apply(ctx, f.Kit, r, &in, m, true)
+}
+
+// Update applies a PATCH body; at least one member must be given.
+func (f Backends[T, P, B]) Update(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+	var in B
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if t := in.text(); t.Description == nil && t.Metadata == nil && !in.supplied() {
+		return textCodes.EmptyUpdate(append([]string{"description", "metadata"}, f.Members...)...)
+	}
+	if err := it.described().SetText(textCodes, in.text()); err != nil {
+		return err
+	}
+	return it.apply(ctx, f.Kit, r, &in, m, false)
+}
+
+// Delete releases the backends the deleted one references.
+func (f Backends[T, P, B]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+	for _, id := range it.children() {
+		Release(m, id)
+	}
+	return nil
+}
+
+// InUse is the refusal to delete a backend something still references.
+func (Backends[T, P, B]) InUse() *api.Error { return errInUse }
