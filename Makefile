@@ -9,7 +9,7 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              IPPoliciesFunction:ip_policies IPPolicyRulesFunction:ip_policy_rules IPRestrictionsFunction:ip_restrictions \
              TunnelGroupBackendsFunction:tunnel_group_backends EndpointsFunction:endpoints \
              EventDestinationsFunction:event_destinations EventSubscriptionsFunction:event_subscriptions \
-             EventWorkerFunction:event_worker \
+             EventWorkerFunction:event_worker CertWorkerFunction:cert_worker SchedulerFunction:scheduler \
              TLSCertificatesFunction:tls_certificates CertificateAuthoritiesFunction:certificate_authorities \
              SSHCertificateAuthoritiesFunction:ssh_certificate_authorities \
              SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates \

@@ -15,6 +15,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/firehose v1.52.10
 	github.com/aws/aws-sdk-go-v2/service/kinesis v1.56.11
 	github.com/aws/aws-sdk-go-v2/service/kms v1.60.0
+	github.com/aws/aws-sdk-go-v2/service/route53 v1.70.8
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8
 	github.com/aws/smithy-go v1.28.8
@@ -22,6 +23,7 @@ require (
 	github.com/crewjam/saml v0.5.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/cel-go v0.31.0
+	github.com/mholt/acmez/v3 v3.1.7
 	github.com/russellhaering/goxmldsig v1.4.0
 	github.com/segmentio/ksuid v1.0.4
 	golang.org/x/crypto v0.58.0

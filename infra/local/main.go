@@ -27,6 +27,7 @@ import (
 	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
+	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
 )
 
@@ -125,6 +126,14 @@ func serve(ctx context.Context) error {
 	for i := 0; i < 2; i++ {
 		go worker.Poll(ctx, 10)
 	}
+	// Certificate jobs need an ACME server and a DNS provider (the stack's pebble and
+	// challtestsrv); without them the rest still serves.
+	if certWorker, err := certs.FromEnv(ctx, d.Kit.Log); err != nil {
+		d.Kit.Log.Warn("certificate worker not started", "err", err.Error())
+	} else {
+		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, d.Kit.Log, certWorker.Handle)
+		go schedule(ctx, &certs.Scheduler{DB: db}, d.Kit.Log)
+	}
 	b, err := principals.Bootstrap(ctx, db, "admin@local", "local admin key")
 	if err != nil {
 		return err
@@ -166,6 +175,29 @@ Ctrl-C stops the server.
 	readers.Wait()
 	slog.Info("stopped")
 	return nil
+}
+
+// schedule runs the scheduler every SCHEDULE_EVERY (a Go duration, default 1m), as the
+// template's EventBridge schedule runs the scheduler function.
+func schedule(ctx context.Context, s *certs.Scheduler, log *slog.Logger) {
+	every, err := time.ParseDuration(os.Getenv("SCHEDULE_EVERY"))
+	if err != nil || every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if n, err := s.Run(ctx, now); err != nil {
+				log.Warn("scheduler run failed", "err", err.Error())
+			} else if n > 0 {
+				log.Info("scheduled certificate jobs", "requested", n)
+			}
+		}
+	}
 }
 
 // timeouts bound how long one connection may hold the server at each stage.

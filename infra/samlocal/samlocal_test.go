@@ -99,7 +99,8 @@ func containerEnv(t *testing.T, file map[string]string) {
 func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	st := testkit.Start(t, app.Families...)
 	a := st.NewAccount(t)
-	q := testkit.NewQueues(t, nil) // the queues the env-vars file names
+	q := testkit.NewQueues(t, nil)  // the queues the env-vars file names
+	cq := testkit.NewQueues(t, nil) // the certificate jobs' pair
 	key, err := samlocal.LoadSealKey(seal.KeyFileFromEnv())
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,8 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	err = samlocal.Write(context.Background(), samlocal.Options{
 		Root: root, Out: out, Token: a.Token, Deps: st.Deps,
 		Stack: samlocal.Stack{DynamoDBEndpoint: ddb, SQSEndpoint: sqsEP, Table: st.DB.Table, SealKey: key,
-			Queues: map[string]string{"EVENTS_QUEUE_URL": q.Events, "EVENTS_DLQ_URL": q.DLQ}},
+			Queues: map[string]string{"EVENTS_QUEUE_URL": q.Events, "EVENTS_DLQ_URL": q.DLQ,
+				"CERT_JOBS_QUEUE_URL": cq.Events, "CERT_JOBS_DLQ_URL": cq.DLQ}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +145,13 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 
 	// Every endpoint is the running emulator's, under the containers' name for this machine.
 	port := func(raw string) string { u, _ := url.Parse(raw); return u.Port() }
+	emulators := []string{port(ddb), port(sqsEP)}
+	// The certificate worker's: the stack's pebble and challtestsrv.
+	for _, name := range []string{"ACME_DIRECTORY", "CHALLTESTSRV_URL"} {
+		if u := os.Getenv(name); u != "" {
+			emulators = append(emulators, port(u))
+		}
+	}
 	for _, fn := range functions {
 		env := file[fn]
 		for name, want := range map[string]string{
@@ -164,7 +173,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 			}
 			if strings.Contains(v, "://") {
 				u, err := url.Parse(v)
-				if err != nil || u.Hostname() != samlocal.ContainerHost || (u.Port() != port(ddb) && u.Port() != port(sqsEP)) {
+				if err != nil || u.Hostname() != samlocal.ContainerHost || !slices.Contains(emulators, u.Port()) {
 					t.Errorf("%s: %s=%s is not an emulator as the containers reach it", fn, name, v)
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/stream"
+	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
 )
 
@@ -89,6 +90,8 @@ type Worker struct {
 // Workers is every non-HTTP function of the service.
 var Workers = []Worker{
 	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
+	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main},
+	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: certs.SchedulerMain},
 }
 
 // Pipe is one consumer of the table's stream: in AWS the EventBridge Pipe of that logical id
@@ -105,4 +108,5 @@ type Pipe struct {
 // queue's jobs) adds one: a pattern selecting its items and a queue.
 var Pipes = []Pipe{
 	{Name: "EventsPipe", Queue: "EventsQueue", QueueEnv: "EVENTS_QUEUE_URL", Consumer: stream.Events},
+	{Name: "CertJobsPipe", Queue: "CertJobsQueue", QueueEnv: "CERT_JOBS_QUEUE_URL", Consumer: domains.CertJobsConsumer},
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
@@ -29,8 +30,10 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
 )
 
@@ -373,13 +376,17 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 	q := testkit.NewQueues(t, nil)
 	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
 	w.Log = s.Deps.Kit.Log
-	return map[string]func(context.Context, []byte) error{
-		"event_worker": func(ctx context.Context, raw []byte) error {
+	cw, err := certs.New(s.DB, q.Client, q.Events, s.Deps.Kit.Seal, s.Deps.Kit.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqsHandler := func(h queue.Handler) func(ctx context.Context, raw []byte) error {
+		return func(ctx context.Context, raw []byte) error {
 			var ev events.SQSEvent
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return err
 			}
-			res, err := w.Handle(ctx, ev)
+			res, err := h(ctx, ev)
 			if err != nil {
 				return err
 			}
@@ -387,7 +394,19 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 				return fmt.Errorf("batch item failures %v", res.BatchItemFailures)
 			}
 			return nil
+		}
+	}
+	return map[string]func(context.Context, []byte) error{
+		"cert_worker": sqsHandler(cw.Handle),
+		"scheduler": func(ctx context.Context, raw []byte) error {
+			var ev events.EventBridgeEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return err
+			}
+			_, err := (&certs.Scheduler{DB: s.DB}).Run(ctx, time.Now())
+			return err
 		},
+		"event_worker": sqsHandler(w.Handle),
 	}
 }
 

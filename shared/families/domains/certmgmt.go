@@ -1,9 +1,14 @@
 package domains
 
 import (
+	"encoding/json"
 	"time"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/platform/stream"
 )
 
 // Authorities and key types of managed certificates.
@@ -17,14 +22,21 @@ const (
 const (
 	ReasonPolicy  = "policy"  // a policy was set or changed
 	ReasonRenewal = "renewal" // the certificate is due for renewal
+	ReasonRetry   = "retry"   // a failed job's retry is due
 )
 
 // CertManagement is the certificate automation state of a reserved domain or an agent ingress,
 // stored on its item. The API sets Policy and, whenever a policy is set or changed, records
-// Pending (the job the certificate worker is to run); the worker runs it and writes Job while it
-// runs or retries, then ManagedCertificateID and RenewsAt, clearing Pending and Job.
+// Pending (the job the certificate worker is to run) and writes the job's item in the same
+// transaction (EnqueueCertJob); the worker runs it and writes Job while it runs or retries, then
+// ManagedCertificateID and RenewsAt, clearing Pending and Job. The scheduler requests the next
+// job (a renewal or a retry) when the item's due entry (DueSK) comes due.
 type CertManagement struct {
 	Policy *CertPolicy `dynamodbav:"cert_policy,omitempty"`
+	// Names are the DNS names the certificate is for (the domain, or every region domain).
+	Names []string `dynamodbav:"cert_names,omitempty"`
+	// DueSK is the sort key of the item's entry in store.CertDuePartition, when it has one.
+	DueSK string `dynamodbav:"cert_due,omitempty"`
 	// ManagedCertificateID is the TLS certificate the worker issued last.
 	ManagedCertificateID string `dynamodbav:"managed_certificate_id,omitempty"`
 	// RenewsAt is when the managed certificate is due for renewal (Unix seconds; 0 none yet).
@@ -41,6 +53,8 @@ type CertPolicy struct {
 
 // CertJob is the state of a running or retrying provisioning job, as the API reports it.
 type CertJob struct {
+	// JobID is the job this state is of (Pending.JobID while it runs or retries).
+	JobID     string `dynamodbav:"job_id,omitempty"`
 	ErrorCode string `dynamodbav:"error_code,omitempty"` // INTERNAL_ERROR or DNS_ERROR
 	Msg       string `dynamodbav:"msg,omitempty"`
 	StartedAt int64  `dynamodbav:"started_at,omitempty"`
@@ -49,6 +63,7 @@ type CertJob struct {
 
 // CertOrder is a requested job not yet taken by the worker: the names to certify and why.
 type CertOrder struct {
+	JobID          string   `dynamodbav:"job_id"`
 	Domains        []string `dynamodbav:"domains"`
 	Authority      string   `dynamodbav:"authority"`
 	PrivateKeyType string   `dynamodbav:"private_key_type"`
@@ -95,16 +110,76 @@ func (p CertPolicyJSON) check(field, defKeyType string) (CertPolicy, error) {
 	return out, nil
 }
 
-// setPolicy stores a checked policy and requests a job for domains.
+// setPolicy stores a checked policy and requests a job for domains; the caller writes the
+// job's item (enqueue) in the same transaction.
 func (c *CertManagement) setPolicy(p CertPolicy, reason string, domains []string, now time.Time) {
-	c.Policy = &p
-	c.Pending = &CertOrder{Domains: domains, Authority: p.Authority, PrivateKeyType: p.PrivateKeyType, Reason: reason, RequestedAt: now.Unix()}
+	c.Policy, c.Names = &p, domains
+	c.Request(reason, now)
 }
 
-// stop ends automatic management: no policy, no job, no status.
-func (c *CertManagement) stop() {
-	c.Policy, c.Pending, c.Job, c.RenewsAt = nil, nil, nil, 0
+// Request records a new job (a fresh id) for the policy and names the item has, replacing any
+// pending one, and returns it. The caller writes its item with EnqueueCertJob in the
+// transaction that stores the order.
+func (c *CertManagement) Request(reason string, now time.Time) *CertOrder {
+	c.Pending = &CertOrder{JobID: ids.NewAt(ids.CertJob, now), Domains: c.Names, Authority: c.Policy.Authority,
+		PrivateKeyType: c.Policy.PrivateKeyType, Reason: reason, RequestedAt: now.Unix()}
+	return c.Pending
 }
+
+// enqueue writes the item of the pending job of the resource id in account to tx.
+func (c *CertManagement) enqueue(tx *store.Tx, account, id string, now time.Time) {
+	if c.Pending != nil {
+		EnqueueCertJob(tx, CertJobMessage{JobID: c.Pending.JobID, AccountID: account, ResourceID: id}, now)
+	}
+}
+
+// stop ends automatic management: no policy, no job, no status. A due entry left behind is
+// dropped by the scheduler, which finds no policy.
+func (c *CertManagement) stop() {
+	c.Policy, c.Pending, c.Job, c.RenewsAt, c.Names = nil, nil, nil, 0, nil
+}
+
+// CertJobMessage is a certificate job as the certificate worker receives it: the message body
+// is this, in JSON. The worker runs it only while it is the resource's pending job.
+type CertJobMessage struct {
+	JobID      string `json:"job_id"`
+	AccountID  string `json:"account_id"`
+	ResourceID string `json:"resource_id"`
+}
+
+// CertJobItem is a requested job as the table's stream carries it to the certificate jobs
+// queue: written once, in the transaction that records the job on its resource, and expiring
+// by TTL like the events' outbox items.
+type CertJobItem struct {
+	store.Key
+	JobID      string `dynamodbav:"job_id"`
+	AccountID  string `dynamodbav:"account"`
+	ResourceID string `dynamodbav:"resource_id"`
+	Payload    string `dynamodbav:"payload"`
+	Created    int64  `dynamodbav:"created"`
+	TTL        int64  `dynamodbav:"ttl"`
+}
+
+// EnqueueCertJob adds the item of job to tx: once the transaction commits, the table's stream
+// carries it to the certificate jobs queue (the CertJobsPipe in AWS, the local stream reader
+// otherwise), exactly as committed events leave.
+func EnqueueCertJob(tx *store.Tx, job CertJobMessage, now time.Time) {
+	payload, _ := json.Marshal(job) // three strings: cannot fail
+	tx.Put("cert.job", CertJobItem{Key: store.CertJobKey(job.JobID), JobID: job.JobID, AccountID: job.AccountID,
+		ResourceID: job.ResourceID, Payload: string(payload), Created: now.Unix(), TTL: now.Add(audit.OutboxRetention).Unix()})
+}
+
+// How certificate jobs leave the table: inserts of job items only (a TTL expiry is a REMOVE),
+// the item's payload as the message body. template.yaml's CertJobsPipe declares exactly this
+// filter and input template; a test holds them equal.
+const (
+	CertJobsPattern       = `{"eventName":["INSERT"],"dynamodb":{"Keys":{"pk":{"S":[{"prefix":"J#"}]}}}}`
+	CertJobsInputTemplate = `<$.dynamodb.NewImage.payload.S>`
+)
+
+// CertJobsConsumer is the stream consumer carrying certificate jobs to their queue, its QueueURL
+// left to the caller.
+var CertJobsConsumer = stream.Consumer{Name: "cert_jobs", Pattern: CertJobsPattern, InputTemplate: CertJobsInputTemplate}
 
 // render is the wire form of the policy and status (both null without a policy).
 func (c CertManagement) render() (*CertPolicyJSON, *CertStatusJSON) {

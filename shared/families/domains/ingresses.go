@@ -106,7 +106,7 @@ func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressI
 		return nil, err
 	}
 	it.Domain = string(name)
-	if err := f.setPolicy(it, in.Policy); err != nil {
+	if err := f.setPolicy(it, in.Policy, m); err != nil {
 		return nil, err
 	}
 	m.Put(labelIngress, domainGuard{Key: ingressGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
@@ -126,7 +126,7 @@ func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressI
 	if err := it.SetText(ingressTextCodes, in.Text); err != nil {
 		return err
 	}
-	return f.setPolicy(it, in.Policy)
+	return f.setPolicy(it, in.Policy, m)
 }
 
 // Delete releases the domain's guard.
@@ -136,8 +136,8 @@ func (AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressIte
 }
 
 // setPolicy checks a supplied policy (private key type rsa by default) and records the job for
-// every region domain.
-func (f AgentIngresses) setPolicy(it *IngressItem, in *CertPolicyJSON) error {
+// every region domain, writing the job's item in m's transaction.
+func (f AgentIngresses) setPolicy(it *IngressItem, in *CertPolicyJSON, m *resource.Mutation) error {
 	if in == nil {
 		return nil
 	}
@@ -145,7 +145,9 @@ func (f AgentIngresses) setPolicy(it *IngressItem, in *CertPolicyJSON) error {
 	if err != nil {
 		return err
 	}
-	it.CertManagement.setPolicy(p, ReasonPolicy, f.Config.regionDomains(it.Domain), time.Now())
+	now := time.Now()
+	it.CertManagement.setPolicy(p, ReasonPolicy, f.Config.regionDomains(it.Domain), now)
+	it.enqueue(m.Tx, it.AccountID, it.ID, now)
 	return nil
 }
 

@@ -200,6 +200,7 @@ func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainIte
 	if it.CertificateID != "" {
 		m.Reference(it.CertificateID, 1, certMissing(it.CertificateID))
 	}
+	it.enqueue(m.Tx, it.AccountID, it.ID, time.Now())
 	return nil, nil
 }
 
@@ -230,7 +231,9 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 		m.Reference(it.CertificateID, 1, certMissing(it.CertificateID))
 	}
 	if policy != nil {
-		it.setPolicy(*policy, ReasonPolicy, []string{it.Domain}, time.Now())
+		now := time.Now()
+		it.setPolicy(*policy, ReasonPolicy, []string{it.Domain}, now)
+		it.enqueue(m.Tx, it.AccountID, it.ID, now)
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ type TLSCertificate struct {
 	Details
 	PrivateKeyType string      `dynamodbav:"private_key_type"`
 	PrivateKey     seal.Sealed `dynamodbav:"private_key"`
+	// IssuedAt is when the certificate worker obtained a managed certificate (Unix seconds); 0
+	// for an uploaded one.
+	IssuedAt int64 `dynamodbav:"issued_at,omitempty"`
 }
 
 // SANs is the wire form of a certificate's subject alternative names.
@@ -84,7 +87,12 @@ type TLSCertificates struct {
 // Render returns a TLS certificate as GET returns it; the private key never appears.
 func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 	d := it.Details
-	return TLSCertificateJSON{
+	var issued *string
+	if it.IssuedAt != 0 {
+		t := api.Timestamp(it.IssuedAt)
+		issued = &t
+	}
+	return TLSCertificateJSON{IssuedAt: issued,
 		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
 		DescribedJSON: it.Described.Rendered(), CertificatePEM: it.CertificatePEM,
 		SubjectCommonName:       d.SubjectCommonName,

@@ -42,6 +42,8 @@ const (
 	Account                 = "ac"
 	Operation               = "op"
 	Event                   = "ev"
+	// CertJob is this service's addition: a certificate job of the certificate worker.
+	CertJob = "cjob"
 )
 
 // ErrMalformed reports a string that is not a well-formed id of the expected kind.

@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	audit log                E#<account>               <event id>
 //	rate-limit counter       R#<account>               <window seconds>#<window index>
 //	stream checkpoint        P#<consumer>              <shard id>
+//	certificate job          J#<shard>                 <job id>
+//	certificate due          D#due                     <Unix seconds, 10 digits>#<account>#<resource id>
+//	ACME account             C#acme                    <directory URL>
 
 // Collection is the partition holding every resource of one kind in an account.
 func Collection(account, prefix string) string {
@@ -130,3 +134,32 @@ func StreamCheckpointKey(consumer, shard string) Key {
 
 // StreamCheckpoints is the partition of one stream consumer's checkpoints.
 func StreamCheckpoints(consumer string) string { return "P#" + consumer }
+
+// CertJobPrefix begins the partition key of every certificate job item: the certificate jobs'
+// stream consumer selects them by it, as the events consumer selects outbox items.
+const CertJobPrefix = "J#"
+
+// CertJobKey is the key of a certificate job's item, spread over OutboxShards partitions.
+func CertJobKey(jobID string) Key {
+	h := fnv.New32a()
+	h.Write([]byte(jobID))
+	return Key{PK: CertJobPrefix + strconv.Itoa(int(h.Sum32()%OutboxShards)), SK: jobID}
+}
+
+// CertDuePartition holds one item per managed certificate whose next job has a time (a renewal,
+// a retry): its sort key begins with that time, so the scheduler's query for the items due by
+// now reads exactly those and nothing else.
+const CertDuePartition = "D#due"
+
+// CertDueKey is the key of the resource id of account's next certificate job, due at (Unix
+// seconds).
+func CertDueKey(at int64, account, id string) Key {
+	return Key{PK: CertDuePartition, SK: fmt.Sprintf("%010d#%s#%s", max(at, 0), account, id)}
+}
+
+// CertDueBefore is the sort key bound of the due items of times up to at: every key of an
+// earlier or equal time sorts below it.
+func CertDueBefore(at int64) string { return fmt.Sprintf("%010d#~", max(at, 0)) }
+
+// ACMEAccountKey is the deployment's ACME account at the directory URL (its sealed key).
+func ACMEAccountKey(directory string) Key { return Key{PK: "C#acme", SK: directory} }

@@ -132,6 +132,13 @@ func (db *DB) QueryAll(ctx context.Context, partition string, attrs ...string) (
 	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)), 0, attrs)
 }
 
+// QueryBelow reads at most limit items of a partition whose sort key is below bound, in sort
+// key order: the items of a time-ordered partition up to a time, and nothing after it.
+func (db *DB) QueryBelow(ctx context.Context, partition, bound string, limit int) (_ []Item, err error) {
+	defer derrors.Wrap(&err, "store.QueryBelow(%s)", partition)
+	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)).And(expression.Key(AttrSK).LessThan(expression.Value(bound))), limit, nil)
+}
+
 func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, limit int, attrs []string) ([]Item, error) {
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	if len(attrs) > 0 {

@@ -9,12 +9,6 @@ import (
 
 	"tunnelapi/shared/platform/awsconfig"
 
-	lambdaevents "github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go/logging"
 
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
@@ -24,71 +18,10 @@ import (
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-// Poll runs the worker the way Lambda's SQS trigger does, for the local server and tests:
-// receive up to batch messages, call Handle, delete what it did not report as failed (a
-// failed or crashed batch comes back after the visibility timeout). It returns when ctx ends.
+// Poll runs the worker the way Lambda's SQS trigger does (queue.Poll), for the local server
+// and tests. It returns when ctx ends.
 func (w *Worker) Poll(ctx context.Context, batch int) {
-	for ctx.Err() == nil {
-		out, err := w.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(w.QueueURL), MaxNumberOfMessages: int32(min(max(batch, 1), 10)), WaitTimeSeconds: 1,
-			MessageAttributeNames:       []string{"All"},
-			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameApproximateReceiveCount},
-		}, func(o *sqs.Options) {
-			// Stopping cancels a long poll in flight; the SDK would log that as a warning.
-			o.Logger = logging.Nop{}
-		})
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log().Warn("receive failed", "err", err.Error())
-				sleep(ctx, time.Second)
-			}
-			continue
-		}
-		if len(out.Messages) == 0 {
-			continue
-		}
-		ev := lambdaevents.SQSEvent{Records: make([]lambdaevents.SQSMessage, len(out.Messages))}
-		for i, m := range out.Messages {
-			ev.Records[i] = fromSQS(m)
-		}
-		// A batch in hand is finished even while stopping, as Lambda would.
-		res, err := w.Handle(context.WithoutCancel(ctx), ev)
-		if err != nil {
-			continue
-		}
-		failed := map[string]bool{}
-		for _, f := range res.BatchItemFailures {
-			failed[f.ItemIdentifier] = true
-		}
-		del := &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(w.QueueURL)}
-		for i, m := range out.Messages {
-			if !failed[aws.ToString(m.MessageId)] {
-				del.Entries = append(del.Entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
-			}
-		}
-		if len(del.Entries) > 0 {
-			if _, err := w.SQS.DeleteMessageBatch(context.WithoutCancel(ctx), del); err != nil {
-				w.log().Warn("delete failed", "err", err.Error())
-			}
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
-
-func fromSQS(m sqstypes.Message) lambdaevents.SQSMessage {
-	out := lambdaevents.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
-		Body: aws.ToString(m.Body), Attributes: m.Attributes, MessageAttributes: map[string]lambdaevents.SQSMessageAttribute{},
-		EventSource: "aws:sqs"}
-	for k, v := range m.MessageAttributes {
-		out.MessageAttributes[k] = lambdaevents.SQSMessageAttribute{StringValue: v.StringValue, DataType: aws.ToString(v.DataType)}
-	}
-	return out
+	queue.Poll(ctx, w.SQS, w.QueueURL, batch, w.log(), w.Handle)
 }
 
 // FromEnv builds the worker from the environment with no network I/O: TABLE_NAME and
@@ -115,11 +48,11 @@ func FromEnv(ctx context.Context, log *slog.Logger) (*Worker, error) {
 
 // Main is the event worker Lambda's whole main.
 func Main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	w, err := FromEnv(context.Background(), log)
-	if err != nil {
-		log.Error("init failed", "err", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(w.Handle)
+	queue.Start(func(ctx context.Context, log *slog.Logger) (queue.Handler, error) {
+		w, err := FromEnv(ctx, log)
+		if err != nil {
+			return nil, err
+		}
+		return w.Handle, nil
+	})
 }

@@ -1,0 +1,7 @@
+// Command scheduler is the Lambda function run on a schedule: it requests the certificate jobs
+// that have come due (renewals and retries).
+package main
+
+import "tunnelapi/shared/workers/certs"
+
+func main() { certs.SchedulerMain() }

@@ -1,0 +1,219 @@
+package certs_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/workers/certs"
+)
+
+// regionDomains are the region domains of an agent ingress on domain, as the API renders them.
+func regionDomains(body map[string]any) []string {
+	var out []string
+	for _, d := range body["region_domains"].([]any) {
+		out = append(out, d.(string))
+	}
+	return out
+}
+
+// An agent ingress with a policy reaches an issued certificate: provisioning_job null, renews_at
+// set, one TLS certificate of the account (issued_at set) whose chain verifies against pebble's
+// root for every region domain and whose sealed key is the leaf's (RSA, the ingress default).
+func TestAgentIngressIssued(t *testing.T) {
+	h := newHarness(t, nil)
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("agents"),
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
+	renews, err := time.Parse(time.RFC3339, status(body)["renews_at"].(string))
+	if err != nil || !renews.After(time.Now().Add(30*24*time.Hour)) {
+		t.Errorf("renews_at %v (%v): want about 60 days ahead (90-day certificate, renewed 30 days before)", status(body)["renews_at"], err)
+	}
+	ids := h.certificates(t)
+	if len(ids) != 1 {
+		t.Fatalf("the account has %d TLS certificates, want 1", len(ids))
+	}
+	h.checkCertificate(t, ids[0], regionDomains(body))
+	cert := h.a.Do(t, "GET", "/tls_certificates/"+ids[0], nil).Expect(t, http.StatusOK)
+	if cert["private_key_type"] != "rsa" {
+		t.Errorf("private_key_type %v, want rsa", cert["private_key_type"])
+	}
+	// Not due: the scheduler requests nothing.
+	if n, err := (&certs.Scheduler{DB: h.s.DB}).Run(context.Background(), time.Now()); err != nil || n != 0 {
+		t.Errorf("scheduler requested %d (%v) with nothing due", n, err)
+	}
+}
+
+// A custom reserved domain whose _acme-challenge CNAME points at its
+// acme_challenge_cname_target reaches an issued certificate for it, referenced by the domain.
+func TestCustomDomainIssuedThroughCNAME(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	name := freshDomain("app")
+	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	// acme_challenge_cname_target is shown once a policy is set: <label>.acme.<zone> for the
+	// cname_target <label>.<zone>. The owner creates the record before asking for a certificate.
+	target := strings.Replace(created["cname_target"].(string), ".", ".acme.", 1)
+	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, target); err != nil {
+		t.Fatal(err)
+	}
+	patched := h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
+	if patched["acme_challenge_cname_target"] != target {
+		t.Fatalf("acme_challenge_cname_target %v, want %s", patched["acme_challenge_cname_target"], target)
+	}
+	body := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)
+	ref, _ := body["certificate"].(map[string]any)
+	if ref == nil {
+		t.Fatalf("the domain references no certificate: %v", body)
+	}
+	h.checkCertificate(t, ref["id"].(string), []string{name})
+}
+
+// Without the CNAME the job ends in DNS_ERROR naming the record to create, to be retried a day
+// later at the latest; once the record exists, a PATCH of the policy leads to issuance.
+func TestCustomDomainWithoutCNAME(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	name := freshDomain("shop")
+	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	target := created["acme_challenge_cname_target"].(string)
+	body := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, failedWith(certs.DNSError))
+	j := job(body)
+	if msg := j["msg"].(string); !strings.Contains(msg, "_acme-challenge."+name) || !strings.Contains(msg, target) {
+		t.Errorf("msg %q does not name the record _acme-challenge.%s → %s", msg, name, target)
+	}
+	retries, err := time.Parse(time.RFC3339, j["retries_at"].(string))
+	if err != nil || retries.Before(time.Now().Add(23*time.Hour)) || retries.After(time.Now().Add(25*time.Hour)) {
+		t.Errorf("retries_at %v (%v), want a day ahead", j["retries_at"], err)
+	}
+	if j["started_at"] == nil || j["started_at"] == "" {
+		t.Errorf("started_at missing: %v", j)
+	}
+	if len(h.certificates(t)) != 0 {
+		t.Fatal("a certificate was stored for a failed job")
+	}
+	// A wrong CNAME is named too.
+	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, "elsewhere.example.org"); err != nil {
+		t.Fatal(err)
+	}
+	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
+	h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, func(b map[string]any) bool {
+		j := job(b)
+		return j != nil && j["error_code"] == certs.DNSError && strings.Contains(j["msg"].(string), "elsewhere.example.org")
+	})
+	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, target); err != nil {
+		t.Fatal(err)
+	}
+	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
+	body = h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)
+	h.checkCertificate(t, body["certificate"].(map[string]any)["id"].(string), []string{name})
+}
+
+// pebble unreachable: INTERNAL_ERROR with a future retries_at; once it is back the job succeeds
+// with no user action (the message comes back at retries_at).
+func TestACMEServerDownThenBack(t *testing.T) {
+	needACME(t)
+	u, err := url.Parse(os.Getenv("ACME_DIRECTORY"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	p.down.Store(true)
+	h := newHarness(t, func(w *certs.Worker) {
+		w.Issuer.Directory = "https://" + p.ln.Addr().String() + u.Path
+	})
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("down"),
+		"certificate_management_policy": map[string]any{"private_key_type": "ecdsa"}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, failedWith(certs.InternalError))
+	seen := time.Now()
+	retries, err := time.Parse(time.RFC3339, job(body)["retries_at"].(string))
+	if err != nil || !retries.After(seen.Add(-time.Second)) {
+		t.Errorf("retries_at %v (%v) is not in the future", job(body)["retries_at"], err)
+	}
+	p.down.Store(false)
+	body = h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
+	ids := h.certificates(t)
+	if len(ids) != 1 {
+		t.Fatalf("the account has %d TLS certificates, want 1", len(ids))
+	}
+	h.checkCertificate(t, ids[0], regionDomains(body))
+}
+
+// A worker killed after the authority issued, before the certificate was stored: the job's
+// message comes back and the job completes, leaving one certificate.
+func TestWorkerKilledMidJob(t *testing.T) {
+	var kills atomic.Int32
+	h := newHarness(t, func(w *certs.Worker) {
+		w.Fault = func(domains.CertJobMessage) bool { return kills.Add(1) == 1 }
+	})
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("killed"),
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
+	if kills.Load() < 2 {
+		t.Fatalf("the job ran %d times, want the killed run and its redelivery", kills.Load())
+	}
+	ids := h.certificates(t)
+	if len(ids) != 1 {
+		t.Fatalf("the account has %d TLS certificates, want 1", len(ids))
+	}
+	h.checkCertificate(t, ids[0], regionDomains(body))
+}
+
+// With a renewal window longer than the certificate's life, a certificate is due as soon as it
+// is issued: two scheduler runs at once request one renewal, a run while it is pending requests
+// nothing, the domain ends on a new certificate and the old one is gone.
+func TestRenewalBySchedule(t *testing.T) {
+	h := newHarness(t, func(w *certs.Worker) { w.RenewBefore = 91 * 24 * time.Hour })
+	ctx := context.Background()
+	name := freshDomain("renew")
+	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	target := strings.Replace(created["cname_target"].(string), ".", ".acme.", 1)
+	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, target); err != nil {
+		t.Fatal(err)
+	}
+	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
+	first := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)["certificate"].(map[string]any)["id"].(string)
+
+	var wg sync.WaitGroup
+	var requested atomic.Int64
+	for range 2 {
+		wg.Go(func() {
+			n, err := (&certs.Scheduler{DB: h.s.DB}).Run(ctx, time.Now())
+			if err != nil {
+				t.Error(err)
+			}
+			requested.Add(int64(n))
+		})
+	}
+	wg.Wait()
+	if requested.Load() != 1 {
+		t.Fatalf("two concurrent scheduler runs requested %d renewals, want 1", requested.Load())
+	}
+	if n, err := (&certs.Scheduler{DB: h.s.DB}).Run(ctx, time.Now()); err != nil || n != 0 {
+		t.Errorf("a run while the renewal is pending requested %d (%v), want 0", n, err)
+	}
+	body := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, func(b map[string]any) bool {
+		ref, _ := b["certificate"].(map[string]any)
+		return issued(b) && ref != nil && ref["id"] != first
+	})
+	second := body["certificate"].(map[string]any)["id"].(string)
+	h.checkCertificate(t, second, []string{name})
+	h.a.Do(t, "GET", "/tls_certificates/"+first, nil).Expect(t, http.StatusNotFound)
+	if ids := h.certificates(t); len(ids) != 1 || ids[0] != second {
+		t.Errorf("the account's certificates are %v, want only %s", ids, second)
+	}
+}

@@ -1,0 +1,89 @@
+package certs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/store"
+)
+
+// DefaultScheduleBatch bounds the due entries one scheduler run takes.
+const DefaultScheduleBatch = 500
+
+// Scheduler requests the jobs that have come due: renewals (renews_at passed) and retries of
+// failed jobs (retries_at passed). It reads only the due entries (one query of the due
+// partition, whose sort keys begin with the time), never the resources that are not due.
+type Scheduler struct {
+	DB *store.DB
+	// Batch bounds the entries one run takes (DefaultScheduleBatch); the next run takes the rest.
+	Batch int
+}
+
+// Run requests a job for every entry due by now and returns how many it requested. Taking an
+// entry is one transaction: the resource's pending job set on the condition that its due entry
+// is still this one, the entry deleted and the job's item written. So a run concurrent with
+// another, or a second run while the job is pending, requests nothing more.
+func (s *Scheduler) Run(ctx context.Context, now time.Time) (requested int, err error) {
+	limit := s.Batch
+	if limit <= 0 {
+		limit = DefaultScheduleBatch
+	}
+	items, err := s.DB.QueryBelow(ctx, store.CertDuePartition, store.CertDueBefore(now.Unix()), limit)
+	if err != nil {
+		return 0, fmt.Errorf("scheduler: %w", err)
+	}
+	for _, raw := range items {
+		var d dueItem
+		if err := store.Unmarshal(raw, &d); err != nil {
+			return requested, err
+		}
+		ok, err := s.request(ctx, d, now)
+		if err != nil {
+			return requested, fmt.Errorf("scheduler: %s: %w", d.ResourceID, err)
+		}
+		if ok {
+			requested++
+		}
+	}
+	return requested, nil
+}
+
+func (s *Scheduler) request(ctx context.Context, d dueItem, now time.Time) (bool, error) {
+	var t target
+	err := s.DB.Get(ctx, store.ResourceKey(d.AccountID, d.ResourceID), &t)
+	if err != nil && !store.IsNotFound(err) {
+		return false, err
+	}
+	tx := &store.Tx{}
+	tx.Delete("cert.due", d.Key, store.Exists())
+	if err != nil || t.Policy == nil || t.DueSK != d.SK || len(t.Names) == 0 {
+		// The resource is gone, no longer managed, or due at another time: a stale entry.
+		_, err := s.commit(ctx, tx)
+		return false, err
+	}
+	reason := domains.ReasonRenewal
+	if t.Job != nil {
+		reason = domains.ReasonRetry
+	}
+	order := t.Request(reason, now)
+	tx.Update("cert.target", t.Key, expression.Set(expression.Name("cert_pending"), expression.Value(order)).
+		Remove(expression.Name("cert_due")).Add(expression.Name(store.AttrVersion), expression.Value(1)),
+		expression.Name("cert_due").Equal(expression.Value(d.SK)))
+	domains.EnqueueCertJob(tx, domains.CertJobMessage{JobID: order.JobID, AccountID: t.AccountID, ResourceID: t.ID}, now)
+	lost, err := s.commit(ctx, tx)
+	return !lost && err == nil, err
+}
+
+// commit applies tx; losing to a concurrent run (the entry already taken, the resource changed)
+// is no error: that run requested the job.
+func (s *Scheduler) commit(ctx context.Context, tx *store.Tx) (lost bool, err error) {
+	err = s.DB.Commit(ctx, tx)
+	if store.ConditionFailed(err, "cert.due") || store.ConditionFailed(err, "cert.target") || store.IsConflict(err) {
+		return true, nil
+	}
+	return false, err
+}

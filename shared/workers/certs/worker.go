@@ -1,0 +1,379 @@
+package certs
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/mholt/acmez/v3/acme"
+
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/store"
+)
+
+// Error codes of a failed job, as provisioning_job.error_code shows them.
+const (
+	InternalError = "INTERNAL_ERROR"
+	DNSError      = "DNS_ERROR"
+)
+
+// Defaults of the worker's timing.
+const (
+	DefaultRenewBefore = 30 * 24 * time.Hour
+	DefaultBackoff     = time.Minute
+	DefaultMaxBackoff  = 6 * time.Hour
+	DefaultDNSRetry    = 24 * time.Hour
+)
+
+// ErrCrashed is what Handle returns when Fault stopped a job (a simulated kill).
+var ErrCrashed = errors.New("certs: worker stopped by an injected fault")
+
+// Worker runs certificate jobs from the certificate jobs queue.
+type Worker struct {
+	DB       *store.DB
+	SQS      queue.API
+	QueueURL string
+	Seal     seal.Sealer
+	Issuer   *Issuer
+	DNS      DNS
+	Resolver Resolver
+	Log      *slog.Logger
+	// RenewBefore is how long before its expiry a certificate is renewed (renews_at).
+	RenewBefore time.Duration
+	// Backoff is the delay before the first retry of a temporary failure; each further receive
+	// of the job doubles it, up to MaxBackoff.
+	Backoff, MaxBackoff time.Duration
+	// DNSRetry is when a job that failed on DNS is tried again without a PATCH of its policy.
+	DNSRetry time.Duration
+	// Fault, when set, is asked once a job's certificate has been issued, before it is stored;
+	// true stops the batch as if the worker were killed (fault injection in tests).
+	Fault func(job domains.CertJobMessage) bool
+}
+
+func (w *Worker) log() *slog.Logger {
+	if w.Log != nil {
+		return w.Log
+	}
+	return slog.Default()
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Handle is the Lambda handler of the SQS trigger (ReportBatchItemFailures). The jobs of a batch
+// run concurrently. A job retried after a temporary failure is reported as failed with its
+// message hidden until retries_at; every other message is done (issued, stale, or failed on DNS,
+// which waits for a PATCH or the scheduler's daily retry).
+func (w *Worker) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
+	var (
+		mu      sync.Mutex
+		res     lambdaevents.SQSEventResponse
+		crashed bool
+		wg      sync.WaitGroup
+	)
+	for _, m := range ev.Records {
+		wg.Go(func() {
+			retry, err := w.handleOne(ctx, m)
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, ErrCrashed) {
+				crashed = true
+			}
+			if err != nil || retry {
+				res.BatchItemFailures = append(res.BatchItemFailures, lambdaevents.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			}
+		})
+	}
+	wg.Wait()
+	if crashed {
+		return res, ErrCrashed
+	}
+	return res, nil
+}
+
+func (w *Worker) handleOne(ctx context.Context, m lambdaevents.SQSMessage) (retry bool, err error) {
+	var job domains.CertJobMessage
+	if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.JobID == "" || job.AccountID == "" || job.ResourceID == "" {
+		w.log().Error("dropping a message that is not a certificate job", "message_id", m.MessageId)
+		return false, nil
+	}
+	receives, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	wait, err := w.Run(ctx, job, max(receives, 1))
+	if err != nil {
+		if !errors.Is(err, ErrCrashed) {
+			w.log().Error("certificate job failed", "job_id", job.JobID, "resource_id", job.ResourceID, "err", err.Error())
+		}
+		return true, err
+	}
+	if wait <= 0 {
+		return false, nil
+	}
+	// Back on the queue at retries_at (SQS allows at most 12 hours).
+	secs := int32(min(wait, 12*time.Hour).Round(time.Second) / time.Second)
+	if _, err := w.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.QueueURL),
+		ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: max(secs, 1)}); err != nil {
+		w.log().Warn("could not delay the retry; it comes back after the queue's visibility timeout", "job_id", job.JobID, "err", err.Error())
+	}
+	return true, nil
+}
+
+// target is the part of a reserved domain or an agent ingress the worker reads.
+type target struct {
+	store.Meta
+	Domain     string `dynamodbav:"domain"`
+	ACMETarget string `dynamodbav:"acme_target,omitempty"`
+	domains.CertManagement
+}
+
+// Run runs one job: it is done (wait 0, nil) when the certificate is stored, when the job
+// failed on DNS, or when it is no longer its resource's pending job; it returns how long to wait
+// before receiving it again after a temporary failure; an error means it must be received again
+// as it is. attempt is how many times the job's message has been received.
+func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt int) (wait time.Duration, err error) {
+	t, err := w.load(ctx, job)
+	if err != nil || t == nil {
+		return 0, err
+	}
+	now := time.Now()
+	started := now.Unix()
+	if j := t.Job; j != nil && j.JobID == job.JobID {
+		if j.RetriesAt > now.Unix() {
+			if j.ErrorCode == DNSError {
+				return 0, nil // the scheduler or a PATCH of the policy runs it again
+			}
+			return time.Until(time.Unix(j.RetriesAt, 0)), nil
+		}
+		if j.StartedAt != 0 {
+			started = j.StartedAt
+		}
+	}
+	names := t.Pending.Domains
+	running := domains.CertJob{JobID: job.JobID, StartedAt: started, Msg: "obtaining a certificate for " + strings.Join(names, ", ")}
+	if stale, err := w.setJob(ctx, t, job, &running, ""); err != nil || stale {
+		return 0, err
+	}
+	key, err := newKey(t.Pending.PrivateKeyType)
+	if err != nil {
+		return 0, err
+	}
+	chain, err := w.obtain(ctx, t, key)
+	if err != nil {
+		return w.fail(ctx, t, job, started, attempt, err)
+	}
+	if w.Fault != nil && w.Fault(job) {
+		return 0, ErrCrashed
+	}
+	return 0, w.store(ctx, t, job, chain, key)
+}
+
+// load reads the job's resource; nil when the job is no longer its pending one (the resource
+// was deleted, its policy removed or changed, or the job already done).
+func (w *Worker) load(ctx context.Context, job domains.CertJobMessage) (*target, error) {
+	var t target
+	err := w.DB.Get(ctx, store.ResourceKey(job.AccountID, job.ResourceID), &t)
+	if store.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", job.ResourceID, err)
+	}
+	if t.AccountID != job.AccountID || t.Pending == nil || t.Pending.JobID != job.JobID || t.Policy == nil {
+		return nil, nil
+	}
+	return &t, nil
+}
+
+// whilePending is the condition of every write of a job: it is still its resource's pending job.
+func whilePending(jobID string) expression.ConditionBuilder {
+	return expression.Name("cert_pending.job_id").Equal(expression.Value(jobID))
+}
+
+// setJob records the job's state, and when dueSK is set its due entry there; stale reports that
+// the job is no longer pending. Every write of the worker bumps the item's version, so an API
+// update read before it retries instead of overwriting it.
+func (w *Worker) setJob(ctx context.Context, t *target, job domains.CertJobMessage, state *domains.CertJob, dueSK string) (stale bool, err error) {
+	upd := expression.Set(expression.Name("provisioning_job"), expression.Value(state)).
+		Add(expression.Name(store.AttrVersion), expression.Value(1))
+	tx := &store.Tx{}
+	if dueSK != "" {
+		upd = upd.Set(expression.Name("cert_due"), expression.Value(dueSK))
+		w.moveDue(tx, t, dueSK)
+	}
+	tx.Update("cert.target", t.Key, upd, whilePending(job.JobID))
+	return w.commit(ctx, tx)
+}
+
+// moveDue replaces the resource's due entry with one at dueSK.
+func (w *Worker) moveDue(tx *store.Tx, t *target, dueSK string) {
+	if t.DueSK != "" && t.DueSK != dueSK {
+		tx.Delete("cert.due.old", store.Key{PK: store.CertDuePartition, SK: t.DueSK})
+	}
+	tx.Put("cert.due", dueItem{Key: store.Key{PK: store.CertDuePartition, SK: dueSK}, AccountID: t.AccountID, ResourceID: t.ID})
+}
+
+func (w *Worker) commit(ctx context.Context, tx *store.Tx) (stale bool, err error) {
+	err = w.DB.Commit(ctx, tx)
+	if store.ConditionFailed(err, "cert.target") {
+		return true, nil
+	}
+	return false, err
+}
+
+// dueItem is a resource's entry in the due partition: when its next job is to be requested.
+type dueItem struct {
+	store.Key
+	AccountID  string `dynamodbav:"account"`
+	ResourceID string `dynamodbav:"resource_id"`
+}
+
+// dnsProblem is a failure the domain's owner must fix in DNS (DNS_ERROR).
+type dnsProblem struct{ msg string }
+
+func (e *dnsProblem) Error() string { return e.msg }
+
+// obtain checks a custom domain's _acme-challenge CNAME, then orders the certificate.
+func (w *Worker) obtain(ctx context.Context, t *target, key crypto.Signer) (string, error) {
+	records := map[string]string{}
+	if t.ACMETarget != "" {
+		for _, name := range t.Pending.Domains {
+			base := strings.TrimPrefix(name, "*.")
+			if err := w.checkCNAME(ctx, "_acme-challenge."+base, t.ACMETarget); err != nil {
+				return "", err
+			}
+			records[base] = t.ACMETarget
+		}
+	}
+	return w.Issuer.Obtain(ctx, t.Pending.Domains, key, challengeSolver{dns: w.DNS, records: records})
+}
+
+// checkCNAME requires record to be a CNAME to want.
+func (w *Worker) checkCNAME(ctx context.Context, record, want string) error {
+	got, err := w.Resolver.LookupCNAME(ctx, record)
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		got, err = record, nil
+	}
+	if err != nil {
+		return fmt.Errorf("looking up %s: %w", record, err)
+	}
+	got = strings.TrimSuffix(strings.ToLower(got), ".")
+	switch got {
+	case want:
+		return nil
+	case record:
+		return &dnsProblem{fmt.Sprintf("no CNAME record at %s: create a CNAME record %s pointing to %s", record, record, want)}
+	default:
+		return &dnsProblem{fmt.Sprintf("%s is a CNAME to %s: change the CNAME record %s to point to %s", record, got, record, want)}
+	}
+}
+
+// classify tells a failure the owner must fix in DNS (DNS_ERROR, with what to fix) from a
+// temporary one (INTERNAL_ERROR): the authority or the DNS provider unreachable, throttled or
+// rate limiting.
+func classify(err error, names []string) (code, msg string) {
+	var dp *dnsProblem
+	if errors.As(err, &dp) {
+		return DNSError, dp.msg
+	}
+	var p acme.Problem
+	if errors.As(err, &p) {
+		switch p.Type {
+		case acme.ProblemTypeDNS, acme.ProblemTypeCAA, acme.ProblemTypeUnauthorized, acme.ProblemTypeIncorrectResponse,
+			acme.ProblemTypeRejectedIdentifier:
+			return DNSError, fmt.Sprintf("the certificate authority could not validate %s: %s", strings.Join(names, ", "), p.Detail)
+		}
+	}
+	return InternalError, "the certificate authority or the DNS provider is unavailable; retrying at retries_at"
+}
+
+// fail records a failed job: DNS_ERROR retried after DNSRetry (or a PATCH of the policy),
+// INTERNAL_ERROR after a backoff that doubles with every attempt. The due entry moves to
+// retries_at, so the scheduler retries the job even if its message is lost.
+func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage, started int64, attempt int, cause error) (time.Duration, error) {
+	code, msg := classify(cause, t.Pending.Domains)
+	wait := durationOr(w.DNSRetry, DefaultDNSRetry)
+	if code == InternalError {
+		wait = durationOr(w.Backoff, DefaultBackoff) << min(attempt-1, 20)
+		wait = min(wait, durationOr(w.MaxBackoff, DefaultMaxBackoff))
+	}
+	w.log().Warn("certificate job failed", "job_id", job.JobID, "resource_id", t.ID, "error_code", code, "err", cause.Error())
+	retriesAt := time.Now().Add(wait)
+	at := retriesAt.Unix()
+	if retriesAt.Sub(time.Unix(at, 0)) > 0 {
+		at++ // whole seconds, never before the wait is over
+	}
+	state := &domains.CertJob{JobID: job.JobID, ErrorCode: code, Msg: msg, StartedAt: started, RetriesAt: at}
+	if stale, err := w.setJob(ctx, t, job, state, store.CertDueKey(at, t.AccountID, t.ID).SK); err != nil || stale {
+		return 0, err
+	}
+	if code == DNSError {
+		return 0, nil
+	}
+	return time.Until(time.Unix(at, 0)), nil
+}
+
+// store keeps the issued chain as a TLS certificate of the account (its key sealed, issued_at
+// set) and points the resource at it, in one transaction that also deletes the certificate it
+// replaces, clears the job and schedules the renewal. A job no longer pending stores nothing.
+func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessage, chainPEM string, key crypto.Signer) error {
+	chain, err := tlscerts.ParseChain(chainPEM)
+	if err != nil {
+		return fmt.Errorf("the issued chain: %w", err)
+	}
+	leaf := chain[0]
+	now := time.Now()
+	id := ids.NewAt(ids.TLSCertificate, now)
+	sealed, err := seal.SealPrivateKey(ctx, w.Seal, key, t.AccountID, id)
+	if err != nil {
+		return err
+	}
+	keyType := domains.KeyTypeRSA
+	if _, ok := key.(*ecdsa.PrivateKey); ok {
+		keyType = domains.KeyTypeECDSA
+	}
+	cert := tlscerts.TLSCertificate{
+		Meta:           store.Meta{Key: store.ResourceKey(t.AccountID, id), ID: id, AccountID: t.AccountID, CreatedAt: now.Unix(), Version: 1},
+		Described:      resource.Described{Description: "managed certificate of " + t.ID},
+		CertificatePEM: chainPEM, Details: tlscerts.Derive(leaf), PrivateKeyType: keyType, PrivateKey: sealed, IssuedAt: now.Unix(),
+	}
+	renewsAt := leaf.NotAfter.Add(-durationOr(w.RenewBefore, DefaultRenewBefore)).Unix()
+	due := store.CertDueKey(renewsAt, t.AccountID, t.ID).SK
+	tx := &store.Tx{}
+	tx.Put("cert.new", cert, store.Absent())
+	tx.Update("cert.target", t.Key, expression.Set(expression.Name("managed_certificate_id"), expression.Value(id)).
+		Set(expression.Name("renews_at"), expression.Value(renewsAt)).
+		Set(expression.Name("cert_due"), expression.Value(due)).
+		Remove(expression.Name("cert_pending")).Remove(expression.Name("provisioning_job")).
+		Add(expression.Name(store.AttrVersion), expression.Value(1)), whilePending(job.JobID))
+	if old := t.ManagedCertificateID; old != "" {
+		tx.Delete("cert.old", store.ResourceKey(t.AccountID, old))
+	}
+	w.moveDue(tx, t, due)
+	stale, err := w.commit(ctx, tx)
+	if stale {
+		w.log().Info("certificate job superseded; its certificate is discarded", "job_id", job.JobID, "resource_id", t.ID)
+	}
+	return err
+}
