@@ -137,8 +137,8 @@ func (is *Issuer) Obtain(ctx context.Context, names []string, certKey crypto.Sig
 	return string(chains[0].ChainPEM), nil
 }
 
-// newKey generates a certificate key of the policy's type: RSA 2048 or ECDSA P-256.
-func newKey(keyType string) (crypto.Signer, error) {
+// NewKey generates a certificate key of the policy's type: RSA 2048 or ECDSA P-256.
+func NewKey(keyType string) (crypto.Signer, error) {
 	if keyType == "rsa" {
 		return rsa.GenerateKey(rand.Reader, 2048)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/workers/certs"
 )
 
@@ -215,5 +216,43 @@ func TestRenewalBySchedule(t *testing.T) {
 	h.a.Do(t, "GET", "/tls_certificates/"+first, nil).Expect(t, http.StatusNotFound)
 	if ids := h.certificates(t); len(ids) != 1 || ids[0] != second {
 		t.Errorf("the account's certificates are %v, want only %s", ids, second)
+	}
+}
+
+// The deployment's ACME account key is created once, however many workers ask at once: every
+// worker (its own Issuer, sharing only the table) ends up with the same account, and the table
+// holds one sealed key.
+func TestAccountKeyCreatedOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	const workers = 8
+	locations := make([]string, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			is := &certs.Issuer{Directory: h.w.Issuer.Directory, HTTPClient: h.w.Issuer.HTTPClient, DB: h.s.DB, Seal: h.s.Deps.Kit.Seal}
+			acct, err := is.Account(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			locations[i] = acct.Location
+		})
+	}
+	wg.Wait()
+	for _, l := range locations {
+		if l == "" || l != locations[0] {
+			t.Fatalf("workers registered different accounts: %v", locations)
+		}
+	}
+	items, err := h.s.DB.QueryAll(ctx, store.ACMEAccountKey(h.w.Issuer.Directory).PK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 {
+		t.Fatalf("%d account key items, want 1", len(items))
+	}
+	if _, ok := items[0]["key"]; !ok {
+		t.Fatal("the account key item holds no sealed key")
 	}
 }

@@ -33,7 +33,8 @@
 //   - A temporary failure (authority or DNS provider unreachable, throttled, rate limited) is
 //     INTERNAL_ERROR: retries_at is a backoff that doubles with each receive (CERT_RETRY_BACKOFF,
 //     up to CERT_RETRY_MAX_BACKOFF), the message hidden until then, so it is retried without any
-//     user action. A failure the owner must fix (missing or wrong CNAME, NXDOMAIN, wrong TXT, CAA
+//     user action; its due entry is 15 minutes after retries_at, so the scheduler requests it
+//     again only if the message was lost (dead-lettered after the queue's receive limit). A failure the owner must fix (missing or wrong CNAME, NXDOMAIN, wrong TXT, CAA
 //     refusal) is DNS_ERROR, msg naming the record: retried when the policy is PATCHed (a new
 //     job) and otherwise by the scheduler after CERT_DNS_RETRY (default a day).
 //   - The due entries (D#due, sort key <time>#<account>#<resource>) hold each resource's next

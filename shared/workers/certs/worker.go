@@ -43,6 +43,10 @@ const (
 	DefaultDNSRetry    = 24 * time.Hour
 )
 
+// schedulerGrace is how long after an INTERNAL_ERROR's retries_at the scheduler requests the
+// job again if its message has not run it.
+const schedulerGrace = 15 * time.Minute
+
 // ErrCrashed is what Handle returns when Fault stopped a job (a simulated kill).
 var ErrCrashed = errors.New("certs: worker stopped by an injected fault")
 
@@ -159,7 +163,8 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 	now := time.Now()
 	started := now.Unix()
 	if j := t.Job; j != nil && j.JobID == job.JobID {
-		if j.RetriesAt > now.Unix() {
+		// A message back a moment before retries_at (visibility is whole seconds) runs now.
+		if j.RetriesAt > now.Unix()+1 {
 			if j.ErrorCode == DNSError {
 				return 0, nil // the scheduler or a PATCH of the policy runs it again
 			}
@@ -174,7 +179,7 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 	if stale, err := w.setJob(ctx, t, job, &running, ""); err != nil || stale {
 		return 0, err
 	}
-	key, err := newKey(t.Pending.PrivateKeyType)
+	key, err := NewKey(t.Pending.PrivateKeyType)
 	if err != nil {
 		return 0, err
 	}
@@ -325,7 +330,13 @@ func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage
 		at++ // whole seconds, never before the wait is over
 	}
 	state := &domains.CertJob{JobID: job.JobID, ErrorCode: code, Msg: msg, StartedAt: started, RetriesAt: at}
-	if stale, err := w.setJob(ctx, t, job, state, store.CertDueKey(at, t.AccountID, t.ID).SK); err != nil || stale {
+	due := at
+	if code == InternalError {
+		// The message itself comes back at retries_at; the scheduler is only the net for a
+		// message lost (dead-lettered), so it looks later, never racing a retry in flight.
+		due += int64(schedulerGrace / time.Second)
+	}
+	if stale, err := w.setJob(ctx, t, job, state, store.CertDueKey(due, t.AccountID, t.ID).SK); err != nil || stale {
 		return 0, err
 	}
 	if code == DNSError {

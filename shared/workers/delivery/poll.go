@@ -9,7 +9,6 @@ import (
 
 	"tunnelapi/shared/platform/awsconfig"
 
-
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
