@@ -114,6 +114,11 @@ func serve(ctx context.Context) error {
 	sqsClient := queue.NewClient(cfg)
 	var readers sync.WaitGroup
 	for _, p := range app.Pipes {
+		if os.Getenv(p.QueueEnv) == "" {
+			return fmt.Errorf("no local queue for %s: createQueues sets no %s", p.Name, p.QueueEnv)
+		}
+	}
+	for _, p := range app.Pipes {
 		r := &stream.Reader{DB: db, Streams: streams, SQS: sqsClient, Consumer: p.Consumer.To(os.Getenv(p.QueueEnv)), Log: d.Kit.Log}
 		readers.Add(1)
 		go func() {

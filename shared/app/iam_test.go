@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,6 +53,60 @@ func TestHTTPFunctionsMayCallWhatTheFamilyCalls(t *testing.T) {
 			if !slices.Contains(granted, want) {
 				t.Errorf("%s: its policy does not grant %s", f.Name, want)
 			}
+		}
+	}
+}
+
+// No HTTP function can call SQS: none links the SQS client (events leave through the table's
+// stream, and the event worker is not an HTTP function) and none is granted an SQS action, so
+// no request of any family makes an SQS call, in AWS as locally.
+func TestHTTPFunctionsHaveNoSQS(t *testing.T) {
+	const sqsClient = "github.com/aws/aws-sdk-go-v2/service/sqs"
+	var pkgs []string
+	for _, f := range app.Functions() {
+		pkgs = append(pkgs, "./functions/"+f.Dir)
+	}
+	for _, w := range app.Workers {
+		pkgs = append(pkgs, "./functions/"+w.Dir)
+	}
+	linking := map[string]bool{}
+	for _, p := range pkgs {
+		cmd := exec.Command("go", "list", "-deps", p)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", p, err)
+		}
+		linking[p] = slices.Contains(strings.Fields(string(out)), sqsClient)
+	}
+	for _, w := range app.Workers {
+		if w.Trigger == "SQS" && !linking["./functions/"+w.Dir] {
+			t.Fatalf("the SQS-triggered %s does not link %s: this check would see nothing", w.Name, sqsClient)
+		}
+	}
+	tpl := templateMap(t)["Resources"].(map[string]any)
+	for _, f := range app.Functions() {
+		if linking["./functions/"+f.Dir] {
+			t.Errorf("%s links %s", f.Name, sqsClient)
+		}
+		var grants func(v any) bool
+		grants = func(v any) bool {
+			switch v := v.(type) {
+			case string:
+				return strings.HasPrefix(v, "sqs:") || strings.HasPrefix(v, "SQS")
+			case []any:
+				return slices.ContainsFunc(v, grants)
+			case map[string]any:
+				for k, c := range v {
+					if strings.HasPrefix(k, "SQS") || grants(c) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		if grants(dig(tpl[f.Name].(map[string]any), "Properties", "Policies")) {
+			t.Errorf("%s's policy grants an SQS action in template.yaml", f.Name)
 		}
 	}
 }

@@ -101,6 +101,47 @@ func TestPipesMatchTemplate(t *testing.T) {
 	}
 }
 
+// agree fails unless pipe p's local consumer and its Pipe in template.yaml select the same records
+// and make the same message bodies of them.
+func agree(t *testing.T, p app.Pipe, tp templatePipe, records []streamtypes.Record) {
+	t.Helper()
+	parse := func(pattern, template string) (*stream.Pattern, stream.Template) {
+		pt, err := stream.ParsePattern(pattern)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		tm, err := stream.ParseTemplate(template)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		return pt, tm
+	}
+	cloudPattern, cloudTemplate := parse(tp.pattern, tp.inputTemplate)
+	localPattern, localTemplate := parse(p.Consumer.Pattern, p.Consumer.InputTemplate)
+	for _, rec := range records {
+		removed := rec
+		removed.EventName = streamtypes.OperationTypeRemove
+		removed.Dynamodb = &streamtypes.StreamRecord{}
+		*removed.Dynamodb = *rec.Dynamodb
+		removed.Dynamodb.OldImage, removed.Dynamodb.NewImage = rec.Dynamodb.NewImage, nil
+		for _, r := range []streamtypes.Record{rec, removed} {
+			ev := stream.Event(r)
+			cloud, local := cloudPattern.Match(ev), localPattern.Match(ev)
+			if cloud != local {
+				t.Fatalf("%s: the template's filter says %v, the local one %v, for the %s of record %s", p.Name, cloud, local, r.EventName, aws.ToString(r.Dynamodb.SequenceNumber))
+			}
+			if !cloud {
+				continue
+			}
+			cb, cerr := cloudTemplate.Apply(ev)
+			lb, lerr := localTemplate.Apply(ev)
+			if cb != lb || (cerr == nil) != (lerr == nil) {
+				t.Fatalf("%s: the template makes %q (%v), the local consumer %q (%v)", p.Name, cb, cerr, lb, lerr)
+			}
+		}
+	}
+}
+
 // The events Pipe's filter, taken from template.yaml and applied to every record DynamoDB
 // Local's stream has after real mutations, selects exactly the committed events, and its input
 // template yields each event's envelope: what the events queue receives in AWS is what the
@@ -152,6 +193,11 @@ func TestEventsPipeFilterOnRealStreamRecords(t *testing.T) {
 			}
 			iter = out.NextShardIterator
 		}
+	}
+	// Every Pipe: the template's filter and input template decide and shape each record (and
+	// its removal, as a TTL expiry would stream it) exactly as its local consumer does.
+	for _, p := range app.Pipes {
+		agree(t, p, pipes[p.Name], records)
 	}
 	want := map[string]string{}
 	for _, it := range s.Outbox(t) {

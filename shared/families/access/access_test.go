@@ -51,6 +51,13 @@ func TestIPPolicyRulesConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"cidr": "192.0.2.0/25"},
 		UpdateWants: map[string]any{"cidr": "192.0.2.0/25", "action": "allow", "description": "d"},
+		// A new rule is checked against its policy (it exists, the CIDR is new to it, it has
+		// room), read with the caller's items before the transaction; a moved CIDR reads the
+		// policy after the rule, whose item names it.
+		RoundTrips: map[string]map[string]int{
+			"create": {"BatchGetItem": 1, "TransactWriteItems": 1},
+			"update": {"BatchGetItem": 1, "GetItem": 1, "TransactWriteItems": 1},
+		},
 	})
 }
 
@@ -63,6 +70,9 @@ func TestIPRestrictionsConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"enforced": false, "metadata": "x"},
 		UpdateWants: map[string]any{"enforced": false, "metadata": "x", "type": "dashboard"},
+		// A restriction is compiled from its policies' rules, read with the caller's items
+		// before the transaction.
+		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 	})
 }
 

@@ -2,13 +2,17 @@ package principals_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/benchkit"
 	"tunnelapi/shared/testing/testkit"
@@ -112,4 +116,87 @@ func BenchmarkRoundTrips(b *testing.B) {
 	b.ReportMetric(float64(create)/n, "create-calls")
 	b.ReportMetric(float64(update)/n, "update-calls")
 	b.ReportMetric(float64(del)/n, "delete-calls")
+}
+
+// BenchmarkListAlternatives measures ways of serving one list page (10 of an account's 100 API
+// keys, newest first) with the caller verified, interleaved in one run, to choose the list's
+// round trips:
+//   - request: GET /api_keys?limit=10 as served (the caller's token and account items in one
+//     BatchGetItem, concurrent with the page's Query: two operations, one round trip of latency);
+//   - parallel: those two operations bare, concurrently;
+//   - query: the page's Query alone, what a list of one operation would cost if verifying the
+//     caller cost nothing (a per-process cache of verified tokens, which would keep serving a
+//     deleted key or a revoked principal until its entries expire);
+//   - partiql: one ExecuteStatement selecting the token item, the account item and the
+//     collection: one operation, but DynamoDB evaluates a multi-partition SELECT's partitions in
+//     ascending key order and sorts afterwards, so a Limit would keep the oldest items, not the
+//     newest page; without one it reads the whole collection (partiql-items per list).
+func BenchmarkListAlternatives(b *testing.B) {
+	s := testkit.Shared(b, app.Families...)
+	a := s.NewAccount(b)
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
+	}
+	s.Calls.Reset()
+	a.Do(b, "GET", "/api_keys?limit=10", nil).Expect(b, http.StatusOK)
+	read := s.Calls.Last("BatchGetItem").(*dynamodb.BatchGetItemInput)
+	page := s.Calls.Last("Query").(*dynamodb.QueryInput)
+	raw, ok := s.DB.Client.(*dynamodb.Client)
+	if !ok {
+		b.Skip("not a DynamoDB client")
+	}
+	hash := store.TokenHash(a.Token)
+	stmt := fmt.Sprintf(`SELECT * FROM "%s" WHERE (pk = ? AND sk = 'T') OR (pk = ? AND sk = 'ACCOUNT') OR pk = ?`, s.DB.Table)
+	params := []types.AttributeValue{
+		&types.AttributeValueMemberS{Value: store.TokenKey(hash).PK},
+		&types.AttributeValueMemberS{Value: store.AccountKey(a.AccountID).PK},
+		&types.AttributeValueMemberS{Value: store.Collection(a.AccountID, ids.APIKey)},
+	}
+	var partiqlItems int
+	alternatives := []struct {
+		name string
+		run  func()
+	}{
+		{"request", func() { a.Do(b, "GET", "/api_keys?limit=10", nil).Expect(b, http.StatusOK) }},
+		{"parallel", func() {
+			done := make(chan error, 1)
+			go func() { _, err := raw.Query(ctx, page); done <- err }()
+			if _, err := raw.BatchGetItem(ctx, read); err != nil {
+				b.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{"query", func() {
+			if _, err := raw.Query(ctx, page); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{"partiql", func() {
+			out, err := raw.ExecuteStatement(ctx, &dynamodb.ExecuteStatementInput{Statement: aws.String(stmt), Parameters: params, ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			partiqlItems = len(out.Items)
+		}},
+	}
+	samples := make([]benchkit.Samples, len(alternatives))
+	for i := 0; i < 20; i++ {
+		for _, alt := range alternatives {
+			alt.run()
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, alt := range alternatives {
+			samples[j].Time(alt.run)
+		}
+	}
+	b.StopTimer()
+	for j, alt := range alternatives {
+		b.ReportMetric(float64(samples[j].Quantile(0.5).Microseconds()), alt.name+"-p50-µs")
+	}
+	b.ReportMetric(float64(partiqlItems), "partiql-items")
 }

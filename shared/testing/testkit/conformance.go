@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -26,6 +27,9 @@ type FamilySpec struct {
 	UpdateWants map[string]any
 	// Secret names a field shown only in the create response ("token"), null afterwards.
 	Secret string
+	// RoundTrips replaces RoundTrips' operations for the request kinds it names, for a family
+	// whose hooks must read more than the generic shape (say why where it is set).
+	RoundTrips map[string]map[string]int
 }
 
 var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
@@ -248,6 +252,7 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 			t.Fatalf("%d concurrent DELETEs of one %s answered %v, want one 204 and %d 404", ConcurrentDeletes, spec.Family.Prefix, statuses, ConcurrentDeletes-1)
 		}
 	})
+	t.Run("round trips", func(t *testing.T) { s.roundTrips(t, spec, a) })
 	t.Run("delete", func(t *testing.T) {
 		res := a.Do(t, "DELETE", item, nil)
 		if res.Status != http.StatusNoContent || len(res.Body) != 0 {
@@ -319,4 +324,66 @@ func (a *Account) WalkPages(t testing.TB, path, listKey string) (ids []string, p
 		}
 	}
 	return ids, pages
+}
+
+// RoundTrips are the DynamoDB operations, by name and count, that each request kind of every
+// family makes on its request path with a warm process (the token's identity already known)
+// and no rate limit: a read is one consistent BatchGetItem of the caller's token and account
+// items with the data, a write one TransactWriteItems guarded by them. A list reads the
+// caller's items and queries its page concurrently: two operations, one round trip of latency.
+// No request makes any SQS call: events leave through the table's stream.
+var RoundTrips = map[string]map[string]int{
+	"create": {"TransactWriteItems": 1},
+	"get":    {"BatchGetItem": 1},
+	"list":   {"BatchGetItem": 1, "Query": 1},
+	"update": {"BatchGetItem": 1, "TransactWriteItems": 1},
+	"delete": {"BatchGetItem": 1, "TransactWriteItems": 1},
+}
+
+// roundTrips counts, through the SDK middleware, the DynamoDB and SQS operations each request
+// kind of the family makes, and fails unless they are exactly RoundTrips.
+func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
+	a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK) // the process knows the token
+	var id string
+	kinds := []struct {
+		kind   string
+		status int
+		do     func() *Response
+	}{
+		{"create", http.StatusCreated, nil},
+		{"get", http.StatusOK, func() *Response { return a.Do(t, "GET", spec.Family.Path+"/"+id, nil) }},
+		{"list", http.StatusOK, func() *Response { return a.Do(t, "GET", spec.Family.Path+"?limit=2", nil) }},
+		{"update", http.StatusOK, func() *Response { return a.Do(t, "PATCH", spec.Family.Path+"/"+id, spec.Update) }},
+		{"delete", http.StatusNoContent, func() *Response { return a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil) }},
+	}
+	for _, k := range kinds {
+		var res *Response
+		if k.kind == "create" {
+			// The body first: building it may create prerequisites, with calls of their own.
+			body := spec.Create(t, a, 4)
+			s.Calls.Reset()
+			s.SQSCalls.Reset()
+			res = a.Do(t, "POST", spec.Family.Path, body)
+		} else {
+			s.Calls.Reset()
+			s.SQSCalls.Reset()
+			res = k.do()
+		}
+		if res.Status != k.status {
+			t.Fatalf("%s: %d %s, want %d", k.kind, res.Status, res.Body, k.status)
+		}
+		if k.kind == "create" {
+			id = res.JSON(t)["id"].(string)
+		}
+		want, own := spec.RoundTrips[k.kind]
+		if !own {
+			want = RoundTrips[k.kind]
+		}
+		if got := s.Calls.ByName(); !maps.Equal(got, want) {
+			t.Errorf("%s %s made DynamoDB calls %v, want %v", k.kind, spec.Family.Path, got, want)
+		}
+		if n := s.SQSCalls.Total(); n != 0 {
+			t.Errorf("%s %s made %d SQS calls %v, want none", k.kind, spec.Family.Path, n, s.SQSCalls.ByName())
+		}
+	}
 }
