@@ -133,6 +133,20 @@ func checkType(typ *string) error {
 	return api.Invalid("type", "type must be one of dashboard, api, agent or endpoints, not %s", got)
 }
 
+// UpdateReads are the policies a PATCH body lists, read with the restriction
+// (resource.UpdateReader): the ones it does not use yet are compiled from that read.
+func (IPRestrictions) UpdateReads(r *api.Request, account string) []store.Key {
+	var in restrictionUpdate
+	if api.Decode(r, &in) != nil || in.IPPolicyIDs == nil {
+		return nil
+	}
+	pids, err := checkPolicyIDs(*in.IPPolicyIDs)
+	if err != nil {
+		return nil
+	}
+	return policyKeys(account, pids)
+}
+
 // Update applies a PATCH body: a new policy list references the policies added and releases
 // those removed.
 func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
@@ -180,7 +194,7 @@ func (f IPRestrictions) repoint(ctx context.Context, m *resource.Mutation, it *R
 	}
 	var added []*PolicyItem
 	if len(newIDs) > 0 {
-		items, err := f.Kit.DB.GetMany(ctx, policyKeys(it.AccountID, newIDs)...)
+		items, err := m.GetMany(ctx, policyKeys(it.AccountID, newIDs)...)
 		if err != nil {
 			return nil, err
 		}

@@ -206,23 +206,16 @@ func (f IPPolicyRules) Delete(ctx context.Context, r *api.Request, it *RuleItem,
 }
 
 // move changes a rule's CIDR in its policy's index (refusing a CIDR the policy already has)
-// and in the compiled API restriction state.
+// and in the compiled API restriction state. The index decides at commit, without reading the
+// policy first: the policy exists while its rule does (deleting a policy deletes its rules in
+// the same transaction, which fails this one's version check on the rule, so it is read again
+// and is a 404), and a CIDR it already has fails the index's condition alone: the 400.
 func (f IPPolicyRules) move(ctx context.Context, r *api.Request, m *resource.Mutation, it *RuleItem, old, next netip.Prefix) error {
-	pkey := store.ResourceKey(it.AccountID, it.PolicyID)
-	var pol PolicyItem
-	if err := f.Kit.DB.Get(ctx, pkey, &pol); store.IsNotFound(err) {
-		// Only a policy delete removes it, and that deletes this rule too.
-		return api.ErrNotFound
-	} else if err != nil {
-		return err
-	}
 	key := cidrKey(next)
-	if other, dup := pol.ruleAt(key); dup {
-		return api.BadRequest(CodeDuplicateCIDR, "cidr", "IP policy %s already has a rule for %s (%s)", it.PolicyID, next, other)
-	}
-	m.Touch(labelPolicy, pkey, expression.Remove(ruleMapPath(cidrKey(old))).
+	m.Touch(labelPolicy, store.ResourceKey(it.AccountID, it.PolicyID), expression.Remove(ruleMapPath(cidrKey(old))).
 		Set(ruleMapPath(key), expression.Value(ruleEntry(it.ID, it.Action, next))),
 		expression.AttributeNotExists(ruleMapPath(key)))
+	m.Refuse(labelPolicy, api.BadRequest(CodeDuplicateCIDR, "cidr", "IP policy %s already has a rule for %s", it.PolicyID, next))
 	rule := iprestrict.Rule{Prefix: next, Deny: it.Action == ActionDeny}
 	return changeAPIRestriction(ctx, f.Kit, r, m, "cidr", usesPolicy(it.PolicyID),
 		func(s *iprestrict.State) { s.SetRule(it.PolicyID, old, rule) })

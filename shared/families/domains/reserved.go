@@ -417,15 +417,21 @@ type DB interface {
 	GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error)
 }
 
-// Lookup returns the id of account's reserved domain that host is on: the reservation of host
-// itself, else of the wildcard over its parent; "" when there is none. It reads both guards in
-// one round trip.
-func Lookup(ctx context.Context, db DB, account, host string) (string, error) {
+// LookupKeys are the items Lookup reads for host: the guards of the reservation of host itself
+// and of the wildcard over its parent.
+func LookupKeys(host string) []store.Key {
 	keys := []store.Key{nameGuardKey(host)}
 	if _, parent, ok := strings.Cut(host, "."); ok && strings.Contains(parent, ".") && !strings.HasPrefix(host, "*.") {
 		keys = append(keys, nameGuardKey("*."+parent))
 	}
-	items, err := db.GetMany(ctx, keys...)
+	return keys
+}
+
+// Lookup returns the id of account's reserved domain that host is on: the reservation of host
+// itself, else of the wildcard over its parent; "" when there is none. It reads both guards
+// (LookupKeys) in one round trip.
+func Lookup(ctx context.Context, db DB, account, host string) (string, error) {
+	items, err := db.GetMany(ctx, LookupKeys(host)...)
 	if err != nil {
 		return "", fmt.Errorf("domains.Lookup(%s): %w", host, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"strings"
@@ -334,10 +335,27 @@ func TestEndpointsOnReservedDomains(t *testing.T) {
 		t.Fatalf("another account's endpoint got domain %v", e3["domain"])
 	}
 	a.Do(t, "DELETE", "/reserved_domains/"+d, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
-	// Moving the endpoint off the domain releases it.
-	moved := a.Do(t, "PATCH", "/endpoints/"+e1["id"].(string), map[string]any{"url": "https://elsewhere.example.com"}).Expect(t, http.StatusOK)
+	// Moving the endpoint onto another domain, then off every domain, releases the one it
+	// leaves; each move reads the guards of its new host with the endpoint: one read and one
+	// transaction.
+	var moved map[string]any
+	move := func(url string) map[string]int {
+		return s.RoundTripsOf(t, func() {
+			moved = a.Do(t, "PATCH", "/endpoints/"+e1["id"].(string), map[string]any{"url": url}).Expect(t, http.StatusOK)
+		})
+	}
+	onto := move("https://y." + wild)
+	if ref(moved) != w {
+		t.Fatalf("endpoint moved under *.%s: domain %v, want %s", wild, moved["domain"], w)
+	}
+	off := move("https://elsewhere.example.com")
 	if moved["domain"] != nil {
 		t.Fatalf("endpoint moved off the domain still has domain %v", moved["domain"])
+	}
+	for _, got := range []map[string]int{onto, off} {
+		if want := testkit.RoundTrips["update"]; !maps.Equal(got, want) {
+			t.Errorf("moving an endpoint made DynamoDB calls %v, want %v", got, want)
+		}
 	}
 	a.Do(t, "DELETE", "/reserved_domains/"+d, nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", "/reserved_domains/"+w, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")

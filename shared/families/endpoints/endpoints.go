@@ -150,6 +150,18 @@ func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *reso
 	return nil, f.referenceDomain(ctx, m, it, u)
 }
 
+// UpdateReads are the reserved-domain guards a new URL's host is looked up in, read with the
+// endpoint (resource.UpdateReader).
+func (Endpoints) UpdateReads(r *api.Request, _ string) []store.Key {
+	var in updateBody
+	if api.Decode(r, &in) == nil && in.URL != nil {
+		if u, err := ParseURL(*in.URL); err == nil {
+			return domains.LookupKeys(u.Host)
+		}
+	}
+	return nil
+}
+
 // Update applies a PATCH body to a cloud endpoint; a new URL or pooling setting moves or
 // changes its URL guard.
 func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
@@ -229,7 +241,7 @@ func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resour
 // on (dropping the reference to the one it was on), in the endpoint's transaction. A domain
 // deleted meanwhile makes the whole mutation run again, finding no domain then.
 func (f Endpoints) referenceDomain(ctx context.Context, m *resource.Mutation, it *Item, u URL) error {
-	id, err := domains.Lookup(ctx, f.Kit.DB, it.AccountID, u.Host)
+	id, err := domains.Lookup(ctx, m, it.AccountID, u.Host)
 	if err != nil {
 		return err
 	}

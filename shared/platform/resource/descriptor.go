@@ -71,6 +71,16 @@ type Deleter[P store.Resource] interface {
 	Delete(ctx context.Context, r *api.Request, it P, m *Mutation) error
 }
 
+// UpdateReader is implemented by families whose update reads items its request body names
+// (the policies a restriction is set to, the reserved domain a new URL is on): a PATCH reads
+// them in the same round trip as the item and the caller's items, and the Update hook gets them
+// through Mutation.GetMany instead of reading again. UpdateReads returns the keys for a PATCH
+// by a caller of account, nothing for a body it cannot read keys from (the Update hook refuses
+// such a body itself).
+type UpdateReader interface {
+	UpdateReads(r *api.Request, account string) []store.Key
+}
+
 // Referenceable is implemented by kinds that other resources reference (Mutation.Reference):
 // deleting an item still referenced is refused with InUse, decided in the delete's transaction.
 type Referenceable interface {

@@ -191,7 +191,15 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err err
 
 func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.update(%s %s)", f.EventKind, r.PathValue("id"))
-	it, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it P, m *Mutation) error {
+	var ahead []store.Key
+	if u, ok := f.Hooks.(UpdateReader); ok {
+		c, err := f.Kit.Auth.Resolve(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		ahead = u.UpdateReads(r, c.AccountID)
+	}
+	it, err := f.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it P, m *Mutation) error {
 		return f.Hooks.Update(ctx, r, it, m)
 	})
 	if err != nil {
@@ -206,16 +214,22 @@ func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (_ any, err e
 // applies the modification and adds any further writes to m.
 func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (_ P, err error) {
 	defer derrors.Wrap(&err, "resource.Modify(%s %s)", f.EventKind, id)
+	return f.modify(ctx, r, id, notFound, nil, change)
+}
+
+// modify is Modify reading the keys ahead with the item (for change, through Mutation.GetMany).
+func (f *Family[T, P]) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it P, m *Mutation) error) (_ P, err error) {
 	var it P
 	err = retrying(func() error {
 		it = P(new(T))
-		if err := f.Kit.Get(ctx, r, f.Prefix, id, it); err != nil {
+		read, err := f.Kit.getWith(ctx, r, f.Prefix, id, it, ahead)
+		if err != nil {
 			if errors.Is(err, api.ErrNotFound) && notFound != nil {
 				return notFound
 			}
 			return err
 		}
-		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
+		return f.Kit.commit(ctx, r, read, func(m *Mutation) error {
 			meta := it.Base()
 			prev := meta.Version
 			if err := change(it, m); err != nil {

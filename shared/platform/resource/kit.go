@@ -62,23 +62,37 @@ func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]st
 // Get reads the resource id of kind prefix into out; api.ErrNotFound when it is absent, of
 // another kind, or of another account.
 func (k *Kit) Get(ctx context.Context, r *api.Request, prefix, id string, out store.Resource) error {
-	var keys []store.Key
+	_, err := k.getWith(ctx, r, prefix, id, out, nil)
+	return err
+}
+
+// getWith is Get reading extra keys in the same round trip; it returns what it read of them, by
+// key (absent items included, as nil).
+func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, out store.Resource, extra []store.Key) (map[store.Key]store.Item, error) {
 	valid := ids.Is(id, prefix)
 	c, err := k.Auth.Resolve(ctx, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var keys []store.Key
 	if valid {
 		keys = append(keys, store.ResourceKey(c.AccountID, id))
 	}
-	items, err := k.Read(ctx, r, keys...)
+	if len(keys)+len(extra)+len(auth.ReadKeys(c)) > store.MaxBatchGet {
+		extra = nil // the hook reads them itself
+	}
+	items, err := k.Read(ctx, r, append(keys, extra...)...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !valid || items[0] == nil {
-		return api.ErrNotFound
+		return nil, api.ErrNotFound
 	}
-	return store.Unmarshal(items[0], out)
+	read := make(map[store.Key]store.Item, len(extra))
+	for i, key := range extra {
+		read[key] = items[len(keys)+i]
+	}
+	return read, store.Unmarshal(items[0], out)
 }
 
 // Page reads one list page of a collection of r's account. The caller check runs in parallel
@@ -114,6 +128,23 @@ type Mutation struct {
 	r          *api.Request
 	acctUpdate *expression.UpdateBuilder
 	retry      map[string]bool
+	// read holds the items read ahead with the operation's own read (UpdateReader), by key.
+	read map[store.Key]store.Item
+}
+
+// GetMany returns the items at keys (nil for absent ones) as GetMany of package store does:
+// from what the operation read ahead in its own round trip when that holds every key, else
+// with a read of its own.
+func (m *Mutation) GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error) {
+	out := make([]store.Item, len(keys))
+	for i, k := range keys {
+		it, ok := m.read[k]
+		if !ok {
+			return m.kit.DB.GetMany(ctx, keys...)
+		}
+		out[i] = it
+	}
+	return out, nil
 }
 
 // RetryOn marks the write labelled label as one whose failed condition means the state the
@@ -164,12 +195,17 @@ func (m *Mutation) Reference(id string, delta int64, missing error, cond ...expr
 // Commit builds a mutation with build and commits it, guarded by the caller's credentials. Its
 // events leave with the commit: the table's stream carries them on.
 func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {
+	return k.commit(ctx, r, nil, build)
+}
+
+// commit is Commit with the items the operation read ahead (see Mutation.GetMany).
+func (k *Kit) commit(ctx context.Context, r *api.Request, read map[store.Key]store.Item, build func(m *Mutation) error) error {
 	if _, err := k.Auth.Resolve(ctx, r); err != nil {
 		return err
 	}
 	var m *Mutation
 	err := k.Auth.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
-		m = &Mutation{Tx: tx, ctx: ctx, kit: k, r: r}
+		m = &Mutation{Tx: tx, ctx: ctx, kit: k, r: r, read: read}
 		if err := build(m); err != nil {
 			return nil, err
 		}

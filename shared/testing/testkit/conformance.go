@@ -357,18 +357,14 @@ func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
 		{"delete", http.StatusNoContent, func() *Response { return a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil) }},
 	}
 	for _, k := range kinds {
-		var res *Response
+		do := k.do
 		if k.kind == "create" {
 			// The body first: building it may create prerequisites, with calls of their own.
 			body := spec.Create(t, a, 4)
-			s.Calls.Reset()
-			s.SQSCalls.Reset()
-			res = a.Do(t, "POST", spec.Family.Path, body)
-		} else {
-			s.Calls.Reset()
-			s.SQSCalls.Reset()
-			res = k.do()
+			do = func() *Response { return a.Do(t, "POST", spec.Family.Path, body) }
 		}
+		var res *Response
+		got := s.RoundTripsOf(t, func() { res = do() })
 		if res.Status != k.status {
 			t.Fatalf("%s: %d %s, want %d", k.kind, res.Status, res.Body, k.status)
 		}
@@ -379,11 +375,21 @@ func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
 		if !own {
 			want = RoundTrips[k.kind]
 		}
-		if got := s.Calls.ByName(); !maps.Equal(got, want) {
+		if !maps.Equal(got, want) {
 			t.Errorf("%s %s made DynamoDB calls %v, want %v", k.kind, spec.Family.Path, got, want)
 		}
-		if n := s.SQSCalls.Total(); n != 0 {
-			t.Errorf("%s %s made %d SQS calls %v, want none", k.kind, spec.Family.Path, n, s.SQSCalls.ByName())
-		}
 	}
+}
+
+// RoundTripsOf runs do and returns the DynamoDB operations, by name, made on the request path
+// meanwhile; any SQS call fails the test.
+func (s *Stack) RoundTripsOf(t testing.TB, do func()) map[string]int {
+	t.Helper()
+	s.Calls.Reset()
+	s.SQSCalls.Reset()
+	do()
+	if n := s.SQSCalls.Total(); n != 0 {
+		t.Errorf("%d SQS calls on the request path %v, want none", n, s.SQSCalls.ByName())
+	}
+	return s.Calls.ByName()
 }
