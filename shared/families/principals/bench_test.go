@@ -23,6 +23,9 @@ import (
 // in the same run, interleaved: the request's consistent BatchGetItem for a GET (goal: p50
 // ratio ≤ 1.10), its TransactWriteItems for a create (≤ 1.15), and its read plus transaction
 // for an update and a delete, replayed on a twin key so that every condition still holds.
+// get and create are sent over HTTP to the local server; get-lambda and create-lambda are the
+// same requests as API Gateway delivers them to a function (its event through the function's
+// handler, no loopback HTTP between client and server), the path that serves them in AWS.
 func BenchmarkRequestsVsBareOperations(b *testing.B) {
 	s := testkit.Shared(b, app.Families...)
 	a := s.NewAccount(b)
@@ -61,6 +64,20 @@ func BenchmarkRequestsVsBareOperations(b *testing.B) {
 	})
 	b.Run("create", func(b *testing.B) {
 		benchkit.Compare(b, "create", func() { do("POST", "/api_keys", map[string]any{"description": "bench"}, http.StatusCreated) },
+			func() { write(nil) })
+	})
+	invoke := func(method, path string, body any, status int) {
+		s.Calls.Reset()
+		if res := s.DoFrom(b, "203.0.113.7", method, path, a.Token, body); res.Status != status {
+			b.Fatalf("%s %s: %d %s", method, path, res.Status, res.Body)
+		}
+	}
+	b.Run("get-lambda", func(b *testing.B) {
+		id, _ := newKey()
+		benchkit.Compare(b, "get-lambda", func() { invoke("GET", "/api_keys/"+id, nil, http.StatusOK) }, func() { read(nil) })
+	})
+	b.Run("create-lambda", func(b *testing.B) {
+		benchkit.Compare(b, "create-lambda", func() { invoke("POST", "/api_keys", map[string]any{"description": "bench"}, http.StatusCreated) },
 			func() { write(nil) })
 	})
 	b.Run("update", func(b *testing.B) {

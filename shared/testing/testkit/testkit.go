@@ -52,6 +52,9 @@ type Stack struct {
 	ledger           ledger
 	families         []*resource.Descriptor
 	stopReader       func()
+	// lambda is the Lambda handler of families, built once (DoFrom).
+	lambda     func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	lambdaOnce sync.Once
 }
 
 // StopReader stops the stack's own stream reader (for tests that run readers of their own on
@@ -416,7 +419,8 @@ func (s *Stack) DoFrom(t testing.TB, source, method, path, token string, body an
 		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: host,
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: p, Protocol: "HTTP/1.1", SourceIP: source}},
 	}
-	res, err := s.Deps.Handler(s.families...)(context.Background(), ev)
+	s.lambdaOnce.Do(func() { s.lambda = s.Deps.Handler(s.families...) })
+	res, err := s.lambda(context.Background(), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
