@@ -82,8 +82,8 @@ func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
 	return RestrictionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), DescribedJSON: it.Described.Rendered(), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
 }
 
-// Create fills a new restriction from the request body, reading its policies with the items
-// that verify the caller in one round trip.
+// Create fills a new restriction from the request body; an api restriction reads its policies
+// with the items that verify the caller in one round trip, to compile their rules.
 func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) (any, error) {
 	var in restrictionCreate
 	if err := api.Decode(r, &in); err != nil {
@@ -102,6 +102,19 @@ func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *Restrict
 	if err != nil {
 		return nil, err
 	}
+	if err := it.SetText(textCodes, in.Text); err != nil {
+		return nil, err
+	}
+	api.Set(&it.Enforced, in.Enforced)
+	it.Type, it.PolicyIDs = *in.Type, pids
+	if it.Type != TypeAPI {
+		// Only an api restriction is compiled from its policies' rules; the others just refer
+		// to their policies, which the references' conditions find at commit, unread.
+		for _, p := range pids {
+			m.Reference(p, 1, errNoPolicy(p))
+		}
+		return nil, nil
+	}
 	items, err := f.Kit.Read(ctx, r, policyKeys(it.AccountID, pids)...)
 	if err != nil {
 		return nil, err
@@ -110,15 +123,15 @@ func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *Restrict
 	if err != nil {
 		return nil, err
 	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
-		return nil, err
-	}
-	api.Set(&it.Enforced, in.Enforced)
-	it.Type, it.PolicyIDs = *in.Type, pids
 	for _, p := range pols {
 		reference(m, it, p, 1)
 	}
 	return nil, f.syncAPI(ctx, r, m, it, pols, false)
+}
+
+// errNoPolicy is the 400 for a restriction naming policy id, which the account does not have.
+func errNoPolicy(id string) error {
+	return api.Invalid("ip_policy_ids", "IP policy %s does not exist in this account", id)
 }
 
 // checkType checks a create body's type.
@@ -292,7 +305,7 @@ func policiesOf(pids []string, items []store.Item) ([]*PolicyItem, error) {
 	out := make([]*PolicyItem, len(pids))
 	for i, it := range items {
 		if it == nil {
-			return nil, api.Invalid("ip_policy_ids", "IP policy %s does not exist in this account", pids[i])
+			return nil, errNoPolicy(pids[i])
 		}
 		out[i] = &PolicyItem{}
 		if err := store.Unmarshal(it, out[i]); err != nil {
