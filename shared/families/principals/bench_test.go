@@ -58,28 +58,25 @@ func BenchmarkRequestsVsBareOperations(b *testing.B) {
 	twin := func(id, token, id2, token2 string) map[string]string {
 		return map[string]string{id: id2, store.TokenHash(token): store.TokenHash(token2)}
 	}
-	b.Run("get", func(b *testing.B) {
-		id, _ := newKey()
-		benchkit.Compare(b, "get", func() { do("GET", "/api_keys/"+id, nil, http.StatusOK) }, func() { read(nil) })
-	})
-	b.Run("create", func(b *testing.B) {
-		benchkit.Compare(b, "create", func() { do("POST", "/api_keys", map[string]any{"description": "bench"}, http.StatusCreated) },
-			func() { write(nil) })
-	})
 	invoke := func(method, path string, body any, status int) {
 		s.Calls.Reset()
 		if res := s.DoFrom(b, "203.0.113.7", method, path, a.Token, body); res.Status != status {
 			b.Fatalf("%s %s: %d %s", method, path, res.Status, res.Body)
 		}
 	}
-	b.Run("get-lambda", func(b *testing.B) {
-		id, _ := newKey()
-		benchkit.Compare(b, "get-lambda", func() { invoke("GET", "/api_keys/"+id, nil, http.StatusOK) }, func() { read(nil) })
-	})
-	b.Run("create-lambda", func(b *testing.B) {
-		benchkit.Compare(b, "create-lambda", func() { invoke("POST", "/api_keys", map[string]any{"description": "bench"}, http.StatusCreated) },
-			func() { write(nil) })
-	})
+	for _, via := range []struct {
+		suffix string
+		send   func(method, path string, body any, status int)
+	}{{"", do}, {"-lambda", invoke}} {
+		b.Run("get"+via.suffix, func(b *testing.B) {
+			id, _ := newKey()
+			benchkit.Compare(b, "get"+via.suffix, func() { via.send("GET", "/api_keys/"+id, nil, http.StatusOK) }, func() { read(nil) })
+		})
+		b.Run("create"+via.suffix, func(b *testing.B) {
+			benchkit.Compare(b, "create"+via.suffix, func() { via.send("POST", "/api_keys", map[string]any{"description": "bench"}, http.StatusCreated) },
+				func() { write(nil) })
+		})
+	}
 	b.Run("update", func(b *testing.B) {
 		id, tok := newKey()
 		id2, tok2 := newKey()
