@@ -7,7 +7,9 @@ STACK     := infra/stack/stack.sh
 # The Lambda functions: <logical id in template.yaml>:<folder under functions/>.
 FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users \
              IPPoliciesFunction:ip_policies IPPolicyRulesFunction:ip_policy_rules IPRestrictionsFunction:ip_restrictions \
-             TunnelGroupBackendsFunction:tunnel_group_backends EndpointsFunction:endpoints \
+             TunnelGroupBackendsFunction:tunnel_group_backends StaticBackendsFunction:static_backends \
+             HTTPResponseBackendsFunction:http_response_backends FailoverBackendsFunction:failover_backends \
+             WeightedBackendsFunction:weighted_backends EndpointsFunction:endpoints \
              EventDestinationsFunction:event_destinations EventSubscriptionsFunction:event_subscriptions \
              EventWorkerFunction:event_worker CertWorkerFunction:cert_worker SchedulerFunction:scheduler \
              TLSCertificatesFunction:tls_certificates CertificateAuthoritiesFunction:certificate_authorities \

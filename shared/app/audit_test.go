@@ -11,7 +11,7 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
-// Every mutation of the access, backend and endpoint families records its audit event, with the
+// Every mutation of the access, backend (every kind) and endpoint families records its audit event, with the
 // resource as GET returns it, in the mutation's own transaction.
 func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 	s := testkit.Shared(t, app.Families...)
@@ -21,11 +21,16 @@ func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 		body, patch any
 	}
 	pol := a.Do(t, "POST", "/ip_policies", map[string]any{}).Expect(t, http.StatusCreated)["id"].(string)
+	child := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{}).Expect(t, http.StatusCreated)["id"].(string)
 	steps := []step{
 		{"/ip_policies", "ip_policy", map[string]any{"description": "x"}, map[string]any{"description": "y"}},
 		{"/ip_policy_rules", "ip_policy_rule", map[string]any{"ip_policy_id": pol, "cidr": "192.0.2.0/24", "action": "deny"}, map[string]any{"cidr": "192.0.2.0/25"}},
 		{"/ip_restrictions", "ip_restriction", map[string]any{"type": "agent", "ip_policy_ids": []string{pol}}, map[string]any{"enforced": true}},
 		{"/backends/tunnel_group", "tunnel_group_backend", map[string]any{"labels": map[string]string{"a": "b"}}, map[string]any{"description": "d"}},
+		{"/backends/static", "static_backend", map[string]any{"address": "a.example.com:443"}, map[string]any{"tls": map[string]any{"enabled": true}}},
+		{"/backends/http_response", "http_response_backend", map[string]any{"status_code": 503}, map[string]any{"body": "b"}},
+		{"/backends/failover", "failover_backend", map[string]any{"backends": []string{child}}, map[string]any{"backends": []string{}}},
+		{"/backends/weighted", "weighted_backend", map[string]any{"backends": map[string]int{child: 1}}, map[string]any{"backends": map[string]int{}}},
 		{"/endpoints", "endpoint", map[string]any{"url": "https://audit.example.com", "traffic_policy": "on_http_request: []"}, map[string]any{"metadata": "m"}},
 	}
 	want := map[string]int{}
@@ -37,7 +42,8 @@ func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 			want[audit.Type(st.kind, verb)]++
 		}
 	}
-	want[audit.Type("ip_policy", "created")]++ // the policy the rule and restriction used
+	want[audit.Type("ip_policy", "created")]++            // the policy the rule and restriction used
+	want[audit.Type("tunnel_group_backend", "created")]++ // the failover and weighted backends' child
 	items, err := s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
 	if err != nil {
 		t.Fatal(err)

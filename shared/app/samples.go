@@ -97,6 +97,8 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"agent_ingresses":       uniqueDomain,
 	"ssh_user_certificates": sshSetup,
 	"ssh_host_certificates": sshSetup,
+	"failover_backends":     childBackendsSetup,
+	"weighted_backends":     childBackendsSetup,
 }
 
 // uniqueDomain is a fresh {{domain}}: domains are unique across accounts and runs of the samples
@@ -121,6 +123,21 @@ func createdID(ctx context.Context, create Creator, placeholder, path string, bo
 		return nil, fmt.Errorf("POST %s returned no id", path)
 	}
 	return map[string]string{placeholder: id}, nil
+}
+
+// childBackendsSetup makes the static and HTTP response backends that failover and weighted
+// backend samples refer to.
+func childBackendsSetup(ctx context.Context, create Creator) (map[string]string, error) {
+	vars, err := createdID(ctx, create, "{{static_backend_id}}", "/backends/static", map[string]any{"address": "origin.example.com:443"})
+	if err != nil {
+		return nil, err
+	}
+	more, err := createdID(ctx, create, "{{http_response_backend_id}}", "/backends/http_response", map[string]any{"status_code": 503})
+	if err != nil {
+		return nil, err
+	}
+	vars["{{http_response_backend_id}}"] = more["{{http_response_backend_id}}"]
+	return vars, nil
 }
 
 // sshSetup makes the SSH CA and the public key that certificate samples refer to.

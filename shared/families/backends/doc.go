@@ -6,9 +6,6 @@
 //   - failover (/backends/failover, bkdfo): an ordered list of other backends, tried in order;
 //   - weighted (/backends/weighted, bkdwd): other backends with weights 0–10000.
 //
-// Only the tunnel group family is served so far; the other kinds are known here by prefix and
-// path, so that references to them are checked and rendered already.
-//
 // Every kind shares one shape (Backends: create, get, list, update, delete with the family's
 // generic rules), the platform's description and metadata codes (6503, 6504) and its delete
 // refusal: a backend referenced by another backend, an edge or a route is not deleted (400

@@ -6,17 +6,41 @@ import (
 	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/hooktest"
 )
 
-// TestTunnelGroupHooks runs the hooks without a table: members in wire order (metadata omitted when empty), labels {} and
-// tunnels [] when there are none, and bad bodies refused naming the member.
-func TestTunnelGroupHooks(t *testing.T) {
-	f := backends.TunnelGroupBackends{Family: &resource.Family[backends.TunnelGroupItem, *backends.TunnelGroupItem]{Descriptor: backends.TunnelGroupBackendsDescriptor}}
-	it := &backends.TunnelGroupItem{}
-	it.ID, it.CreatedAt, it.Description = "bkdtg_1", 60, "d"
-	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it),
-		`{"id":"bkdtg_1","uri":"https://api.example.com/backends/tunnel_group/bkdtg_1","created_at":"1970-01-01T00:01:00Z",`+
-			`"description":"d","labels":{},"tunnels":[]}`)
-	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+// meta is the stored identity the rendered samples share.
+func meta(id string) store.Meta {
+	return store.Meta{ID: id, CreatedAt: 60}
+}
+
+// The hooks run without a table: members in wire order (description and metadata omitted when
+// empty), empty maps and lists as {} and [] (never null), and an empty PATCH refused.
+func TestBackendHooks(t *testing.T) {
+	r := hooktest.Request("")
+	const head = `"uri":"https://api.example.com/backends/`
+	tg := backends.TunnelGroupBackends{Family: &resource.Family[backends.TunnelGroupItem, *backends.TunnelGroupItem]{Descriptor: backends.TunnelGroupBackendsDescriptor}}
+	it := &backends.TunnelGroupItem{Meta: meta("bkdtg_1")}
+	it.Description = "d"
+	hooktest.WantJSON(t, tg.Render(r, it), `{"id":"bkdtg_1",`+head+`tunnel_group/bkdtg_1","created_at":"1970-01-01T00:01:00Z","description":"d","labels":{},"tunnels":[]}`)
+	hooktest.WantCode(t, tg.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+
+	st := backends.StaticBackends{Family: &resource.Family[backends.StaticItem, *backends.StaticItem]{Descriptor: backends.StaticBackendsDescriptor}}
+	hooktest.WantJSON(t, st.Render(r, &backends.StaticItem{Meta: meta("bkdsb_1"), Address: "a:1"}),
+		`{"id":"bkdsb_1",`+head+`static/bkdsb_1","created_at":"1970-01-01T00:01:00Z","address":"a:1","tls":{"enabled":false}}`)
+	hooktest.WantCode(t, st.Update(t.Context(), hooktest.Request(`{}`), &backends.StaticItem{}, nil), api.CodeEmptyUpdate, "body")
+
+	hr := backends.HTTPResponseBackends{Family: &resource.Family[backends.HTTPResponseItem, *backends.HTTPResponseItem]{Descriptor: backends.HTTPResponseBackendsDescriptor}}
+	hooktest.WantJSON(t, hr.Render(r, &backends.HTTPResponseItem{Meta: meta("bkdhr_1"), StatusCode: 200}),
+		`{"id":"bkdhr_1",`+head+`http_response/bkdhr_1","created_at":"1970-01-01T00:01:00Z","body":"","headers":{},"status_code":200}`)
+
+	fo := backends.FailoverBackends{Family: &resource.Family[backends.FailoverItem, *backends.FailoverItem]{Descriptor: backends.FailoverBackendsDescriptor}}
+	hooktest.WantJSON(t, fo.Render(r, &backends.FailoverItem{Meta: meta("bkdfo_1")}),
+		`{"id":"bkdfo_1",`+head+`failover/bkdfo_1","created_at":"1970-01-01T00:01:00Z","backends":[]}`)
+
+	wd := backends.WeightedBackends{Family: &resource.Family[backends.WeightedItem, *backends.WeightedItem]{Descriptor: backends.WeightedBackendsDescriptor}}
+	hooktest.WantJSON(t, wd.Render(r, &backends.WeightedItem{Meta: meta("bkdwd_1"), Weights: map[string]int64{"bkdtg_1": 5}}),
+		`{"id":"bkdwd_1",`+head+`weighted/bkdwd_1","created_at":"1970-01-01T00:01:00Z","backends":{"bkdtg_1":5}}`)
+	hooktest.WantCode(t, wd.Update(t.Context(), hooktest.Request(`{"backends":{"bkdtg_1":10001}}`), &backends.WeightedItem{}, nil), backends.CodeWeight, "backends.bkdtg_1")
 }

@@ -3,6 +3,7 @@ package backends_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 
@@ -64,6 +65,10 @@ var kindSamples = []struct {
 	body any
 }{
 	{backends.TunnelGroupBackendsDescriptor, map[string]any{"labels": map[string]string{"app": "web"}}},
+	{backends.StaticBackendsDescriptor, map[string]any{"address": "origin.example.com:443"}},
+	{backends.HTTPResponseBackendsDescriptor, map[string]any{"status_code": 503}},
+	{backends.FailoverBackendsDescriptor, map[string]any{}},
+	{backends.WeightedBackendsDescriptor, map[string]any{}},
 }
 
 // Every backend kind refuses its delete while something references it (6502) and allows it
@@ -95,28 +100,39 @@ func TestReferencedBackendsAreNotDeleted(t *testing.T) {
 	}
 }
 
-// 20 deletes of a backend racing with referrers created against it leave no referrer pointing
-// at a missing backend: either the backend survives with every referrer counted, or it is gone
-// and no referrer was created.
+// 20 deletes of a backend racing with referrers (edge stand-ins, and failover backends, or
+// weighted ones for a failover victim) created against it leave no reference to a missing
+// backend: either the backend survives with every referrer counted, or it is gone and no
+// referrer was created.
 func TestDeletesRacingReferences(t *testing.T) {
 	s := testkit.Start(t, append([]*resource.Descriptor{referrersDescriptor}, app.Families...)...)
 	a := s.NewAccount(t)
 	for _, k := range kindSamples {
 		t.Run(k.d.EventKind, func(t *testing.T) {
+			composite := func(b string) (string, any) {
+				if k.d == backends.FailoverBackendsDescriptor {
+					return "/backends/weighted", map[string]any{"backends": map[string]int{b: 1}}
+				}
+				return "/backends/failover", map[string]any{"backends": []string{b}}
+			}
 			for round := range 3 {
 				b := a.Do(t, "POST", k.d.Path, k.body).Expect(t, http.StatusCreated)["id"].(string)
 				var wg sync.WaitGroup
 				start := make(chan struct{})
-				statuses := make(chan int, 40)
-				for i := range 40 {
+				statuses := make(chan int, 60)
+				for i := range 60 {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
 						<-start
-						if i%2 == 0 {
+						switch i % 3 {
+						case 0:
 							statuses <- a.Do(t, "DELETE", k.d.Path+"/"+b, nil).Status
-						} else {
+						case 1:
 							statuses <- a.Do(t, "POST", "/test_referrers", map[string]any{"backend_id": b}).Status
+						default:
+							path, body := composite(b)
+							statuses <- a.Do(t, "POST", path, body).Status
 						}
 					}()
 				}
@@ -128,18 +144,23 @@ func TestDeletesRacingReferences(t *testing.T) {
 						t.Fatalf("round %d: a request answered %d", round, st)
 					}
 				}
-				checkNoDanglingReferences(t, s, a)
+				checkReferences(t, s, a)
 			}
 		})
 	}
 }
 
-// checkNoDanglingReferences fails t when a referrer of a's points at a missing backend, or a
-// backend's reference count differs from its referrers.
-func checkNoDanglingReferences(t *testing.T, s *testkit.Stack, a *testkit.Account) {
+// checkReferences fails t when a referrer or a failover or weighted backend of a's references a
+// missing backend, when a backend's reference count differs from its referrers, or when
+// failover and weighted backends reference each other in a cycle.
+func checkReferences(t *testing.T, s *testkit.Stack, a *testkit.Account) {
 	t.Helper()
 	counts := map[string]int64{}
-	refs, _ := a.WalkPages(t, "/test_referrers", "referrers")
+	edges := map[string][]string{}
+	var refs []string
+	if a.Do(t, "GET", "/test_referrers", nil).Status == http.StatusOK { // a stack serving the edge stand-ins
+		refs, _ = a.WalkPages(t, "/test_referrers", "referrers")
+	}
 	for _, id := range refs {
 		var it struct {
 			BackendID string `dynamodbav:"backend_id"`
@@ -148,6 +169,19 @@ func checkNoDanglingReferences(t *testing.T, s *testkit.Stack, a *testkit.Accoun
 			t.Fatal(err)
 		}
 		counts[it.BackendID]++
+	}
+	for _, d := range []*resource.Descriptor{backends.FailoverBackendsDescriptor, backends.WeightedBackendsDescriptor} {
+		list, _ := a.WalkPages(t, d.Path, d.ListKey)
+		for _, id := range list {
+			var it backends.Composite
+			if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &it); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range it.Children {
+				counts[c]++
+			}
+			edges[id] = it.Children
+		}
 	}
 	for b, n := range counts {
 		var meta store.Meta
@@ -158,6 +192,44 @@ func checkNoDanglingReferences(t *testing.T, s *testkit.Stack, a *testkit.Accoun
 			t.Fatalf("%s counts %d references, %d referrers exist", b, meta.Refs, n)
 		}
 	}
+	if cycle := findCycle(edges); cycle != nil {
+		t.Fatalf("stored backends reference each other in a cycle: %v", cycle)
+	}
+}
+
+// findCycle returns a cycle of the graph edges, or nil.
+func findCycle(edges map[string][]string) []string {
+	const (
+		open = 1
+		done = 2
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(n string) []string
+	visit = func(n string) []string {
+		switch state[n] {
+		case open:
+			return append(slices.Clone(path), n)
+		case done:
+			return nil
+		}
+		state[n] = open
+		path = append(path, n)
+		for _, c := range edges[n] {
+			if cycle := visit(c); cycle != nil {
+				return cycle
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+		return nil
+	}
+	for n := range edges {
+		if cycle := visit(n); cycle != nil {
+			return cycle
+		}
+	}
+	return nil
 }
 
 // CheckID tells no backend id (6526) from a malformed one of a backend kind (6527); Ref gives

@@ -1,0 +1,9 @@
+// Command failover_backends is the Lambda function serving the /backends/failover routes.
+package main
+
+import (
+	"tunnelapi/shared/families/backends"
+	"tunnelapi/shared/platform/runtime"
+)
+
+func main() { runtime.Main(backends.FailoverBackendsDescriptor) }

@@ -1,0 +1,174 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Composite is the stored part of a backend that references other backends (failover,
+// weighted): their ids, in the backend's order. Each is counted in the child's reference count.
+type Composite struct {
+	Children []string `dynamodbav:"children"`
+}
+
+func (c *Composite) children() []string { return c.Children }
+
+// compositeRules are what sets failover and weighted backends apart when they reference others.
+type compositeRules struct {
+	kind kind
+	// childCode refuses a child the kind may not reference (6525, 6524).
+	childCode string
+	// max children, and the code of more (6513, 6511).
+	max     int
+	maxCode string
+}
+
+// txReserve is how many writes of a composite backend's update are not its children's: the
+// caller's two guards, the item and the audit event's two items, and one to spare.
+const txReserve = 6
+
+// link makes next (ids, each the value of the body member fields[i]) the children of the
+// composite backend self in m: ids checked (6526, 6527), kinds and self refused (rules'
+// childCode), the reference counts of added children raised (6501 when one does not exist) and
+// of removed ones lowered. An update that adds children also proves that none of them leads
+// back to self, in m's transaction (see the package doc): the composite backends reachable from
+// the added ones are read, and the commit conditions on each still having the version read.
+func (c *Composite) link(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation, self string, rules compositeRules, next, fields []string, create bool) error {
+	if len(next) > rules.max {
+		return api.BadRequest(rules.maxCode, "backends", "a %s backend may reference at most %d backends; this one names %d", rules.kind.name, rules.max, len(next))
+	}
+	field := map[string]string{}
+	for i, id := range next {
+		if err := CheckID(fields[i], id); err != nil {
+			return err
+		}
+		ck, _, _ := kindOf(id)
+		switch {
+		case id == self:
+			return api.BadRequest(rules.childCode, fields[i], "a %s backend may not reference itself", rules.kind.name)
+		case ck == rules.kind:
+			return api.BadRequest(rules.childCode, fields[i], "a %s backend may not reference the backend %s because it is a %s backend", rules.kind.name, id, ck.name)
+		}
+		field[id] = fields[i]
+	}
+	var added, removed []string
+	for _, id := range next {
+		if !slices.Contains(c.Children, id) {
+			added = append(added, id)
+		}
+	}
+	for _, id := range c.Children {
+		if _, kept := field[id]; !kept {
+			removed = append(removed, id)
+		}
+	}
+	var versions map[string]int64
+	if !create {
+		budget := store.MaxTxItems - txReserve - len(added) - len(removed)
+		var err error
+		if versions, err = walk(ctx, k, r, self, rules, added, field, budget); err != nil {
+			return err
+		}
+	}
+	for _, id := range removed {
+		m.Reference(id, -1, nil, atVersion(versions, id)...)
+	}
+	for _, id := range added {
+		if _, walked := versions[id]; walked {
+			// A failed version condition is a change to read again, not a missing backend: the
+			// walk of the retried update finds out which.
+			m.Reference(id, 1, nil, atVersion(versions, id)...)
+		} else {
+			m.Reference(id, 1, missing(field[id], id))
+		}
+	}
+	for id, v := range versions {
+		if !slices.Contains(added, id) && !slices.Contains(removed, id) {
+			label := "walk:" + id
+			m.Check(label, store.ResourceKey(r.Caller().AccountID, id), store.AtVersion(v))
+			m.RetryOn(label)
+		}
+	}
+	c.Children = slices.Clone(next)
+	return nil
+}
+
+// atVersion is the condition that the walked backend id still has the version read, if it was
+// walked.
+func atVersion(versions map[string]int64, id string) []expression.ConditionBuilder {
+	if v, ok := versions[id]; ok {
+		return []expression.ConditionBuilder{store.AtVersion(v)}
+	}
+	return nil
+}
+
+// walk reads, level by level, the composite backends reachable from the added children of self
+// and returns the version of each. It refuses (rules' childCode, naming the added child) a
+// path back to self, an added composite child that does not exist (6501), and more backends
+// than budget.
+func walk(ctx context.Context, k *resource.Kit, r *api.Request, self string, rules compositeRules, added []string, field map[string]string, budget int) (map[string]int64, error) {
+	versions := map[string]int64{}
+	from := map[string]string{} // each backend reached: the added child it was reached from
+	var frontier []string
+	for _, id := range added {
+		if ck, _, _ := kindOf(id); ck.composite() {
+			from[id] = id
+			frontier = append(frontier, id)
+		}
+	}
+	for len(frontier) > 0 {
+		if len(versions)+len(frontier) > budget {
+			return nil, api.Invalid("backends", "the backends added lead to more than %d failover and weighted backends, more than one update can check for reference cycles", budget)
+		}
+		keys := make([]store.Key, len(frontier))
+		for i, id := range frontier {
+			keys[i] = store.ResourceKey(r.Caller().AccountID, id)
+		}
+		items, err := k.DB.GetMany(ctx, keys...)
+		if err != nil {
+			return nil, fmt.Errorf("backends: walk the backends reachable from %s: %w", self, err)
+		}
+		var next []string
+		for i, raw := range items {
+			id := frontier[i]
+			if raw == nil {
+				if from[id] == id {
+					return nil, missing(field[id], id)
+				}
+				// Deleted after its referrer was read: the referrer's version changed too, and
+				// the commit's condition on it fails.
+				continue
+			}
+			var node struct {
+				store.Meta
+				Composite
+			}
+			if err := store.Unmarshal(raw, &node); err != nil {
+				return nil, err
+			}
+			versions[id] = node.Version
+			for _, child := range node.Children {
+				if child == self {
+					origin := from[id]
+					return nil, api.BadRequest(rules.childCode, field[origin], "a %s backend may not reference the backend %s: it leads back to this backend, which would make a reference cycle", rules.kind.name, origin)
+				}
+				if _, seen := from[child]; seen {
+					continue
+				}
+				if ck, _, _ := kindOf(child); ck.composite() {
+					from[child] = from[id]
+					next = append(next, child)
+				}
+			}
+		}
+		frontier = next
+	}
+	return versions, nil
+}

@@ -1,0 +1,75 @@
+package backends
+
+import (
+	"context"
+	"strconv"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// FailoverItem is a stored failover backend: its children in the order they are tried.
+type FailoverItem struct {
+	store.Meta
+	text
+	Composite
+}
+
+// FailoverJSON is the wire form of a failover backend.
+type FailoverJSON struct {
+	header
+	Backends []string `json:"backends"`
+}
+
+type failoverBody struct {
+	described
+	Backends *[]string `json:"backends"`
+}
+
+func (b failoverBody) supplied() bool { return b.Backends != nil }
+
+// MaxFailoverBackends is how many backends one failover backend may list.
+const MaxFailoverBackends = 20
+
+var failoverRules = compositeRules{kind: failover, childCode: CodeFailoverChild, max: MaxFailoverBackends, maxCode: CodeTooManyFailover}
+
+// FailoverBackendsDescriptor is the /backends/failover family.
+var FailoverBackendsDescriptor = &resource.Descriptor{
+	Path: failover.path, Prefix: failover.prefix, ListKey: "backends", EventKind: "failover_backend",
+	Function: "FailoverBackendsFunction", Dir: "failover_backends",
+	Routes: serve[FailoverItem, *FailoverItem, failoverBody]("backends"),
+}
+
+// FailoverBackends is the failover backend family's rules.
+type FailoverBackends = Backends[FailoverItem, *FailoverItem, failoverBody]
+
+func (it *FailoverItem) wire(r *api.Request, h header) any {
+	return FailoverJSON{header: h, Backends: it.listed()}
+}
+
+// listed is the children, [] when there are none.
+func (c *Composite) listed() []string {
+	if c.Children == nil {
+		return []string{}
+	}
+	return c.Children
+}
+
+// apply sets the ordered list of backends, each at most once.
+func (it *FailoverItem) apply(ctx context.Context, k *resource.Kit, r *api.Request, in *failoverBody, m *resource.Mutation, create bool) error {
+	if in.Backends == nil {
+		return nil
+	}
+	list := *in.Backends
+	fields := make([]string, len(list))
+	for i, id := range list {
+		fields[i] = "backends[" + strconv.Itoa(i) + "]"
+		for j := range i {
+			if list[j] == id {
+				return api.Invalid(fields[i], "backend %s is listed twice (backends[%d] and backends[%d])", api.Describe(id), j, i)
+			}
+		}
+	}
+	return it.link(ctx, k, r, m, it.ID, failoverRules, list, fields, create)
+}
