@@ -31,7 +31,9 @@ func FuzzAllRoutes(f *testing.F) {
 		`{"target":{"kinesis":{"auth":{"role":{"role_arn":"x"}},"stream_arn":"y"}}}`,
 		`{"private_key_type":"rsa","key_size":1024}`, `{"public_key":"ssh-ed25519 AAAA"}`,
 		`{"certificate_pem":"-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----"}`,
-		`{"sources":[{"type":"nope.v0"}],"destination_ids":["ed_x"]}`, `{"labels":{"a=b":"c"}}`}
+		`{"sources":[{"type":"nope.v0"}],"destination_ids":["ed_x"]}`, `{"labels":{"a=b":"c"}}`,
+		`{"address":"[::1]:0","tls":{"enabled":true}}`, `{"headers":{"X-A":"b\r\n"},"status_code":1e3,"body":""}`,
+		`{"backends":["bkdtg_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc","bkdwd_x",7]}`, `{"backends":{"bkdfo_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc":-1}}`}
 	for i := range routes {
 		f.Add(uint16(i), "ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc", "", bodies[i%len(bodies)])
 	}

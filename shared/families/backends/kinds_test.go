@@ -351,3 +351,27 @@ func TestConcurrentPatchesCannotCloseACycle(t *testing.T) {
 		})
 	}
 }
+
+// DynamoDB calls per request: a create of any kind is one transaction; an update and a delete
+// a read and a transaction; an update adding failover or weighted children reads once more per
+// level of them it walks (the cycle check).
+func TestBackendRoundTrips(t *testing.T) {
+	s := testkit.Shared(t, app.Families...)
+	a := s.NewAccount(t)
+	st := newBackend(t, a, "/backends/static", map[string]any{"address": "a.example.com:1"})
+	w := newBackend(t, a, "/backends/weighted", map[string]any{"backends": map[string]int{st: 1}})
+	f2 := newBackend(t, a, "/backends/failover", map[string]any{"backends": []string{w}})
+	w2 := newBackend(t, a, "/backends/weighted", map[string]any{"backends": map[string]int{f2: 1}})
+	f := newBackend(t, a, "/backends/failover", map[string]any{})
+	a.WithinCalls(t,
+		testkit.Trip("create static", "POST", "/backends/static", map[string]any{"address": "b.example.com:1"}, 1),
+		testkit.Trip("create http_response", "POST", "/backends/http_response", map[string]any{"body": "x"}, 1),
+		testkit.Trip("create failover", "POST", "/backends/failover", map[string]any{"backends": []string{st, w}}, 1),
+		testkit.Trip("create weighted", "POST", "/backends/weighted", map[string]any{"backends": map[string]int{st: 1, f2: 2}}, 1),
+		testkit.Trip("get", "GET", "/backends/failover/"+f, nil, 1),
+		testkit.Trip("update adding a leaf", "PATCH", "/backends/failover/"+f, map[string]any{"backends": []string{st}}, 2),
+		testkit.Trip("update adding a weighted backend", "PATCH", "/backends/failover/"+f, map[string]any{"backends": []string{st, w}}, 3),
+		testkit.Trip("update adding three levels", "PATCH", "/backends/failover/"+f, map[string]any{"backends": []string{w2}}, 5),
+		testkit.Trip("delete", "DELETE", "/backends/failover/"+f, nil, 2),
+	)
+}
