@@ -99,10 +99,18 @@ func (Credentials) Update(ctx context.Context, r *api.Request, it *CredentialIte
 	return it.SetSecretText(in.Text)
 }
 
+// MaxACLRules bounds a credential's ACL. The platform documents no limit; this one keeps
+// checking a bind against the ACL cheap and the credential far below the size of one stored
+// item (the item and its audit event are measured before writing as well).
+const MaxACLRules = 1000
+
 // setACL validates and stores a supplied ACL; a supplied list replaces the stored one.
 func (c *CredentialItem) setACL(rules *[]string) error {
 	if rules == nil {
 		return nil
+	}
+	if len(*rules) > MaxACLRules {
+		return api.Invalid("acl", "acl has %d rules; a credential has at most %d", len(*rules), MaxACLRules)
 	}
 	if _, i, err := acl.ParseAll(*rules); err != nil {
 		return api.BadRequest(CodeInvalidACL, "acl", "acl[%d]: %s", i, err.Error())

@@ -101,3 +101,66 @@ func TestRecordErrors(t *testing.T) {
 		t.Error("unmarshalable object: no error")
 	}
 }
+
+// TestRecordLargeEvent: an event too large for a queue message is queued as its Reference
+// while the audit log keeps the whole envelope, which Load returns; HTML in the object is not
+// escaped (escaping would multiply its size).
+func TestRecordLargeEvent(t *testing.T) {
+	ctx := context.Background()
+	f := fakedb.New()
+	db := store.New(f, "t")
+	for _, tc := range []struct {
+		name     string
+		bodySize int
+		inline   bool
+	}{
+		{"small", 1000, true},
+		{"just fits", audit.MaxMessageBytes - 400, true},
+		{"too large for the queue", audit.MaxMessageBytes, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := strings.Repeat("<b>&amp;</b>", tc.bodySize/12)
+			tx := &store.Tx{}
+			env, err := audit.Record(tx, request(), "endpoint_created.v0", map[string]string{"body": body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Commit(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			whole, err := audit.Load(ctx, db, "ac_1", env.EventID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back struct {
+				EventID string            `json:"event_id"`
+				Object  map[string]string `json:"object"`
+			}
+			if err := json.Unmarshal(whole, &back); err != nil || back.EventID != env.EventID || back.Object["body"] != body {
+				t.Fatalf("the log holds %.200s (%v)", whole, err)
+			}
+			if len(whole) > len(body)+1000 {
+				t.Errorf("the envelope of a %d-byte object takes %d bytes", len(body), len(whole))
+			}
+			k := store.OutboxKey(env.EventID)
+			var ob audit.OutboxItem
+			if err := store.Unmarshal(f.Item(k.PK, k.SK), &ob); err != nil {
+				t.Fatal(err)
+			}
+			if ob.Payload != env.Message() || len(env.Message()) > audit.MaxMessageBytes {
+				t.Fatalf("outbox payload of %d bytes, message of %d", len(ob.Payload), len(env.Message()))
+			}
+			if tc.inline {
+				if env.Message() != string(whole) {
+					t.Fatal("a small event is not queued whole")
+				}
+				return
+			}
+			var ref audit.Reference
+			if err := json.Unmarshal([]byte(env.Message()), &ref); err != nil || ref.Stored != audit.StoredInLog ||
+				ref.EventID != env.EventID || ref.AccountID != "ac_1" || ref.EventType != "endpoint_created.v0" || ref.EventTimestamp != env.EventTimestamp {
+				t.Fatalf("reference %s (%v)", env.Message(), err)
+			}
+		})
+	}
+}

@@ -11,5 +11,13 @@
 // The delivered envelope is JSON with, in this order: event_id (ev_…), event_type,
 // event_timestamp (RFC 3339 UTC, whole seconds), account_id, object (the resource exactly as
 // GET returns it at that moment) and principal {id, subject, source:"API", credential:{id,
-// uri}}. Members may be added to a .v0 payload; any other change needs a new version.
+// uri}}. Members may be added to a .v0 payload; any other change needs a new version. It is
+// encoded without HTML escaping (<, > and & as they are), which keeps it close to the size of
+// the resource.
+//
+// The audit-log item always holds the whole envelope. The outbox item's payload, which is what
+// the events queue carries, is the envelope too, unless it is larger than MaxMessageBytes: then
+// it is the envelope's Reference (routing members and "stored":"audit_log"), and the event
+// worker reads the envelope from the log (Load) before delivering it. Events are passed by
+// reference, never split.
 package audit

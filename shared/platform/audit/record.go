@@ -1,11 +1,14 @@
 package audit
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 )
@@ -26,6 +29,46 @@ type Envelope struct {
 	AccountID      string          `json:"account_id"`
 	Object         json.RawMessage `json:"object"`
 	Principal      Principal       `json:"principal"`
+
+	// message is what the events queue carries for the event (Message).
+	message string
+}
+
+// Message is the body the events queue carries for the event: the envelope itself, or its
+// Reference when the envelope is larger than MaxMessageBytes.
+func (e *Envelope) Message() string { return e.message }
+
+// MaxMessageBytes is the largest envelope the events queue carries as it is. SQS (and an
+// EventBridge Pipe) take 256 KiB per message, attributes included; the rest of that is left for
+// the attributes. A larger envelope travels as its Reference and the worker reads it from the
+// audit log, which holds every envelope whole.
+const MaxMessageBytes = 256<<10 - 8<<10
+
+// StoredInLog is Reference.Stored: the envelope is the account's audit-log item of the event
+// (LogItem, at store.EventLogKey(account_id, event_id)).
+const StoredInLog = "audit_log"
+
+// Reference stands for an envelope too large for the queue: its routing members and where the
+// whole envelope is stored (Stored, StoredInLog). The event worker fans it out like any event
+// and reads the envelope (Load) before delivering it, so destinations always get it whole.
+type Reference struct {
+	EventID        string `json:"event_id"`
+	EventType      string `json:"event_type"`
+	EventTimestamp string `json:"event_timestamp"`
+	AccountID      string `json:"account_id"`
+	Stored         string `json:"stored"`
+}
+
+// marshal encodes v as JSON without escaping <, > and & (the default escaping multiplies the
+// size of an HTML page six times, and an event is never embedded in HTML).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // OutboxItem is a committed event as the table's stream carries it: its insert is the event's
@@ -62,7 +105,7 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 	if c == nil {
 		return nil, fmt.Errorf("audit: no caller for %s", eventType)
 	}
-	obj, err := json.Marshal(object)
+	obj, err := marshal(object)
 	if err != nil {
 		return nil, fmt.Errorf("audit: marshal object: %w", err)
 	}
@@ -78,14 +121,34 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 			Credential: api.Ref{ID: c.CredentialID, URI: r.URI("/api_keys/" + c.CredentialID)},
 		},
 	}
-	payload, err := json.Marshal(env)
+	payload, err := marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("audit: marshal envelope: %w", err)
 	}
+	env.message = string(payload)
+	if len(payload) > MaxMessageBytes {
+		ref, err := marshal(Reference{EventID: env.EventID, EventType: eventType, EventTimestamp: env.EventTimestamp,
+			AccountID: c.AccountID, Stored: StoredInLog})
+		if err != nil {
+			return nil, fmt.Errorf("audit: marshal reference: %w", err)
+		}
+		env.message = string(ref)
+	}
 	tx.Put("event.outbox", OutboxItem{Key: store.OutboxKey(env.EventID), EventID: env.EventID,
-		EventType: eventType, AccountID: c.AccountID, Payload: string(payload), Created: now.Unix(),
+		EventType: eventType, AccountID: c.AccountID, Payload: env.message, Created: now.Unix(),
 		TTL: now.Add(OutboxRetention).Unix()})
 	tx.Put("event.log", LogItem{Key: store.EventLogKey(c.AccountID, env.EventID), EventID: env.EventID,
 		EventType: eventType, Payload: string(payload), TTL: now.Add(LogRetention).Unix()})
 	return env, nil
+}
+
+// Load reads the whole envelope of an event of account from the audit log: how the worker
+// delivers an event that the queue carried as its Reference.
+func Load(ctx context.Context, db *store.DB, account, eventID string) (_ []byte, err error) {
+	defer derrors.Wrap(&err, "audit.Load(%s)", eventID)
+	var it LogItem
+	if err := db.Get(ctx, store.EventLogKey(account, eventID), &it); err != nil {
+		return nil, err
+	}
+	return []byte(it.Payload), nil
 }

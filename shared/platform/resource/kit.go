@@ -14,12 +14,14 @@ package resource
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"tunnelapi/shared/platform/api"
@@ -123,9 +125,12 @@ func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Pag
 // Mutation is one transaction being built: its writes and the audit events they imply.
 type Mutation struct {
 	*store.Tx
-	ctx        context.Context
-	kit        *Kit
-	r          *api.Request
+	ctx context.Context
+	kit *Kit
+	r   *api.Request
+	// object is the resource as the mutation's event shows it: the wire form whose largest
+	// member is named when the mutation is too large to store.
+	object     json.RawMessage
 	acctUpdate *expression.UpdateBuilder
 	retry      map[string]bool
 	// read holds the items read ahead with the operation's own read (UpdateReader), by key.
@@ -173,8 +178,12 @@ func (m *Mutation) UpdateAccount(upd expression.UpdateBuilder) { m.acctUpdate = 
 
 // Event records an audit event for this mutation, in its transaction.
 func (m *Mutation) Event(eventType string, object any) error {
-	_, err := audit.Record(m.Tx, m.r, eventType, object)
-	return err
+	env, err := audit.Record(m.Tx, m.r, eventType, object)
+	if err != nil {
+		return err
+	}
+	m.object = env.Object
+	return nil
 }
 
 // Reference adds delta to the reference count (Meta.Refs) of the resource id in the caller's
@@ -213,6 +222,10 @@ func (k *Kit) commit(ctx context.Context, r *api.Request, read map[store.Key]sto
 	})
 	if err != nil {
 		var c *store.CanceledError
+		var big *store.TooLargeError
+		if m != nil && errors.As(err, &big) {
+			return m.tooLarge(big)
+		}
 		if m != nil && errors.As(err, &c) {
 			for _, l := range c.Failed {
 				if m.retry[l] {
@@ -251,4 +264,29 @@ func retrying(op func() error) error {
 		return api.Conflict("the resource was changed concurrently too many times; retry the request")
 	}
 	return errors.New("unreachable")
+}
+
+// tooLarge is the 400 for a mutation DynamoDB could not store (store.TooLargeError): it names
+// the largest member of the resource as the event shows it, the input that made it large.
+func (m *Mutation) tooLarge(big *store.TooLargeError) error {
+	field, size := "body", 0
+	var members map[string]json.RawMessage
+	if json.Unmarshal(m.object, &members) == nil {
+		for name, v := range members {
+			if len(v) > size {
+				field, size = name, len(v)
+			}
+		}
+	}
+	what := "the resource's " + big.Label + " item"
+	switch {
+	case big.Label == labelItem:
+		what = "the resource"
+	case strings.HasPrefix(big.Label, "event."):
+		what = "the resource's audit event"
+	case big.Label == "":
+		what = "the resource with everything written with it"
+	}
+	return api.Invalid(field, "%s is too large to store: with it %s takes %d bytes, more than the %d DynamoDB stores; make %s smaller",
+		field, what, big.Bytes, big.Limit, field)
 }

@@ -434,3 +434,24 @@ func TestIdempotentCreate(t *testing.T) {
 		t.Fatalf("repeat after the parent went: %d %v", code, out)
 	}
 }
+
+// TestTooLargeToStore: a create or update whose item or audit event DynamoDB could not store is
+// a 400 naming the resource's largest member, decided before any transaction is sent.
+func TestTooLargeToStore(t *testing.T) {
+	h := newHarness(t)
+	id := h.create("small")
+	before := h.db.Count(fakedb.OpTransactWriteItems)
+	huge := strings.Repeat("n", store.MaxItemBytes)
+	for _, req := range []struct{ method, path string }{{"POST", "/widgets"}, {"PATCH", "/widgets/" + id}} {
+		code, out := h.do(req.method, req.path, `{"name":"`+huge+`"}`)
+		if code != 400 || out["error_code"] != api.CodeBadFieldValue || out["details"].(map[string]any)["field"] != "name" {
+			t.Errorf("%s: %d %.300v", req.method, code, out)
+		}
+	}
+	if n := h.db.Count(fakedb.OpTransactWriteItems) - before; n != 0 {
+		t.Errorf("%d transactions sent", n)
+	}
+	if code, out := h.do("GET", "/widgets/"+id, ""); code != 200 || out["name"] != "small" {
+		t.Errorf("after the refusals: %d %v", code, out)
+	}
+}

@@ -15,6 +15,10 @@
 //     the client error to return instead (a failed reference check becomes a 4xx).
 //   - Counters outside any resource (the rate limit's) are one UpdateItem ADD (Add), never in a
 //     transaction: concurrent additions to one item are applied one after another.
+//   - Sizes are accounted before writing: Commit measures every item a transaction puts as
+//     DynamoDB does (ItemSize) and refuses one over MaxItemBytes (400 KB), or all of them over
+//     MaxTxBytes, with a *TooLargeError naming the write and its largest attribute, without
+//     sending it; DynamoDB would refuse it with an error no caller could tell from a failure.
 //   - Optimistic concurrency: an item carries a version (attribute v) and writes condition on
 //     the version they read (AtVersion); items others reference count their referrers (refs).
 //   - Errors name the operation and the keys or labels involved; compare them with errors.Is,

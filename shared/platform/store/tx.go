@@ -247,6 +247,9 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 	if len(t.items) > MaxTxItems {
 		return fmt.Errorf("store: transaction has %d writes, more than %d", len(t.items), MaxTxItems)
 	}
+	if err := t.checkSizes(); err != nil {
+		return err
+	}
 	for i := range t.items {
 		setTable(&t.items[i], db.Table)
 	}

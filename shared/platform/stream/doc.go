@@ -19,5 +19,11 @@
 // shard and the last sequence number, in the table under the consumer's own key) only after SQS
 // accepted every message of it, so a restart resends at most the records after the last
 // checkpoint that were already sent; consumers dedupe (the event worker by event id). Shards
-// are read parents first, so a shard rollover neither skips nor reorders an item's records.
+// are read parents first, so a shard rollover neither skips nor reorders an item's records.//
+// A message body is at most SQS's 256 KiB, and a Pipe sending to SQS has the same limit, so a
+// consumer's template must select a value that is always smaller. The events consumer does: an
+// audit event larger than audit.MaxMessageBytes is recorded with its outbox payload set to a
+// reference to its audit-log item (audit.Reference), which the event worker resolves before
+// delivering, so both the stream record and the message stay small and the event arrives whole.
+// Neither this reader nor a Pipe splits or stores anything itself; the choice is the producer's.
 package stream

@@ -27,6 +27,9 @@ type Message struct {
 	Attempt   int
 	LastError string
 	Event     []byte
+	// Stored says Event is the event's audit.Reference: the envelope is read from the audit
+	// log (audit.Load) when it is delivered.
+	Stored bool
 }
 
 // Queued is the message as sent to the queue, with id unique in its batch and a delay.
@@ -36,6 +39,9 @@ func (m Message) Queued(id string, delay int32) queue.Message {
 		AttrEventID: m.EventID, AttrEventType: m.EventType, AttrAttempts: strconv.Itoa(m.Attempt)}
 	if m.LastError != "" {
 		attrs[AttrLastError] = m.LastError
+	}
+	if m.Stored {
+		attrs[AttrStored] = audit.StoredInLog
 	}
 	return queue.Message{ID: id, Body: string(m.Event), Delay: delay, Attrs: attrs}
 }
@@ -49,7 +55,7 @@ func ParseMessage(m lambdaevents.SQSMessage) (Message, error) {
 		return ""
 	}
 	out := Message{EventID: attr(AttrEventID), EventType: attr(AttrEventType), AccountID: attr(AttrAccount),
-		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body)}
+		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body), Stored: attr(AttrStored) != ""}
 	v, verr := strconv.ParseInt(attr(AttrDestinationVersion), 10, 64)
 	n, nerr := strconv.Atoi(attr(AttrAttempts))
 	if verr != nil || nerr != nil || n < 1 || !ids.Is(out.DestinationID, ids.EventDestination) ||
@@ -163,11 +169,30 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 	if sink == nil {
 		return every(len(ps), fmt.Errorf("no sink for target kind %q", d.Target.Kind))
 	}
-	recs := make([]Record, len(ps))
+	errs := make([]error, len(ps))
+	recs := make([]Record, 0, len(ps))
+	idx := make([]int, 0, len(ps))
 	for i, p := range ps {
-		recs[i] = p.rec
+		rec := p.rec
+		if p.msg.Stored {
+			// The queue carried a reference: the destination gets the whole envelope.
+			env, err := audit.Load(ctx, w.DB, p.msg.AccountID, p.msg.EventID)
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			rec.Data = env
+		}
+		recs = append(recs, rec)
+		idx = append(idx, i)
 	}
-	return sink.Deliver(ctx, d, recs)
+	if len(recs) == 0 {
+		return errs
+	}
+	for j, err := range sink.Deliver(ctx, d, recs) {
+		errs[idx[j]] = err
+	}
+	return errs
 }
 
 // retry schedules the next attempt of a failed delivery with a backoff delay, or after the

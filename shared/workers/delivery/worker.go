@@ -51,6 +51,9 @@ const (
 	AttrAttempts           = "attempts"
 	AttrLastError          = "last_error"
 	AttrStage              = "stage"
+	// AttrStored is set on a delivery whose body is an event's audit.Reference: the envelope
+	// was too large for the queue and is read from where the reference says (audit.Load).
+	AttrStored = "stored"
 )
 
 // Worker processes batches of the events queue.
@@ -172,6 +175,8 @@ type envelopeHead struct {
 	EventID   string `json:"event_id"`
 	EventType string `json:"event_type"`
 	AccountID string `json:"account_id"`
+	// Stored is set when the message is the event's audit.Reference.
+	Stored string `json:"stored"`
 }
 
 func parseEnvelope(body string) (envelopeHead, error) {
@@ -181,6 +186,9 @@ func parseEnvelope(body string) (envelopeHead, error) {
 	}
 	if !ids.Is(h.EventID, ids.Event) || h.EventType == "" || !ids.Is(h.AccountID, ids.Account) {
 		return h, errors.New("the event lacks event_id, event_type or account_id")
+	}
+	if h.Stored != "" && h.Stored != audit.StoredInLog {
+		return h, fmt.Errorf("the event is stored in %q, which this worker cannot read", h.Stored)
 	}
 	return h, nil
 }
@@ -309,7 +317,7 @@ func (w *Worker) fanOutAccount(ctx context.Context, account string, ps []pending
 			id := "d" + strconv.Itoa(len(out))
 			owner[id] = i
 			out = append(out, Message{EventID: p.h.EventID, EventType: p.h.EventType, AccountID: account, DestinationID: d,
-				DestinationVersion: v, Attempt: 1, Event: []byte(p.m.Body)}.Queued(id, 0))
+				DestinationVersion: v, Attempt: 1, Event: []byte(p.m.Body), Stored: p.h.Stored != ""}.Queued(id, 0))
 		}
 	}
 	failed, _ := queue.SendAll(ctx, w.SQS, w.QueueURL, out)
