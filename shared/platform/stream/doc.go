@@ -19,7 +19,8 @@
 // shard and the last sequence number, in the table under the consumer's own key) only after SQS
 // accepted every message of it, so a restart resends at most the records after the last
 // checkpoint that were already sent; consumers dedupe (the event worker by event id). Shards
-// are read parents first, so a shard rollover neither skips nor reorders an item's records.//
+// are read parents first, so a shard rollover neither skips nor reorders an item's records.
+//
 // A message body is at most SQS's 256 KiB, and a Pipe sending to SQS has the same limit, so a
 // consumer's template must select a value that is always smaller. The events consumer does: an
 // audit event larger than audit.MaxMessageBytes is recorded with its outbox payload set to a
