@@ -33,6 +33,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	if retry.Expect(t, http.StatusCreated); string(retry.Body) != string(first.Body) || retry.Header.Get(resource.ReplayedHeader) != "true" {
 		t.Fatalf("retry within the window: %s (replayed %q), want the first response %s", retry.Body, retry.Header.Get(resource.ReplayedHeader), first.Body)
 	}
+	a.DoWith(t, "POST", "/api_keys", hdr, map[string]any{"description": "other"}).ExpectError(t, http.StatusConflict, "ERR_NGROK_409", resource.IdempotencyHeader)
 
 	var rec store.Item
 	recKey := store.IdempotencyKey(a.AccountID, store.TokenHash(key))
@@ -64,7 +65,6 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	if third["id"] == created["id"] {
 		t.Fatalf("after the window the key still replays %s", created["id"])
 	}
-	a.DoWith(t, "POST", "/api_keys", hdr, map[string]any{"description": "other"}).ExpectError(t, http.StatusConflict, "ERR_NGROK_409", resource.IdempotencyHeader)
 }
 
 // TestLargeACLs: 20,000 ACL rules (516 KB) are refused by the credential's own limit; rules

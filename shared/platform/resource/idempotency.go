@@ -109,7 +109,9 @@ func (k *Kit) idempotencyWindow() time.Duration {
 // record adds to m the record of a create answering with body, on the condition that no live
 // record holds the key. secret says the body holds a secret shown once: it is stored sealed.
 func (ic *idempotentCreate) record(ctx context.Context, k *Kit, m *Mutation, id string, body []byte, secret bool, now time.Time) error {
-	rec := idempotencyRecord{Key: ic.key, Request: ic.request, ResourceID: id, Expires: now.Add(k.idempotencyWindow()).Unix()}
+	// Whole seconds, rounded up: the key is never free before the window has passed.
+	expires := now.Add(k.idempotencyWindow() + time.Second - time.Nanosecond).Unix()
+	rec := idempotencyRecord{Key: ic.key, Request: ic.request, ResourceID: id, Expires: expires}
 	if secret {
 		s, err := k.Seal.Seal(ctx, body, ic.aad)
 		if err != nil {
