@@ -105,4 +105,13 @@ func TestLargeACLs(t *testing.T) {
 	// Half as many of those rules fit.
 	fits := long[:principals.MaxACLRules/2]
 	a.Do(t, "PATCH", "/credentials/"+id, map[string]any{"acl": fits}).Expect(t, http.StatusOK)
+	// The limit itself is accepted, on create and update.
+	limit := many[:principals.MaxACLRules]
+	created := a.Do(t, "POST", "/credentials", map[string]any{"acl": limit}).Expect(t, http.StatusCreated)
+	if n := len(created["acl"].([]any)); n != principals.MaxACLRules {
+		t.Fatalf("created with %d rules", n)
+	}
+	if n := len(a.Do(t, "PATCH", "/credentials/"+id, map[string]any{"acl": limit}).Expect(t, http.StatusOK)["acl"].([]any)); n != principals.MaxACLRules {
+		t.Fatalf("updated to %d rules", n)
+	}
 }

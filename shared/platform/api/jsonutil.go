@@ -44,3 +44,16 @@ type Ref struct {
 func Timestamp(unix int64) string {
 	return timeFromUnix(unix).Format("2006-01-02T15:04:05Z")
 }
+
+// MarshalUnescaped encodes v as JSON without escaping <, > and & (json.Marshal writes each as
+// a six-byte \u escape, which triples the size of an HTML page). For JSON that is stored or
+// queued, never embedded in HTML.
+func MarshalUnescaped(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,18 +58,6 @@ type Reference struct {
 	Stored         string `json:"stored"`
 }
 
-// marshal encodes v as JSON without escaping <, > and & (the default escaping multiplies the
-// size of an HTML page six times, and an event is never embedded in HTML).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 // OutboxItem is a committed event as the table's stream carries it: its insert is the event's
 // one trip to the events queue, and it expires OutboxRetention later.
 type OutboxItem struct {
@@ -105,7 +92,7 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 	if c == nil {
 		return nil, fmt.Errorf("audit: no caller for %s", eventType)
 	}
-	obj, err := marshal(object)
+	obj, err := api.MarshalUnescaped(object)
 	if err != nil {
 		return nil, fmt.Errorf("audit: marshal object: %w", err)
 	}
@@ -121,13 +108,13 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 			Credential: api.Ref{ID: c.CredentialID, URI: r.URI("/api_keys/" + c.CredentialID)},
 		},
 	}
-	payload, err := marshal(env)
+	payload, err := api.MarshalUnescaped(env)
 	if err != nil {
 		return nil, fmt.Errorf("audit: marshal envelope: %w", err)
 	}
 	env.message = string(payload)
 	if len(payload) > MaxMessageBytes {
-		ref, err := marshal(Reference{EventID: env.EventID, EventType: eventType, EventTimestamp: env.EventTimestamp,
+		ref, err := api.MarshalUnescaped(Reference{EventID: env.EventID, EventType: eventType, EventTimestamp: env.EventTimestamp,
 			AccountID: c.AccountID, Stored: StoredInLog})
 		if err != nil {
 			return nil, fmt.Errorf("audit: marshal reference: %w", err)

@@ -87,8 +87,9 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 			if idem != nil {
 				// The stored response is the one sent, byte for byte, to this caller and to
 				// every retry. A create's own response differs from Render only to show a
-				// secret once: that one is sealed.
-				body, err := json.Marshal(resp)
+				// secret once: that one is sealed. Not HTML-escaped, which would triple the size
+				// of a page in a policy (the answer is escaped as every answer is when sent).
+				body, err := api.MarshalUnescaped(resp)
 				if err != nil {
 					return fmt.Errorf("resource: marshal the create response: %w", err)
 				}

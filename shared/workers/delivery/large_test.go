@@ -2,8 +2,9 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/rules/trafficpolicy/policytest"
 	"tunnelapi/shared/workers/delivery"
 )
 
@@ -36,29 +38,64 @@ func (r *receiveRecorder) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMes
 	return out, err
 }
 
-// An event too large for a queue message (an endpoint with a 255 KB traffic policy) crosses the
-// queue as its reference and reaches the destination whole: its object equal to the GET body.
+// The campaign's cloud endpoints with an HTML page as their custom response (152 KiB and 250 KB,
+// created and updated) are stored and their events reach the destination whole, each object
+// equal to the GET body at that moment; the 250 KB ones are larger than a queue message and
+// cross the queue as their reference (no message the worker receives is larger).
 func TestLargeEventDeliveredWhole(t *testing.T) {
 	rec := &receiveRecorder{}
 	h := newHarness(t, func(w *delivery.Worker) { rec.API = w.SQS; w.SQS = rec })
 	a := h.s.NewAccount(t)
 	d := destination(t, a, h.kinesisCreds(t, "large"))
-	subscribe(t, a, []string{"endpoint_created.v0"}, d)
-	doc := "on_http_request:\n  - actions:\n      - type: custom-response\n        config:\n          content: '" +
-		strings.Repeat("lorem ipsum ", 255<<10/12) + "'\n"
-	ep := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://large.example.com", "traffic_policy": doc}).Expect(t, 201)
-	eventually(t, 15*time.Second, "the event at the sink", func() bool { return len(h.st.Kinesis.Received()) > 0 })
+	subscribe(t, a, []string{"endpoint_created.v0", "endpoint_updated.v0"}, d)
+	small, large := policytest.CustomResponse(policytest.HTMLPage(152<<10)), policytest.CustomResponse(policytest.HTMLPage(250_000))
+	type step struct {
+		method, path, policy, eventType string
+		body                            map[string]any // the GET body after the step
+	}
+	var steps []*step
+	for i, policy := range []string{small, large} {
+		ep := a.Do(t, "POST", "/endpoints", map[string]any{"url": fmt.Sprintf("https://html%d.example.com", i), "traffic_policy": policy}).
+			Expect(t, http.StatusCreated)
+		steps = append(steps, &step{method: "POST", path: "/endpoints/" + ep["id"].(string), policy: policy, eventType: "endpoint_created.v0"})
+	}
+	for i, policy := range []string{large, small} {
+		path := steps[i].path
+		a.Do(t, "PATCH", path, map[string]any{"traffic_policy": policy}).Expect(t, http.StatusOK)
+		steps = append(steps, &step{method: "PATCH", path: path, policy: policy, eventType: "endpoint_updated.v0"})
+	}
+	eventually(t, 30*time.Second, "the events at the sink", func() bool { return len(h.st.Kinesis.Received()) >= len(steps) })
 	got := h.st.Kinesis.Received()
-	if len(got) != 1 {
-		t.Fatalf("%d records at the sink, want 1", len(got))
+	if len(got) != len(steps) {
+		t.Fatalf("%d records at the sink, want %d", len(got), len(steps))
 	}
-	if len(got[0].Data) <= audit.MaxMessageBytes {
-		t.Fatalf("the event is %d bytes; the test needs one larger than a queue message (%d)", len(got[0].Data), audit.MaxMessageBytes)
+	largeEvents := 0
+	for _, st := range steps {
+		found := false
+		for _, r := range got {
+			env := decode(t, r.Data)
+			obj, _ := env["object"].(map[string]any)
+			if env["event_type"] != st.eventType || obj == nil || "/endpoints/"+fmt.Sprint(obj["id"]) != st.path || obj["traffic_policy"] != st.policy {
+				continue
+			}
+			found = true
+			if len(r.Data) > audit.MaxMessageBytes {
+				largeEvents++
+			}
+			if st.method == "PATCH" {
+				// The endpoint as it is now: after its last step.
+				get := a.Do(t, "GET", st.path, nil).Expect(t, http.StatusOK)
+				if !reflect.DeepEqual(obj, map[string]any(get)) {
+					t.Errorf("%s %s: delivered object differs from GET", st.method, st.path)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s %s (%d bytes of policy): no whole %s at the sink", st.method, st.path, len(st.policy), st.eventType)
+		}
 	}
-	env := decode(t, got[0].Data)
-	getBody := a.Do(t, "GET", "/endpoints/"+ep["id"].(string), nil).Expect(t, 200)
-	if env["event_type"] != "endpoint_created.v0" || !reflect.DeepEqual(env["object"], any(getBody)) {
-		t.Fatalf("delivered %.300v", env)
+	if largeEvents != 2 {
+		t.Errorf("%d delivered events larger than a queue message (%d), want 2", largeEvents, audit.MaxMessageBytes)
 	}
 	rec.mu.Lock()
 	largest := rec.largest

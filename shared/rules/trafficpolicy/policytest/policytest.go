@@ -126,6 +126,21 @@ func Cases() []Case {
 	}
 }
 
+// HTMLPage is an HTML page of about n bytes, dense in the characters JSON encoders escape for
+// HTML (<, > and &) and free of quotes: the campaign's custom-response pages.
+func HTMLPage(n int) string {
+	const row = "<p><b>&lt;</b>&amp;<i>&gt;</i></p>\n"
+	return "<html><body><table>\n" + strings.Repeat(row, n/len(row)) + "</table></body></html>"
+}
+
+// CustomResponse is a policy answering every request with page as text/html, written as a
+// client writes it (<, > and & as they are).
+func CustomResponse(page string) string {
+	return jsonText(map[string]any{"on_http_request": []any{map[string]any{"actions": []any{map[string]any{
+		"type": "custom-response", "config": map[string]any{"status_code": 200, "content": page,
+			"headers": map[string]string{"content-type": "text/html"}}}}}}})
+}
+
 func yamlKeys(n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
