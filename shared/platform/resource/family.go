@@ -71,7 +71,7 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 	var resp any
 	// A create that touches a shared item (a parent's counter) can lose to a concurrent
 	// transaction; it is retried like an update.
-	err = retrying(func() error {
+	err = retrying(ctx, func() error {
 		err := f.Kit.Commit(ctx, r, func(m *Mutation) error {
 			it := P(new(T))
 			*it = *prepared
@@ -221,7 +221,7 @@ func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, no
 // modify is Modify reading the keys ahead with the item (for change, through Mutation.GetMany).
 func (f *Family[T, P]) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it P, m *Mutation) error) (_ P, err error) {
 	var it P
-	err = retrying(func() error {
+	err = retrying(ctx, func() error {
 		it = P(new(T))
 		read, err := f.Kit.getWith(ctx, r, f.Prefix, id, it, ahead)
 		if err != nil {
@@ -257,7 +257,7 @@ func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notF
 
 func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.delete(%s %s)", f.EventKind, r.PathValue("id"))
-	err = retrying(func() error {
+	err = retrying(ctx, func() error {
 		it := P(new(T))
 		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
 			return err

@@ -238,32 +238,52 @@ func (k *Kit) commit(ctx context.Context, r *api.Request, read map[store.Key]sto
 	return nil
 }
 
-// maxAttempts bounds the optimistic-concurrency retries of a create, update or delete; enough
-// that 40 writers racing on one item (rules and restrictions of one policy) all get through.
-const maxAttempts = 16
+// Retries of a request's optimistic writes (retrying). An attempt that fails this way lost to
+// another writer of the same item, which committed while it ran. The pause before the next
+// attempt is drawn at random (full jitter) from a window that starts at the duration of the
+// attempt that failed and doubles with each attempt, up to maxPause: writers that collided
+// spread over a span that grows with their number and with the store's latency. Pauses of a
+// few fixed milliseconds did not: on a loaded machine one transaction takes hundreds of
+// milliseconds, so the same writers met again at every attempt and the unluckiest of 60 ran
+// out of attempts. The budget is work, maxAttempts attempts, whatever the machine's speed (a
+// time budget is what load exhausts first); a request with a deadline (a function's 10 s) also
+// stops before a pause would outlast it. Out of budget, the answer is a 409, never a timeout.
+const (
+	maxAttempts = 16
+	maxPause    = 2 * time.Second
+)
+
+// errTooManyConflicts is the answer of a write still losing when its retry budget is spent.
+var errTooManyConflicts = api.Conflict("the resource was changed concurrently too many times; retry the request")
 
 // retrying runs op until it does not fail with a version conflict, a changed item it derived
-// from (RetryOn) or changed account access settings (auth.ErrRetry), at most maxAttempts times.
-// It is the one retry policy of a request: nothing it calls retries on its own.
-func retrying(op func() error) error {
-	var err error
+// from (RetryOn) or changed account access settings (auth.ErrRetry), pausing between attempts
+// and within the budget described above. It is the one retry policy of a request: nothing it
+// calls retries on its own.
+func retrying(ctx context.Context, op func() error) error {
+	deadline, bounded := ctx.Deadline()
+	window := time.Duration(0)
 	for i := 0; i < maxAttempts; i++ {
-		if i > 0 {
-			// Jittered, growing pauses keep contending writers from retrying in lockstep.
-			time.Sleep(time.Duration(rand.Int64N(int64(i)*int64(4*time.Millisecond))) + time.Millisecond)
-		}
-		err = op()
+		start := time.Now()
+		err := op()
 		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrRetry) {
 			return err
 		}
-		// A short random pause spreads out writers contending for one item (a parent's
-		// counter), so that they do not collide again in lockstep.
-		time.Sleep(time.Duration(rand.Int64N(int64(i+1) * int64(5*time.Millisecond))))
+		if i == maxAttempts-1 {
+			break
+		}
+		window = min(max(2*window, time.Since(start)), maxPause)
+		pause := time.Duration(rand.Int64N(int64(window) + 1))
+		if bounded && time.Now().Add(pause).After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errTooManyConflicts
+		case <-time.After(pause):
+		}
 	}
-	if err != nil {
-		return api.Conflict("the resource was changed concurrently too many times; retry the request")
-	}
-	return errors.New("unreachable")
+	return errTooManyConflicts
 }
 
 // tooLarge is the 400 for a mutation DynamoDB could not store (store.TooLargeError): it names
