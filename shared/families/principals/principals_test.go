@@ -3,6 +3,7 @@ package principals_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -362,4 +363,21 @@ func TestListFilter(t *testing.T) {
 		a.Do(t, "GET", "/api_keys?filter="+url.QueryEscape(bad), nil).ExpectError(t, 400, "ERR_NGROK_250", "filter")
 	}
 	a.Do(t, "GET", "/bot_users?filter=x", nil).ExpectError(t, 400, "ERR_NGROK_231", "filter")
+
+	// Empty text is omitted from the JSON, and still "" to a filter, as the platform's filters
+	// see it: the key without a description or metadata matches, the others do not.
+	bare := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
+	if _, has := bare["description"]; has {
+		t.Fatalf("an empty description is rendered: %v", bare)
+	}
+	for _, expr := range []string{`obj.description == ""`, `obj.metadata == "" && size(obj.description) == 0`} {
+		got, _ := a.WalkPages(t, "/api_keys?filter="+url.QueryEscape(expr), "keys")
+		if !slices.Contains(got, bare["id"].(string)) || slices.Contains(got, tagged[0]) {
+			t.Fatalf("%s: %v, want %s and no key with a description", expr, got, bare["id"])
+		}
+	}
+	emptyCreds := a.Do(t, "GET", "/credentials?filter="+url.QueryEscape(`obj.description == ""`), nil).Expect(t, 200)["credentials"].([]any)
+	if len(emptyCreds) != 1 || emptyCreds[0].(map[string]any)["id"] != c["id"] {
+		t.Fatalf("credentials without a description: %v", emptyCreds)
+	}
 }

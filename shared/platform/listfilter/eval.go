@@ -3,6 +3,7 @@ package listfilter
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,8 @@ func Compile(src string) (*Filter, error) {
 }
 
 // Match reports whether v (a resource's wire form) satisfies the filter. An expression that
-// does not apply to v (comparing a string with a number, size of a boolean) does not match.
+// does not apply to v (comparing a string with a number, size of a boolean) does not match. Text
+// members v's type omits when empty are "" to the filter (text.go).
 func (f *Filter) Match(v any) (bool, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -34,6 +36,9 @@ func (f *Filter) Match(v any) (bool, error) {
 	var obj any
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return false, err
+	}
+	if m, ok := obj.(map[string]any); ok {
+		textOf(reflect.TypeOf(v)).fill(m)
 	}
 	now := f.now().UTC()
 	res, ok := eval(f.root, obj, now)

@@ -134,3 +134,64 @@ func FuzzCompileAndMatch(f *testing.F) {
 		flt.Match(key)
 	})
 }
+
+// wireText is a wire type in the shape families use: text members omitted when empty, one of
+// them in an embedded struct, a nested object with its own, and members of other types.
+type wireText struct {
+	ID string `json:"id"`
+	embeddedText
+	Region string     `json:"region,omitempty"`
+	Count  int        `json:"count,omitempty"`
+	Owner  *wireOwner `json:"owner,omitempty"`
+	Target wireOwner  `json:"target"`
+	Hidden string     `json:"-"`
+}
+
+type embeddedText struct {
+	Description string `json:"description,omitempty"`
+	Metadata    string `json:"metadata,omitempty"`
+}
+
+type wireOwner struct {
+	ID  string `json:"id"`
+	URI string `json:"uri,omitempty"`
+}
+
+// TestAbsentTextIsEmpty: text members the wire form omits when empty are "" to the filter, as
+// the platform's filters see them; other absent members stay null, and present ones are
+// unchanged.
+func TestAbsentTextIsEmpty(t *testing.T) {
+	empty := wireText{ID: "ak_1", Target: wireOwner{ID: "x"}}
+	set := wireText{ID: "ak_2", embeddedText: embeddedText{Description: "d", Metadata: "m"}, Region: "eu", Owner: &wireOwner{ID: "o", URI: "u"}}
+	cases := []struct {
+		expr       string
+		empty, set bool
+	}{
+		{`obj.description == ""`, true, false},
+		{`obj.metadata == ""`, true, false},
+		{`size(obj.description) == 0`, true, false},
+		{`obj.description != ""`, false, true},
+		{`obj.description == null`, false, false},
+		{`obj.region == ""`, true, false},
+		{`obj.target.uri == ""`, true, true},
+		{`obj.owner == null`, true, false},
+		{`obj.owner.uri == ""`, false, false},
+		{`obj.count == null`, true, true},
+		{`obj.Hidden == null && obj.hidden == null`, true, true},
+		{`obj.description == "d" && obj.metadata == "m"`, false, true},
+	}
+	for _, c := range cases {
+		f, err := Compile(c.expr)
+		if err != nil {
+			t.Fatalf("compile %q: %v", c.expr, err)
+		}
+		for _, v := range []struct {
+			obj  any
+			want bool
+		}{{empty, c.empty}, {&empty, c.empty}, {set, c.set}} {
+			if got, err := f.Match(v.obj); err != nil || got != v.want {
+				t.Errorf("%s on %+v: %v (%v), want %v", c.expr, v.obj, got, err, v.want)
+			}
+		}
+	}
+}
