@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: run every fuzz target for FUZZTIME each (default 20s) against a private local stack
 # (some targets send requests to the real handlers). `make test` already runs their seed corpora.
+# Then the hardening campaign's replay (shared/app TestCampaign) at its larger size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DDB_PORT="${FUZZ_DDB_PORT:-18900}" SQS_PORT="${FUZZ_SQS_PORT:-19900}" STATE_DIR="$PWD/.local/fuzz-run"
@@ -15,3 +16,5 @@ for pkg in $(go list ./...); do
     go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-20s}" "$pkg" 2>&1 | grep -vE '^(\{|fuzz: elapsed)' | tail -8
   done
 done
+echo "== campaign (CAMPAIGN=large)"
+CAMPAIGN=large go test -count=1 -run '^TestCampaign$' ./shared/app
