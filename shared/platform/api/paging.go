@@ -76,6 +76,13 @@ func NextPageURI(r *Request, collection string, p Page, lastID string, more bool
 	return &s
 }
 
+// MaxPageBytes bounds the items of a list page, as encoded in the response: a page ends before
+// the item that would take it past this, even short of its limit (with next_page_uri set; the
+// first item is always shown). A Lambda's response payload is at most 6 MB, and encoding the
+// response body as a string in that payload at most doubles it; a hundred resources of a few
+// hundred KB each (endpoints with large traffic policies) would not fit otherwise.
+const MaxPageBytes = 2 << 20
+
 // List renders a list page: {"<key>":[…],"uri":…,"next_page_uri":…}.
 type List struct {
 	Key      string

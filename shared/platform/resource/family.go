@@ -157,30 +157,42 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err err
 		return nil, err
 	}
 	out := make([]any, 0, len(items))
-	last, examined := "", 0
+	last, examined, size, full := "", 0, 0, false
 	for {
 		for i, raw := range items {
 			it := P(new(T))
 			if err := store.Unmarshal(raw, it); err != nil {
 				return nil, err
 			}
-			examined++
-			last = it.Base().ID
 			v := f.Hooks.Render(r, it)
 			if flt != nil {
 				if ok, err := flt.Match(v); err != nil {
 					return nil, err
 				} else if !ok {
+					examined++
+					last = it.Base().ID
 					continue
 				}
 			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("resource: measure a list item: %w", err)
+			}
+			if len(out) > 0 && size+len(b) > api.MaxPageBytes {
+				// The page is full by size: the next one starts at this item.
+				more, full = true, true
+				break
+			}
+			size += len(b)
+			examined++
+			last = it.Base().ID
 			out = append(out, v)
 			if len(out) == p.Limit {
 				more = more || i < len(items)-1
 				break
 			}
 		}
-		if flt == nil || len(out) == p.Limit || !more || examined >= maxFilterScan {
+		if flt == nil || full || len(out) == p.Limit || !more || examined >= maxFilterScan {
 			break
 		}
 		if items, more, err = f.Kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, f.Prefix), last, p.Limit); err != nil {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -453,5 +456,48 @@ func TestTooLargeToStore(t *testing.T) {
 	}
 	if code, out := h.do("GET", "/widgets/"+id, ""); code != 200 || out["name"] != "small" {
 		t.Errorf("after the refusals: %d %v", code, out)
+	}
+}
+
+// TestListPageBytes: a page of large resources ends before api.MaxPageBytes, short of its
+// limit, with next_page_uri set; walking the pages shows every resource once, in descending id
+// order.
+func TestListPageBytes(t *testing.T) {
+	h := newHarness(t)
+	const n, size = 10, 300 << 10
+	var created []string
+	for i := range n {
+		created = append(created, h.create(fmt.Sprintf("%d%s", i, strings.Repeat("n", size))))
+	}
+	slices.Sort(created)
+	slices.Reverse(created) // newest first: descending ids
+	var seen []string
+	path := "/widgets?limit=100"
+	for pages := 0; path != ""; pages++ {
+		if pages > n {
+			t.Fatal("the pages do not end")
+		}
+		code, out := h.do("GET", path, "")
+		if code != 200 {
+			t.Fatalf("GET %s: %d %v", path, code, out)
+		}
+		page := out["widgets"].([]any)
+		if len(page) == 0 || len(page)*size > api.MaxPageBytes {
+			t.Fatalf("a page of %d resources of %d bytes", len(page), size)
+		}
+		for _, w := range page {
+			seen = append(seen, w.(map[string]any)["id"].(string))
+		}
+		path = ""
+		if next, ok := out["next_page_uri"].(string); ok {
+			u, err := url.Parse(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path = u.RequestURI()
+		}
+	}
+	if !slices.Equal(seen, created) {
+		t.Fatalf("the pages showed %d resources, want the %d created in descending id order", len(seen), len(created))
 	}
 }
