@@ -117,5 +117,5 @@ type Pipe struct {
 // template decide and shape every real stream record as the local consumer does.
 var Pipes = []Pipe{
 	{Name: "EventsPipe", Queue: "EventsQueue", QueueEnv: "EVENTS_QUEUE_URL", Consumer: stream.Events},
-	{Name: "CertJobsPipe", Queue: "CertJobsQueue", QueueEnv: "CERT_JOBS_QUEUE_URL", Consumer: domains.CertJobsConsumer},
+	{Name: "CertJobsPipe", Queue: "CertJobsQueue", QueueEnv: "CERT_JOBS_QUEUE_URL", Consumer: certs.JobsConsumer},
 }

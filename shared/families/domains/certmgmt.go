@@ -8,7 +8,6 @@ import (
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
-	"tunnelapi/shared/platform/stream"
 )
 
 // Authorities and key types of managed certificates.
@@ -176,10 +175,6 @@ const (
 	CertJobsPattern       = `{"eventName":["INSERT"],"dynamodb":{"Keys":{"pk":{"S":[{"prefix":"J#"}]}}}}`
 	CertJobsInputTemplate = `<$.dynamodb.NewImage.payload.S>`
 )
-
-// CertJobsConsumer is the stream consumer carrying certificate jobs to their queue, its QueueURL
-// left to the caller.
-var CertJobsConsumer = stream.Consumer{Name: "cert_jobs", Pattern: CertJobsPattern, InputTemplate: CertJobsInputTemplate}
 
 // render is the wire form of the policy and status (both null without a policy).
 func (c CertManagement) render() (*CertPolicyJSON, *CertStatusJSON) {

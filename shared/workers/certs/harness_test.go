@@ -63,7 +63,7 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	needACME(t)
 	s := testkit.StartWithEvents(t, domains.ReservedDomainsDescriptor, domains.AgentIngressesDescriptor, tlscerts.TLSCertificatesDescriptor)
 	q := testkit.NewQueues(t, nil)
-	stopReader := s.RunReader(domains.CertJobsConsumer.To(q.Events), nil)
+	stopReader := s.RunReader(certs.JobsConsumer.To(q.Events), nil)
 	t.Cleanup(stopReader)
 	w, err := certs.New(s.DB, q.Client, q.Events, s.Deps.Kit.Seal, quiet())
 	if err != nil {

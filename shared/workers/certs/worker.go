@@ -27,6 +27,7 @@ import (
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/platform/stream"
 )
 
 // Error codes of a failed job, as provisioning_job.error_code shows them.
@@ -388,3 +389,8 @@ func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessag
 	}
 	return err
 }
+
+// JobsConsumer is the stream consumer carrying certificate jobs to their queue, its QueueURL
+// left to the caller. It lives with the worker, not with the domains family, so the HTTP
+// functions that write jobs never link the SQS client.
+var JobsConsumer = stream.Consumer{Name: "cert_jobs", Pattern: domains.CertJobsPattern, InputTemplate: domains.CertJobsInputTemplate}
