@@ -138,6 +138,17 @@ func (c *CertManagement) stop() {
 	c.Policy, c.Pending, c.Job, c.RenewsAt, c.Names = nil, nil, nil, 0, nil
 }
 
+// release deletes, in a delete of the resource of account, what automation made for it: its
+// managed certificate and its due entry.
+func (c *CertManagement) release(tx *store.Tx, account string) {
+	if c.ManagedCertificateID != "" {
+		tx.Delete("cert.managed", store.ResourceKey(account, c.ManagedCertificateID))
+	}
+	if c.DueSK != "" {
+		tx.Delete("cert.due", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
+	}
+}
+
 // CertJobMessage is a certificate job as the certificate worker receives it: the message body
 // is this, in JSON. The worker runs it only while it is the resource's pending job.
 type CertJobMessage struct {

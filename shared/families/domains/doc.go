@@ -49,7 +49,8 @@
 //   - Certificate automation state lives on the item (CertManagement): setting or changing a
 //     policy records the job the certificate worker is to run (Pending: names, authority, key
 //     type, reason, time) in the same write; certificate_management_status shows renews_at and
-//     provisioning_job, both null until the worker has run.
+//     provisioning_job, both null until the worker has run. Deleting the domain (or ingress)
+//     deletes the certificate the worker issued for it.
 //   - A domain an endpoint references cannot be deleted (446). region (deprecated) and
 //     resolves_to values must be configured regions (400; resolves_to also "global", a value
 //     twice 456). Over-long description and metadata are 420 and 421, an empty PATCH 422.

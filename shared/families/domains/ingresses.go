@@ -129,9 +129,10 @@ func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressI
 	return f.setPolicy(it, in.Policy, m)
 }
 
-// Delete releases the domain's guard.
+// Delete releases the domain's guard and deletes the managed certificate.
 func (AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
 	m.Delete("ingress.release", ingressGuardKey(it.Domain))
+	it.release(m.Tx, it.AccountID)
 	return nil
 }
 

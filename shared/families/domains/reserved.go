@@ -238,13 +238,15 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 	return nil
 }
 
-// Delete releases the name's guards and the certificate reference.
+// Delete releases the name's guards and the certificate reference, and deletes the managed
+// certificate.
 func (ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
 	m.Delete("domain.release", nameGuardKey(it.Domain))
 	m.Delete("domain.release.account", accountGuardKey(it.AccountID, it.Domain))
 	if it.CertificateID != "" {
 		m.Reference(it.CertificateID, -1, nil)
 	}
+	it.release(m.Tx, it.AccountID)
 	return nil
 }
 

@@ -256,3 +256,55 @@ func TestAccountKeyCreatedOnce(t *testing.T) {
 		t.Fatal("the account key item holds no sealed key")
 	}
 }
+
+// A DNS_ERROR is retried at most daily without a PATCH: the scheduler requests nothing before
+// its retries_at and the retry after it, which issues once the record exists.
+func TestDNSErrorRetriedDailyByScheduler(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	name := freshDomain("daily")
+	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	body := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, failedWith(certs.DNSError))
+	retries, err := time.Parse(time.RFC3339, job(body)["retries_at"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := &certs.Scheduler{DB: h.s.DB}
+	if n, err := sched.Run(ctx, retries.Add(-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("before retries_at the scheduler requested %d (%v), want 0", n, err)
+	}
+	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, created["acme_challenge_cname_target"].(string)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sched.Run(ctx, retries.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("after retries_at the scheduler requested %d (%v), want 1", n, err)
+	}
+	body = h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)
+	h.checkCertificate(t, body["certificate"].(map[string]any)["id"].(string), []string{name})
+}
+
+// Deleting a managed domain or ingress deletes its managed certificate and its due entry: the
+// scheduler finds nothing to renew.
+func TestDeleteRemovesManagedCertificate(t *testing.T) {
+	h := newHarness(t, func(w *certs.Worker) { w.RenewBefore = 91 * 24 * time.Hour })
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("gone"),
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
+	if len(h.certificates(t)) != 1 {
+		t.Fatal("no managed certificate")
+	}
+	h.a.Do(t, "DELETE", "/agent_ingresses/"+id, nil).Expect(t, http.StatusNoContent)
+	if ids := h.certificates(t); len(ids) != 0 {
+		t.Errorf("certificates left after the delete: %v", ids)
+	}
+	due, err := h.s.DB.QueryAll(context.Background(), store.CertDuePartition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 0 {
+		t.Errorf("%d due entries left after the delete", len(due))
+	}
+}
