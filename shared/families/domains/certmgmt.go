@@ -125,11 +125,36 @@ func (c *CertManagement) Request(reason string, now time.Time) *CertOrder {
 	return c.Pending
 }
 
-// enqueue writes the item of the pending job of the resource id in account to tx.
+// JobGrace is how long after a job is requested the scheduler requests it again if no worker
+// has taken it (its message lost): the due entry enqueue writes.
+const JobGrace = 15 * time.Minute
+
+// enqueue writes the item of the pending job of the resource id in account to tx, and moves
+// the resource's due entry to JobGrace from now.
 func (c *CertManagement) enqueue(tx *store.Tx, account, id string, now time.Time) {
-	if c.Pending != nil {
-		EnqueueCertJob(tx, CertJobMessage{JobID: c.Pending.JobID, AccountID: account, ResourceID: id}, now)
+	if c.Pending == nil {
+		return
 	}
+	EnqueueCertJob(tx, CertJobMessage{JobID: c.Pending.JobID, AccountID: account, ResourceID: id}, now)
+	c.MoveDue(tx, account, id, store.CertDueKey(now.Add(JobGrace).Unix(), account, id).SK)
+}
+
+// CertDueItem is a resource's entry in store.CertDuePartition: when its next job is to be
+// requested (a renewal, a retry, or a job no worker took).
+type CertDueItem struct {
+	store.Key
+	AccountID  string `dynamodbav:"account"`
+	ResourceID string `dynamodbav:"resource_id"`
+}
+
+// MoveDue replaces, in tx, the due entry of the resource id of account with one at dueSK, and
+// records it (DueSK); the caller writes DueSK on the resource in the same transaction.
+func (c *CertManagement) MoveDue(tx *store.Tx, account, id, dueSK string) {
+	if c.DueSK != "" && c.DueSK != dueSK {
+		tx.Delete("cert.due.old", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
+	}
+	tx.Put("cert.due", CertDueItem{Key: store.Key{PK: store.CertDuePartition, SK: dueSK}, AccountID: account, ResourceID: id})
+	c.DueSK = dueSK
 }
 
 // stop ends automatic management: no policy, no job, no status. A due entry left behind is

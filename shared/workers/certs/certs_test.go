@@ -308,3 +308,28 @@ func TestDeleteRemovesManagedCertificate(t *testing.T) {
 		t.Errorf("%d due entries left after the delete", len(due))
 	}
 }
+
+// A requested job has a due entry JobGrace ahead, the net for a message lost on its way: the
+// scheduler requests the job again then, superseding the first (which stores nothing even if it
+// runs), and the resource ends with one certificate.
+func TestLostJobRequestedAgain(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("lost"),
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	id := created["id"].(string)
+	sched := &certs.Scheduler{DB: h.s.DB}
+	if n, err := sched.Run(ctx, time.Now()); err != nil || n != 0 {
+		t.Fatalf("the scheduler requested %d (%v) for a job just requested, want 0", n, err)
+	}
+	if n, err := sched.Run(ctx, time.Now().Add(domains.JobGrace+time.Second)); err != nil || n != 1 {
+		t.Fatalf("the scheduler requested %d (%v) after JobGrace, want 1", n, err)
+	}
+	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
+	time.Sleep(500 * time.Millisecond) // the superseded job, if it was running, has finished
+	ids := h.certificates(t)
+	if len(ids) != 1 {
+		t.Fatalf("the account has %d TLS certificates, want 1", len(ids))
+	}
+	h.checkCertificate(t, ids[0], regionDomains(body))
+}

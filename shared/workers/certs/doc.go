@@ -38,7 +38,8 @@
 //     refusal) is DNS_ERROR, msg naming the record: retried when the policy is PATCHed (a new
 //     job) and otherwise by the scheduler after CERT_DNS_RETRY (default a day).
 //   - The due entries (D#due, sort key <time>#<account>#<resource>) hold each resource's next
-//     time: its renewal, or its failed job's retry. The scheduler queries the entries up to now
+//     time: its renewal, its failed job's retry, or, for a job just requested, JobGrace (15
+//     minutes) later, the net for a job message lost on its way. The scheduler queries the entries up to now
 //     (reading only those) and, per entry, sets a fresh pending job on the condition that the
 //     resource's cert_due is still that entry, deleting the entry and writing the job's item in
 //     the same transaction; a concurrent or repeated run finds the condition false and requests

@@ -37,7 +37,7 @@ func (s *Scheduler) Run(ctx context.Context, now time.Time) (requested int, err 
 		return 0, fmt.Errorf("scheduler: %w", err)
 	}
 	for _, raw := range items {
-		var d dueItem
+		var d domains.CertDueItem
 		if err := store.Unmarshal(raw, &d); err != nil {
 			return requested, err
 		}
@@ -52,14 +52,14 @@ func (s *Scheduler) Run(ctx context.Context, now time.Time) (requested int, err 
 	return requested, nil
 }
 
-func (s *Scheduler) request(ctx context.Context, d dueItem, now time.Time) (bool, error) {
+func (s *Scheduler) request(ctx context.Context, d domains.CertDueItem, now time.Time) (bool, error) {
 	var t target
 	err := s.DB.Get(ctx, store.ResourceKey(d.AccountID, d.ResourceID), &t)
 	if err != nil && !store.IsNotFound(err) {
 		return false, err
 	}
 	tx := &store.Tx{}
-	tx.Delete("cert.due", d.Key, store.Exists())
+	tx.Delete("cert.due.taken", d.Key, store.Exists())
 	if err != nil || t.Policy == nil || t.DueSK != d.SK || len(t.Names) == 0 {
 		// The resource is gone, no longer managed, or due at another time: a stale entry.
 		_, err := s.commit(ctx, tx)
@@ -70,8 +70,11 @@ func (s *Scheduler) request(ctx context.Context, d dueItem, now time.Time) (bool
 		reason = domains.ReasonRetry
 	}
 	order := t.Request(reason, now)
+	// The taken entry is deleted above; the job gets its own, in case no worker takes it.
+	t.DueSK = ""
+	t.MoveDue(tx, t.AccountID, t.ID, store.CertDueKey(now.Add(domains.JobGrace).Unix(), t.AccountID, t.ID).SK)
 	tx.Update("cert.target", t.Key, expression.Set(expression.Name("cert_pending"), expression.Value(order)).
-		Remove(expression.Name("cert_due")).Add(expression.Name(store.AttrVersion), expression.Value(1)),
+		Set(expression.Name("cert_due"), expression.Value(t.DueSK)).Add(expression.Name(store.AttrVersion), expression.Value(1)),
 		expression.Name("cert_due").Equal(expression.Value(d.SK)))
 	domains.EnqueueCertJob(tx, domains.CertJobMessage{JobID: order.JobID, AccountID: t.AccountID, ResourceID: t.ID}, now)
 	lost, err := s.commit(ctx, tx)
@@ -82,7 +85,7 @@ func (s *Scheduler) request(ctx context.Context, d dueItem, now time.Time) (bool
 // is no error: that run requested the job.
 func (s *Scheduler) commit(ctx context.Context, tx *store.Tx) (lost bool, err error) {
 	err = s.DB.Commit(ctx, tx)
-	if store.ConditionFailed(err, "cert.due") || store.ConditionFailed(err, "cert.target") || store.IsConflict(err) {
+	if store.ConditionFailed(err, "cert.due.taken") || store.ConditionFailed(err, "cert.target") || store.IsConflict(err) {
 		return true, nil
 	}
 	return false, err

@@ -225,18 +225,10 @@ func (w *Worker) setJob(ctx context.Context, t *target, job domains.CertJobMessa
 	tx := &store.Tx{}
 	if dueSK != "" {
 		upd = upd.Set(expression.Name("cert_due"), expression.Value(dueSK))
-		w.moveDue(tx, t, dueSK)
+		t.MoveDue(tx, t.AccountID, t.ID, dueSK)
 	}
 	tx.Update("cert.target", t.Key, upd, whilePending(job.JobID))
 	return w.commit(ctx, tx)
-}
-
-// moveDue replaces the resource's due entry with one at dueSK.
-func (w *Worker) moveDue(tx *store.Tx, t *target, dueSK string) {
-	if t.DueSK != "" && t.DueSK != dueSK {
-		tx.Delete("cert.due.old", store.Key{PK: store.CertDuePartition, SK: t.DueSK})
-	}
-	tx.Put("cert.due", dueItem{Key: store.Key{PK: store.CertDuePartition, SK: dueSK}, AccountID: t.AccountID, ResourceID: t.ID})
 }
 
 func (w *Worker) commit(ctx context.Context, tx *store.Tx) (stale bool, err error) {
@@ -245,13 +237,6 @@ func (w *Worker) commit(ctx context.Context, tx *store.Tx) (stale bool, err erro
 		return true, nil
 	}
 	return false, err
-}
-
-// dueItem is a resource's entry in the due partition: when its next job is to be requested.
-type dueItem struct {
-	store.Key
-	AccountID  string `dynamodbav:"account"`
-	ResourceID string `dynamodbav:"resource_id"`
 }
 
 // dnsProblem is a failure the domain's owner must fix in DNS (DNS_ERROR).
@@ -382,7 +367,7 @@ func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessag
 	if old := t.ManagedCertificateID; old != "" {
 		tx.Delete("cert.old", store.ResourceKey(t.AccountID, old))
 	}
-	w.moveDue(tx, t, due)
+	t.MoveDue(tx, t.AccountID, t.ID, due)
 	stale, err := w.commit(ctx, tx)
 	if stale {
 		w.log().Info("certificate job superseded; its certificate is discarded", "job_id", job.JobID, "resource_id", t.ID)
