@@ -2,50 +2,25 @@ package access_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"tunnelapi/shared/families/access"
-	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/hooktest"
 )
 
 // The hooks are plain methods: these run them without a table or a server.
 
-func request(method, body string) *api.Request {
-	return &api.Request{HTTP: httptest.NewRequest(method, "https://api.example.com/x", nil), Body: []byte(body)}
-}
-
-func render(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func wantError(t *testing.T, err error, code, field string) {
-	t.Helper()
-	e, ok := api.AsError(err)
-	if !ok || e.Code != code || e.Field != field {
-		t.Fatalf("error %v, want %s on %q", err, code, field)
-	}
-}
-
 func TestIPPoliciesHooks(t *testing.T) {
-	f := access.IPPolicies{Family: &resource.Family[access.PolicyItem, *access.PolicyItem]{Descriptor: access.IPPoliciesDescriptor}}
+	f := resource.HooksOf[access.IPPolicies](access.IPPoliciesDescriptor, nil)
 	it := &access.PolicyItem{Meta: store.Meta{ID: "ipp_1", CreatedAt: 0}, Described: resource.Described{Description: "office", Metadata: "m"}}
 	want := `{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1","created_at":"1970-01-01T00:00:00Z","description":"office","metadata":"m"}`
-	if got := render(t, f.Render(request("GET", ""), it)); got != want {
-		t.Fatalf("render %s\nwant   %s", got, want)
-	}
-	wantError(t, f.Update(context.Background(), request("PATCH", `{}`), it, nil), "ERR_NGROK_606", "body")
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), "ERR_NGROK_606", "body")
 	long := `{"description":"` + strings.Repeat("x", 256) + `"}`
-	wantError(t, f.Update(context.Background(), request("PATCH", long), it, nil), access.CodeTextTooLong, "description")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(long), it, nil), access.CodeTextTooLong, "description")
 	if it.Description != "office" {
 		t.Fatalf("a refused update changed the item: %+v", it)
 	}
@@ -53,7 +28,7 @@ func TestIPPoliciesHooks(t *testing.T) {
 
 // A rule's create body is checked before anything is read, in the order the wire reports.
 func TestIPPolicyRulesHooks(t *testing.T) {
-	f := access.IPPolicyRules{Family: &resource.Family[access.RuleItem, *access.RuleItem]{Descriptor: access.IPPolicyRulesDescriptor}}
+	f := resource.HooksOf[access.IPPolicyRules](access.IPPolicyRulesDescriptor, nil)
 	ctx := context.Background()
 	cases := []struct{ body, code, field string }{
 		{`{"action":"allow","ip_policy_id":"ipp_1"}`, "ERR_NGROK_1406", "cidr"},
@@ -63,20 +38,18 @@ func TestIPPolicyRulesHooks(t *testing.T) {
 		{`{"cidr":"10.0.0.0/8","action":"deny","ip_policy_id":"ak_1"}`, access.CodePolicyNotFound, "ip_policy_id"},
 	}
 	for _, c := range cases {
-		_, err := f.Create(ctx, request("POST", c.body), &access.RuleItem{}, nil)
-		wantError(t, err, c.code, c.field)
+		_, err := f.Create(ctx, hooktest.Request(c.body), &access.RuleItem{}, nil)
+		hooktest.WantCode(t, err, c.code, c.field)
 	}
 	it := &access.RuleItem{Meta: store.Meta{ID: "ipr_1"}, CIDR: "10.0.0.0/8", Action: access.ActionAllow, PolicyID: "ipp_1"}
-	wantError(t, f.Update(ctx, request("PATCH", `{"action":"deny"}`), it, nil), access.CodeActionNotAllowd, "action")
+	hooktest.WantCode(t, f.Update(ctx, hooktest.Request(`{"action":"deny"}`), it, nil), access.CodeActionNotAllowd, "action")
 	want := `{"id":"ipr_1","uri":"https://api.example.com/ip_policy_rules/ipr_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"cidr":"10.0.0.0/8","ip_policy":{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},"action":"allow"}`
-	if got := render(t, f.Render(request("GET", ""), it)); got != want {
-		t.Fatalf("render %s\nwant   %s", got, want)
-	}
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
 }
 
 func TestIPRestrictionsHooks(t *testing.T) {
-	f := access.IPRestrictions{Family: &resource.Family[access.RestrictionItem, *access.RestrictionItem]{Descriptor: access.IPRestrictionsDescriptor}}
+	f := resource.HooksOf[access.IPRestrictions](access.IPRestrictionsDescriptor, nil)
 	ctx := context.Background()
 	cases := []struct{ body, field string }{
 		{`{"type":"web","ip_policy_ids":["ipp_1"]}`, "type"},
@@ -85,15 +58,13 @@ func TestIPRestrictionsHooks(t *testing.T) {
 		{`{"type":"api","ip_policy_ids":["ak_1"]}`, "ip_policy_ids"},
 	}
 	for _, c := range cases {
-		_, err := f.Create(ctx, request("POST", c.body), &access.RestrictionItem{}, nil)
-		wantError(t, err, "ERR_NGROK_215", c.field)
+		_, err := f.Create(ctx, hooktest.Request(c.body), &access.RestrictionItem{}, nil)
+		hooktest.WantCode(t, err, "ERR_NGROK_215", c.field)
 	}
 	it := &access.RestrictionItem{Meta: store.Meta{ID: "ipx_1"}, Type: access.TypeAgent, PolicyIDs: []string{"ipp_1", "ipp_2"}}
-	wantError(t, f.Update(ctx, request("PATCH", `{}`), it, nil), "ERR_NGROK_606", "body")
+	hooktest.WantCode(t, f.Update(ctx, hooktest.Request(`{}`), it, nil), "ERR_NGROK_606", "body")
 	want := `{"id":"ipx_1","uri":"https://api.example.com/ip_restrictions/ipx_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"enforced":false,"type":"agent","ip_policies":[{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},` +
 		`{"id":"ipp_2","uri":"https://api.example.com/ip_policies/ipp_2"}]}`
-	if got := render(t, f.Render(request("GET", ""), it)); got != want {
-		t.Fatalf("render %s\nwant   %s", got, want)
-	}
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
 }

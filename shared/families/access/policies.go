@@ -38,10 +38,7 @@ type PolicyItem struct {
 
 // PolicyJSON is the wire form of an IP policy.
 type PolicyJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 }
 
 type policyBody struct {
@@ -59,9 +56,7 @@ const maxCascade = store.MaxTxItems - 5
 var IPPoliciesDescriptor = &resource.Descriptor{
 	Path: "/ip_policies", Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
 	Function: "IPPoliciesFunction", Dir: "ip_policies",
-	Routes: resource.Serve(func(f *resource.Family[PolicyItem, *PolicyItem]) resource.Hooks[*PolicyItem] {
-		return IPPolicies{f}
-	}),
+	Routes: resource.ServeHooks[IPPolicies](),
 }
 
 // IPPolicies is the IP policy family's rules.
@@ -71,8 +66,7 @@ type IPPolicies struct {
 
 // Render returns an IP policy as GET returns it.
 func (f IPPolicies) Render(r *api.Request, it *PolicyItem) any {
-	return PolicyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered()}
+	return PolicyJSON{f.Head(r, &it.Meta, it.Described)}
 }
 
 // Create fills a new IP policy, with an empty rule index, from the request body.

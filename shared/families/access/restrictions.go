@@ -36,20 +36,10 @@ type RestrictionItem struct {
 
 // RestrictionJSON is the wire form of an IP restriction.
 type RestrictionJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	Enforced   bool      `json:"enforced"`
 	Type       string    `json:"type"`
 	IPPolicies []api.Ref `json:"ip_policies"`
-}
-
-type restrictionCreate struct {
-	api.Text
-	Enforced    *bool     `json:"enforced"`
-	Type        *string   `json:"type"`
-	IPPolicyIDs *[]string `json:"ip_policy_ids"`
 }
 
 type restrictionUpdate struct {
@@ -58,13 +48,17 @@ type restrictionUpdate struct {
 	IPPolicyIDs *[]string `json:"ip_policy_ids"`
 }
 
+// restrictionCreate is a POST body: what an update may send, and the type, which cannot change.
+type restrictionCreate struct {
+	restrictionUpdate
+	Type *string `json:"type"`
+}
+
 // IPRestrictionsDescriptor is the /ip_restrictions family.
 var IPRestrictionsDescriptor = &resource.Descriptor{
 	Path: "/ip_restrictions", Prefix: ids.IPRestriction, ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
 	Function: "IPRestrictionsFunction", Dir: "ip_restrictions",
-	Routes: resource.Serve(func(f *resource.Family[RestrictionItem, *RestrictionItem]) resource.Hooks[*RestrictionItem] {
-		return IPRestrictions{f}
-	}),
+	Routes: resource.ServeHooks[IPRestrictions](),
 }
 
 // IPRestrictions is the IP restriction family's rules. A restriction references each of its
@@ -79,7 +73,7 @@ func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
 	for _, p := range it.PolicyIDs {
 		refs = append(refs, policyRef(r, p))
 	}
-	return RestrictionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), DescribedJSON: it.Described.Rendered(), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
+	return RestrictionJSON{Head: f.Head(r, &it.Meta, it.Described), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
 }
 
 // Create fills a new restriction from the request body; an api restriction reads its policies

@@ -30,27 +30,24 @@ type RuleItem struct {
 
 // RuleJSON is the wire form of an IP policy rule.
 type RuleJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	CIDR     string  `json:"cidr"`
 	IPPolicy api.Ref `json:"ip_policy"`
 	Action   string  `json:"action"`
 }
 
-type ruleCreate struct {
-	api.Text
-	CIDR       *string `json:"cidr"`
-	IPPolicyID *string `json:"ip_policy_id"`
-	Action     *string `json:"action"`
-}
-
+// ruleUpdate is a PATCH body; Action is accepted only to refuse it with a message saying it
+// cannot change.
 type ruleUpdate struct {
 	api.Text
-	CIDR *string `json:"cidr"`
-	// Action is accepted only to refuse it with a message saying it cannot change.
+	CIDR   *string `json:"cidr"`
 	Action *string `json:"action"`
+}
+
+// ruleCreate is a POST body: what an update may send, and the policy the rule belongs to.
+type ruleCreate struct {
+	ruleUpdate
+	IPPolicyID *string `json:"ip_policy_id"`
 }
 
 // labelPolicy labels the write of a rule's policy (its rule index) in a rule mutation.
@@ -60,9 +57,7 @@ const labelPolicy = "policy"
 var IPPolicyRulesDescriptor = &resource.Descriptor{
 	Path: "/ip_policy_rules", Prefix: ids.IPPolicyRule, ListKey: "ip_policy_rules", EventKind: "ip_policy_rule", Filter: true,
 	Function: "IPPolicyRulesFunction", Dir: "ip_policy_rules",
-	Routes: resource.Serve(func(f *resource.Family[RuleItem, *RuleItem]) resource.Hooks[*RuleItem] {
-		return IPPolicyRules{f}
-	}),
+	Routes: resource.ServeHooks[IPPolicyRules](),
 }
 
 // IPPolicyRules is the IP policy rule family's rules. A rule is also indexed on its policy (see
@@ -73,7 +68,7 @@ type IPPolicyRules struct {
 
 // Render returns a rule as GET returns it.
 func (f IPPolicyRules) Render(r *api.Request, it *RuleItem) any {
-	return RuleJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), DescribedJSON: it.Described.Rendered(), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
+	return RuleJSON{Head: f.Head(r, &it.Meta, it.Described), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
 }
 
 // Create fills a new rule from the request body and adds it to its policy's index, refusing a

@@ -34,10 +34,7 @@ type AddrItem struct {
 
 // AddrJSON is the wire form of a reserved address.
 type AddrJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	Addr   string `json:"addr"`
 	Region string `json:"region"`
 }
@@ -64,8 +61,7 @@ type ReservedAddrs struct {
 
 // Render returns a reserved address as GET returns it.
 func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
-	return AddrJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), Addr: it.Addr, Region: it.Region}
+	return AddrJSON{Head: f.Head(r, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
 }
 
 // Prepare checks the body once per request and starts the search for a free address.

@@ -56,10 +56,7 @@ type DomainItem struct {
 
 // DomainJSON is the wire form of a reserved domain.
 type DomainJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	Domain                      string           `json:"domain"`
 	Region                      *string          `json:"region"`
 	CNAMETarget                 *string          `json:"cname_target"`
@@ -115,8 +112,7 @@ type ReservedDomains struct {
 
 // Render returns a reserved domain as GET returns it.
 func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
-	out := DomainJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), Domain: it.Domain,
+	out := DomainJSON{Head: f.Head(r, &it.Meta, it.Described), Domain: it.Domain,
 		Region: optional(it.Region), CNAMETarget: optional(it.CNAMETarget), ResolvesTo: []ResolvesToJSON{}}
 	for _, v := range it.ResolvesTo {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})

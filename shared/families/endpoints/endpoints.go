@@ -90,7 +90,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: "/endpoints", Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Routes: resource.Serve(func(f *resource.Family[Item, *Item]) resource.Hooks[*Item] { return Endpoints{f} }),
+	Routes: resource.ServeHooks[Endpoints](),
 }
 
 // Endpoints is the endpoint family's rules.

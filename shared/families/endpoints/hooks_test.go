@@ -1,8 +1,6 @@
 package endpoints
 
 import (
-	"encoding/json"
-	"net/http/httptest"
 	"testing"
 
 	"tunnelapi/shared/platform/api"
@@ -12,7 +10,7 @@ import (
 )
 
 func hooks() Endpoints {
-	return Endpoints{&resource.Family[Item, *Item]{Descriptor: EndpointsDescriptor}}
+	return resource.HooksOf[Endpoints](EndpointsDescriptor, nil)
 }
 
 // TestEndpointRender renders an item without a table: the URL's parts and exactly the members
@@ -21,17 +19,11 @@ func TestEndpointRender(t *testing.T) {
 	it := &Item{URL: "tcp://db.internal:5432", Type: TypeCloud, TrafficPolicy: "{}", Bindings: []string{BindingInternal},
 		PrincipalID: ids.New(ids.BotUser), UpdatedAt: 60}
 	it.ID, it.Description = "ep_1", "d"
-	got, err := json.Marshal(hooks().Render(&api.Request{HTTP: httptest.NewRequest("GET", "https://api.example.com/", nil)}, it))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := `{"id":"ep_1","uri":"https://api.example.com/endpoints/ep_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"updated_at":"1970-01-01T00:01:00Z","description":"d","type":"cloud","url":"tcp://db.internal:5432",` +
 		`"public_url":"tcp://db.internal:5432","proto":"tcp","hostport":"db.internal:5432","bindings":["internal"],` +
 		`"pooling_enabled":false,"traffic_policy":"{}"}`
-	if string(got) != want {
-		t.Fatalf("render\n got %s\nwant %s", got, want)
-	}
+	hooktest.WantJSON(t, hooks().Render(hooktest.Request(""), it), want)
 }
 
 // TestEndpointHooksRefuse checks the validation of Create, Update and Delete without a table:

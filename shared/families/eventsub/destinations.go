@@ -60,9 +60,7 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 	Path: "/event_destinations", Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations",
-	Routes: resource.Serve(func(f *resource.Family[DestinationItem, *DestinationItem]) resource.Hooks[*DestinationItem] {
-		return EventDestinations{f}
-	}),
+	Routes: resource.ServeHooks[EventDestinations](),
 }
 
 // EventDestinations is the event destination family's rules. Subscriptions reference

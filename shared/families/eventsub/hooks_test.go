@@ -2,8 +2,6 @@ package eventsub
 
 import (
 	"context"
-	"encoding/json"
-	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -13,38 +11,28 @@ import (
 	"tunnelapi/shared/testing/hooktest"
 )
 
-// The hooks run without a table: these call them directly with a fake request.
-
-func request(body string) *api.Request {
-	return &api.Request{HTTP: httptest.NewRequest("PATCH", "/x", nil), Body: []byte(body)}
-}
+// The hooks run without a table: these call them directly with hooktest's request.
 
 func TestSubscriptionRender(t *testing.T) {
-	f := EventSubscriptions{&resource.Family[SubscriptionItem, *SubscriptionItem]{Descriptor: EventSubscriptionsDescriptor}}
+	f := resource.HooksOf[EventSubscriptions](EventSubscriptionsDescriptor, nil)
 	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Described: resource.Described{Metadata: "m"},
 		Sources: []string{"api_key_created.v0"}, Destinations: []string{"ed_1"}}
-	b, err := json.Marshal(f.Render(request(""), it))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"id":"esb_1","uri":"https://example.com/event_subscriptions/esb_1","created_at":"1970-01-01T00:00:00Z",` +
+	want := `{"id":"esb_1","uri":"https://api.example.com/event_subscriptions/esb_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"metadata":"m",` +
-		`"sources":[{"type":"api_key_created.v0","uri":"https://example.com/event_subscriptions/esb_1/sources/api_key_created.v0"}],` +
-		`"destinations":[{"id":"ed_1","uri":"https://example.com/event_destinations/ed_1"}]}`
-	if string(b) != want {
-		t.Fatalf("rendered\n%s\nwant\n%s", b, want)
-	}
+		`"sources":[{"type":"api_key_created.v0","uri":"https://api.example.com/event_subscriptions/esb_1/sources/api_key_created.v0"}],` +
+		`"destinations":[{"id":"ed_1","uri":"https://api.example.com/event_destinations/ed_1"}]}`
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
 }
 
 func TestSubscriptionUpdateRefusals(t *testing.T) {
 	var f EventSubscriptions
 	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
 	// Each refusal comes before anything is added to the mutation, so none is needed here.
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
 		CodeDuplicateSource, "sources[1].type")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
 	if len(it.Sources) != 1 {
 		t.Fatalf("refused update changed the sources: %v", it.Sources)
 	}
@@ -66,15 +54,15 @@ func TestSourceEdits(t *testing.T) {
 }
 
 func TestDestinationHooks(t *testing.T) {
-	f := EventDestinations{&resource.Family[DestinationItem, *DestinationItem]{Descriptor: EventDestinationsDescriptor}}
+	f := resource.HooksOf[EventDestinations](EventDestinationsDescriptor, nil)
 	it := &DestinationItem{Meta: store.Meta{ID: "ed_1"}, Format: FormatJSON, Target: Target{Kind: KindKinesis}}
-	r, ok := f.Render(request(""), it).(DestinationJSON)
-	if !ok || r.URI != "https://example.com/event_destinations/ed_1" || r.Format != "json" || r.Target.Kinesis == nil {
+	r, ok := f.Render(hooktest.Request(""), it).(DestinationJSON)
+	if !ok || r.URI != "https://api.example.com/event_destinations/ed_1" || r.Format != "json" || r.Target.Kinesis == nil {
 		t.Fatalf("rendered %+v", r)
 	}
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
 	if in := f.InUse(); in.Code != CodeInUse || in.Field != "id" {
 		t.Fatalf("in use refusal %+v", in)
 	}

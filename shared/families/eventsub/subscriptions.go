@@ -42,10 +42,7 @@ const (
 
 // SubscriptionJSON is the wire form of an event subscription.
 type SubscriptionJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	Sources      []SourceJSON `json:"sources"`
 	Destinations []api.Ref    `json:"destinations"`
 }
@@ -83,11 +80,9 @@ var EventSubscriptionsDescriptor = &resource.Descriptor{
 
 // routeSubscriptions adds the five operations of subscriptions and the routes of their sources.
 func routeSubscriptions(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-	f := resource.New(d, k, func(f *resource.Family[SubscriptionItem, *SubscriptionItem]) resource.Hooks[*SubscriptionItem] {
-		return EventSubscriptions{f}
-	})
+	f := resource.HooksOf[EventSubscriptions](d, k)
 	f.Register(mux, s)
-	EventSources{EventSubscriptions{f}}.Register(mux, s)
+	EventSources{f}.Register(mux, s)
 }
 
 // EventSubscriptions is the event subscription family's rules. A subscription references each
@@ -98,8 +93,7 @@ type EventSubscriptions struct {
 
 // Render returns a subscription as GET returns it.
 func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
-	out := SubscriptionJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), Sources: f.renderSources(r, it),
+	out := SubscriptionJSON{Head: f.Head(r, &it.Meta, it.Described), Sources: f.renderSources(r, it),
 		Destinations: make([]api.Ref, 0, len(it.Destinations))}
 	for _, d := range it.Destinations {
 		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: EventDestinationsDescriptor.URI(r, d)})

@@ -41,7 +41,7 @@ const maxNameBytes = 255
 var BotUsersDescriptor = &resource.Descriptor{
 	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 	Function: "BotUsersFunction", Dir: "bot_users",
-	Routes: resource.Serve(func(f *resource.Family[BotUser, *BotUser]) resource.Hooks[*BotUser] { return BotUsers{f} }),
+	Routes: resource.ServeHooks[BotUsers](),
 }
 
 // BotUsers is the bot user family's rules.

@@ -18,10 +18,7 @@ type CredentialItem struct {
 
 // CredentialJSON is the wire form of a tunnel credential.
 type CredentialJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	Token   *string  `json:"token"`
 	ACL     []string `json:"acl"`
 	OwnerID string   `json:"owner_id"`
@@ -63,8 +60,7 @@ func (f Credentials) render(r *api.Request, it *CredentialItem, token *string) C
 	if rules == nil {
 		rules = []string{}
 	}
-	return CredentialJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), Token: token, ACL: rules, OwnerID: it.OwnerID}
+	return CredentialJSON{Head: f.Head(r, &it.Meta, it.Described), Token: token, ACL: rules, OwnerID: it.OwnerID}
 }
 
 // Create fills a new credential from the request body and issues its token, shown only in the

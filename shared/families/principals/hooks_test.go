@@ -2,8 +2,6 @@ package principals
 
 import (
 	"context"
-	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,22 +11,7 @@ import (
 	"tunnelapi/shared/testing/hooktest"
 )
 
-// The hooks run without a table: these call them directly with a fake request.
-
-func request(body string) *api.Request {
-	return &api.Request{HTTP: httptest.NewRequest("PATCH", "/x", nil), Body: []byte(body)}
-}
-
-func wantJSON(t *testing.T, v any, want string) {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != want {
-		t.Fatalf("rendered\n%s\nwant\n%s", b, want)
-	}
-}
+// The hooks run without a table: these call them directly with hooktest's request.
 
 func apiKeys() APIKeys {
 	return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{&resource.Family[APIKeyItem, *APIKeyItem]{Descriptor: APIKeysDescriptor}}}
@@ -41,54 +24,54 @@ func credentials() Credentials {
 func TestAPIKeyRenderHidesToken(t *testing.T) {
 	it := &APIKeyItem{Secret{Meta: store.Meta{ID: "ak_1"}, Described: resource.Described{Description: "d", Metadata: "m"},
 		OwnerID: "usr_1", TokenHash: "h"}}
-	wantJSON(t, apiKeys().Render(request(""), it),
-		`{"id":"ak_1","uri":"https://example.com/api_keys/ak_1","description":"d","metadata":"m","created_at":"1970-01-01T00:00:00Z","token":null,"owner_id":"usr_1"}`)
+	hooktest.WantJSON(t, apiKeys().Render(hooktest.Request(""), it),
+		`{"id":"ak_1","uri":"https://api.example.com/api_keys/ak_1","description":"d","metadata":"m","created_at":"1970-01-01T00:00:00Z","token":null,"owner_id":"usr_1"}`)
 }
 
 func TestAPIKeyUpdateRefusals(t *testing.T) {
 	it := &APIKeyItem{Secret{Described: resource.Described{Description: "orig"}}}
-	hooktest.WantCode(t, apiKeys().Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, apiKeys().Update(context.Background(), request(`{"description":"`+strings.Repeat("x", 256)+`"}`), it, nil), "ERR_NGROK_604", "description")
-	hooktest.WantCode(t, apiKeys().Update(context.Background(), request(`{"owner_id":"usr_1"}`), it, nil), api.CodeUnknownField, "owner_id")
+	hooktest.WantCode(t, apiKeys().Update(context.Background(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, apiKeys().Update(context.Background(), hooktest.Request(`{"description":"`+strings.Repeat("x", 256)+`"}`), it, nil), "ERR_NGROK_604", "description")
+	hooktest.WantCode(t, apiKeys().Update(context.Background(), hooktest.Request(`{"owner_id":"usr_1"}`), it, nil), api.CodeUnknownField, "owner_id")
 	if it.Description != "orig" {
 		t.Fatalf("refused update changed the description to %q", it.Description)
 	}
-	if err := apiKeys().Update(context.Background(), request(`{"metadata":"m"}`), it, nil); err != nil || it.Metadata != "m" || it.Description != "orig" {
+	if err := apiKeys().Update(context.Background(), hooktest.Request(`{"metadata":"m"}`), it, nil); err != nil || it.Metadata != "m" || it.Description != "orig" {
 		t.Fatalf("update: %v, item %+v", err, it.Described)
 	}
 }
 
 func TestCredentialRenderAndUpdate(t *testing.T) {
 	it := &CredentialItem{Secret: Secret{Meta: store.Meta{ID: "cr_1"}, OwnerID: "bot_1"}}
-	wantJSON(t, credentials().Render(request(""), it),
-		`{"id":"cr_1","uri":"https://example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","token":null,"acl":[],"owner_id":"bot_1"}`)
+	hooktest.WantJSON(t, credentials().Render(hooktest.Request(""), it),
+		`{"id":"cr_1","uri":"https://api.example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","token":null,"acl":[],"owner_id":"bot_1"}`)
 	f := credentials()
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"acl":["bind:a b"],"description":"x"}`), it, nil), CodeInvalidACL, "acl")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"metadata":"`+strings.Repeat("x", 4097)+`"}`), it, nil), "ERR_NGROK_605", "metadata")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"acl":["bind:a b"],"description":"x"}`), it, nil), CodeInvalidACL, "acl")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"metadata":"`+strings.Repeat("x", 4097)+`"}`), it, nil), "ERR_NGROK_605", "metadata")
 	if it.Description != "" || it.ACL != nil {
 		t.Fatalf("refused update changed the item: %+v", it)
 	}
-	if err := f.Update(context.Background(), request(`{"acl":["bind:x.example.com"]}`), it, nil); err != nil || len(it.ACL) != 1 {
+	if err := f.Update(context.Background(), hooktest.Request(`{"acl":["bind:x.example.com"]}`), it, nil); err != nil || len(it.ACL) != 1 {
 		t.Fatalf("update: %v, acl %v", err, it.ACL)
 	}
 }
 
 func TestBotUserHooks(t *testing.T) {
-	f := BotUsers{&resource.Family[BotUser, *BotUser]{Descriptor: BotUsersDescriptor}}
+	f := resource.HooksOf[BotUsers](BotUsersDescriptor, nil)
 	b := &BotUser{Meta: store.Meta{ID: "bot_1"}, Name: "ci", Active: true}
-	wantJSON(t, f.Render(request(""), b),
-		`{"id":"bot_1","uri":"https://example.com/bot_users/bot_1","name":"ci","active":true,"created_at":"1970-01-01T00:00:00Z"}`)
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), b),
+		`{"id":"bot_1","uri":"https://api.example.com/bot_users/bot_1","name":"ci","active":true,"created_at":"1970-01-01T00:00:00Z"}`)
 	// Refusals come before anything is added to the mutation, so none is needed here.
-	if _, err := f.Create(context.Background(), request(`{}`), &BotUser{}, nil); err == nil {
+	if _, err := f.Create(context.Background(), hooktest.Request(`{}`), &BotUser{}, nil); err == nil {
 		t.Fatal("create without a name accepted")
 	} else {
 		hooktest.WantCode(t, err, api.CodeBadFieldValue, "name")
 	}
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{}`), b, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"name":""}`), b, nil), api.CodeBadFieldValue, "name")
-	hooktest.WantCode(t, f.Update(context.Background(), request(`{"name":"`+strings.Repeat("n", 256)+`"}`), b, nil), api.CodeBadFieldValue, "name")
-	if err := f.Update(context.Background(), request(`{"name":"deploy"}`), b, nil); err != nil || b.Name != "deploy" {
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), b, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"name":""}`), b, nil), api.CodeBadFieldValue, "name")
+	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"name":"`+strings.Repeat("n", 256)+`"}`), b, nil), api.CodeBadFieldValue, "name")
+	if err := f.Update(context.Background(), hooktest.Request(`{"name":"deploy"}`), b, nil); err != nil || b.Name != "deploy" {
 		t.Fatalf("rename: %v, name %q", err, b.Name)
 	}
 }

@@ -66,10 +66,7 @@ type Authority struct {
 // keyJSON is what the wire forms of SSH certificate authorities and certificates begin with:
 // the resource's own members and its public key.
 type keyJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	PublicKey string `json:"public_key"`
 	KeyType   string `json:"key_type"`
 }
@@ -175,8 +172,7 @@ type Authorities struct {
 
 // Render returns an SSH certificate authority as GET returns it; the private key never appears.
 func (f Authorities) Render(r *api.Request, it *Authority) any {
-	return AuthorityJSON{keyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), PublicKey: it.PublicKey, KeyType: it.KeyType}}
+	return AuthorityJSON{keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType}}
 }
 
 // Prepare generates and seals the key pair. Key generation (an RSA 4096 key takes up to seconds)

@@ -114,8 +114,7 @@ func (f Certificates) Render(r *api.Request, it *Certificate) any {
 	if principals == nil {
 		principals = []string{}
 	}
-	host := HostCertificateJSON{keyJSON: keyJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), PublicKey: it.PublicKey, KeyType: it.KeyType},
+	host := HostCertificateJSON{keyJSON: keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType},
 		SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
 		ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
 	if f.kind.certType == ssh.HostCert {

@@ -19,10 +19,7 @@ type CertificateAuthority struct {
 
 // CertificateAuthorityJSON is the wire form of a certificate authority.
 type CertificateAuthorityJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	CAPEM             string   `json:"ca_pem"`
 	SubjectCommonName string   `json:"subject_common_name"`
 	NotBefore         string   `json:"not_before"`
@@ -54,8 +51,7 @@ type CertificateAuthorities struct {
 // Render returns a certificate authority as GET returns it.
 func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority) any {
 	return CertificateAuthorityJSON{
-		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), CAPEM: it.CAPEM,
+		Head: f.Head(r, &it.Meta, it.Described), CAPEM: it.CAPEM,
 		SubjectCommonName: it.SubjectCommonName,
 		NotBefore:         api.Timestamp(it.NotBefore), NotAfter: api.Timestamp(it.NotAfter),
 		KeyUsages: list(it.KeyUsages), ExtendedKeyUsages: list(it.ExtendedKeyUsages),

@@ -1,7 +1,6 @@
 package tlscerts
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -18,19 +17,13 @@ func TestTLSCertificateRender(t *testing.T) {
 	it := &TLSCertificate{CertificatePEM: "PEM", PrivateKeyType: "ecdsa", PrivateKey: seal.Sealed{Ciphertext: []byte("sealed")},
 		Details: Details{SubjectCommonName: "a.example.com", NotBefore: 0, NotAfter: 86400, DNSNames: []string{"a.example.com"}}}
 	it.ID, it.CreatedAt, it.Description = "cert_1", 60, "d"
-	got, err := json.Marshal(f.Render(hooktest.Request(""), it))
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := `{"id":"cert_1","uri":"https://api.example.com/tls_certificates/cert_1","created_at":"1970-01-01T00:01:00Z",` +
 		`"description":"d","certificate_pem":"PEM","subject_common_name":"a.example.com",` +
 		`"subject_alternative_names":{"dns_names":["a.example.com"],"ips":[]},"issued_at":null,` +
 		`"not_before":"1970-01-01T00:00:00Z","not_after":"1970-01-02T00:00:00Z","key_usages":[],"extended_key_usages":[],` +
 		`"private_key_type":"ecdsa","issuer_common_name":"","serial_number":"","subject_organization":"",` +
 		`"subject_organizational_unit":"","subject_locality":"","subject_province":"","subject_country":""}`
-	if string(got) != want {
-		t.Fatalf("render\n got %s\nwant %s", got, want)
-	}
+	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
 }
 
 // TestTLSHooksRefuse checks the validation of Prepare and Update without a table, key or sealer:

@@ -32,10 +32,7 @@ type SANs struct {
 
 // TLSCertificateJSON is the wire form of a TLS certificate.
 type TLSCertificateJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
+	resource.Head
 	CertificatePEM            string   `json:"certificate_pem"`
 	SubjectCommonName         string   `json:"subject_common_name"`
 	SubjectAlternativeNames   SANs     `json:"subject_alternative_names"`
@@ -93,8 +90,7 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 		issued = &t
 	}
 	return TLSCertificateJSON{IssuedAt: issued,
-		ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt),
-		DescribedJSON: it.Described.Rendered(), CertificatePEM: it.CertificatePEM,
+		Head: f.Head(r, &it.Meta, it.Described), CertificatePEM: it.CertificatePEM,
 		SubjectCommonName:       d.SubjectCommonName,
 		SubjectAlternativeNames: SANs{DNSNames: list(d.DNSNames), IPs: list(d.IPs)},
 		NotBefore:               api.Timestamp(d.NotBefore), NotAfter: api.Timestamp(d.NotAfter),

@@ -98,11 +98,63 @@ func New[T any, P interface {
 }
 
 // Serve returns the Routes of a family of the generic shape: the five operations on d.Path.
+// A family whose hooks type holds nothing but its family uses ServeHooks instead.
 func Serve[T any, P interface {
 	*T
 	store.Resource
 }](hooks func(f *Family[T, P]) Hooks[P]) func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) {
 	return func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) { New(d, k, hooks).Register(mux, s) }
+}
+
+// Bare is the shape of a hooks type that holds nothing but its family (struct{ *Family[T, P] }):
+// such a type is built from the descriptor alone, by ServeHooks and HooksOf.
+type Bare[T any, P interface {
+	*T
+	store.Resource
+}] interface {
+	~struct{ *Family[T, P] }
+	Hooks[P]
+}
+
+// ServeHooks returns the Routes of a family of the generic shape whose hooks are the type H,
+// which holds nothing but its family: Routes: resource.ServeHooks[MyHooks]().
+func ServeHooks[H Bare[T, P], T any, P interface {
+	*T
+	store.Resource
+}]() func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) {
+	return Serve(bind[H, T, P])
+}
+
+// HooksOf returns the hooks H of the family d served with kit k (nil in a unit test of the hooks
+// that needs no table).
+func HooksOf[H Bare[T, P], T any, P interface {
+	*T
+	store.Resource
+}](d *Descriptor, k *Kit) H {
+	return H(struct{ *Family[T, P] }{New(d, k, bind[H, T, P])})
+}
+
+// bind wraps f in the hooks type H.
+func bind[H Bare[T, P], T any, P interface {
+	*T
+	store.Resource
+}](f *Family[T, P]) Hooks[P] {
+	return H(struct{ *Family[T, P] }{f})
+}
+
+// Head is the members that open most resources' wire form, in the platform's order: id, uri,
+// created_at, then description and metadata (omitted when empty). A family's wire type embeds
+// it first and fills it with Descriptor.Head.
+type Head struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	DescribedJSON
+}
+
+// Head returns the wire head of the item with meta m and text t, its uri on r's host.
+func (d *Descriptor) Head(r *api.Request, m *store.Meta, t Described) Head {
+	return Head{ID: m.ID, URI: d.URI(r, m.ID), CreatedAt: api.Timestamp(m.CreatedAt), DescribedJSON: t.Rendered()}
 }
 
 // Described is the free text every resource carries, stored on its item; its checks live here
