@@ -2,12 +2,8 @@ package tlscerts_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -16,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/tlscerts"
@@ -52,20 +47,10 @@ func TestMain(m *testing.M) {
 
 // goCert makes a certificate and key in Go (faster than openssl, for the conformance suite).
 func goCert(t *testing.T, ca bool) (certPEM, keyPEM string) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	certPEM, keyPEM, key := testkit.SelfSigned(t, &x509.Certificate{SerialNumber: big.NewInt(42),
+		Subject: pkix.Name{CommonName: "conformance.example.com"}, BasicConstraintsValid: true, IsCA: ca})
 	suite.Needles.AddKey("go key", key)
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "conformance.example.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true, IsCA: ca}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalPKCS8PrivateKey(key)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+	return certPEM, keyPEM
 }
 
 func TestTLSCertificatesConformance(t *testing.T) {
@@ -405,30 +390,21 @@ func TestAuditEvents(t *testing.T) {
 func TestLargestCertificateIsStored(t *testing.T) {
 	s := start(t)
 	a := s.NewAccount(t)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := testkit.NewKey(t)
 	suite.Needles.AddKey("large certificate key", key)
 	var certPEM string
 	for n := 1000; ; n += 50 {
-		tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "big.example.com"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "big.example.com"}}
 		for i := 0; i < n; i++ {
 			tpl.DNSNames = append(tpl.DNSNames, fmt.Sprintf("host-%05d.a-rather-long-subdomain-name.example.com", i))
 		}
-		der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		next := testkit.CertPEM(t, tpl, key)
 		if len(next) > 128<<10 {
 			break
 		}
 		certPEM = next
 	}
-	kder, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+	keyPEM := testkit.KeyPEM(t, key)
 	got := a.Do(t, "POST", pathTLS, map[string]any{"certificate_pem": certPEM, "private_key_pem": keyPEM,
 		"description": strings.Repeat("d", 255), "metadata": strings.Repeat("m", 4096)}).Expect(t, http.StatusCreated)
 	if n := len(got["subject_alternative_names"].(map[string]any)["dns_names"].([]any)); n < 1000 {
