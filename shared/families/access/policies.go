@@ -41,10 +41,6 @@ type PolicyJSON struct {
 	resource.Head
 }
 
-type policyBody struct {
-	api.Text
-}
-
 // MaxRulesPerPolicy bounds a policy's rule index so its item stays far below 400 KB.
 const MaxRulesPerPolicy = 2000
 
@@ -71,11 +67,7 @@ func (f IPPolicies) Render(r *api.Request, it *PolicyItem) any {
 
 // Create fills a new IP policy, with an empty rule index, from the request body.
 func (IPPolicies) Create(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) (any, error) {
-	var in policyBody
-	if err := api.Decode(r, &in); err != nil {
-		return nil, err
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
+	if err := it.DecodeCreate(r, textCodes, &api.Text{}); err != nil {
 		return nil, err
 	}
 	it.Rules = map[string]string{}
@@ -84,7 +76,7 @@ func (IPPolicies) Create(ctx context.Context, r *api.Request, it *PolicyItem, m 
 
 // Update applies a PATCH body of description and metadata.
 func (IPPolicies) Update(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
-	if err := api.UpdateText(r, textCodes, &it.Description, &it.Metadata); err != nil {
+	if err := it.UpdateText(r, textCodes); err != nil {
 		return err
 	}
 	if it.Rules == nil {

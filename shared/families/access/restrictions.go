@@ -80,10 +80,7 @@ func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
 // with the items that verify the caller in one round trip, to compile their rules.
 func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) (any, error) {
 	var in restrictionCreate
-	if err := api.Decode(r, &in); err != nil {
-		return nil, err
-	}
-	if err := api.CheckText(textCodes, in.Text); err != nil {
+	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
 	}
 	if err := checkType(in.Type); err != nil {
@@ -94,9 +91,6 @@ func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *Restrict
 	}
 	pids, err := checkPolicyIDs(*in.IPPolicyIDs)
 	if err != nil {
-		return nil, err
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
 		return nil, err
 	}
 	api.Set(&it.Enforced, in.Enforced)
@@ -158,13 +152,7 @@ func (IPRestrictions) UpdateReads(r *api.Request, account string) []store.Key {
 // those removed.
 func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
 	var in restrictionUpdate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if in.Description == nil && in.Metadata == nil && in.Enforced == nil && in.IPPolicyIDs == nil {
-		return api.EmptyUpdate("description", "metadata", "enforced", "ip_policy_ids")
-	}
-	if err := api.CheckText(textCodes, in.Text); err != nil {
+	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
 	}
 	var added []*PolicyItem
@@ -179,9 +167,6 @@ func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *Restrict
 		}
 		changed = changed || !slices.Equal(pids, it.PolicyIDs)
 		it.PolicyIDs = pids
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
-		return err
 	}
 	api.Set(&it.Enforced, in.Enforced)
 	if !changed {

@@ -75,10 +75,7 @@ func (f IPPolicyRules) Render(r *api.Request, it *RuleItem) any {
 // CIDR the policy already has.
 func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem, m *resource.Mutation) (any, error) {
 	var in ruleCreate
-	if err := api.Decode(r, &in); err != nil {
-		return nil, err
-	}
-	if err := api.CheckText(textCodes, in.Text); err != nil {
+	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
 	}
 	prefix, err := parseRuleCIDR(in.CIDR)
@@ -98,9 +95,6 @@ func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem,
 	}
 	if len(pol.Rules) >= MaxRulesPerPolicy {
 		return nil, api.Invalid("ip_policy_id", "IP policy %s already has the maximum of %d rules", pol.ID, MaxRulesPerPolicy)
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
-		return nil, err
 	}
 	it.CIDR, it.Action, it.PolicyID = prefix.String(), *in.Action, pol.ID
 	// The CIDR must still be new to the policy, and the policy must still exist, at commit.

@@ -40,15 +40,15 @@ type IngressJSON struct {
 	CertificateManagementStatus *CertStatusJSON `json:"certificate_management_status"`
 }
 
-type ingressCreate struct {
-	api.Text
-	Domain *string         `json:"domain"`
-	Policy *CertPolicyJSON `json:"certificate_management_policy"`
-}
-
 type ingressUpdate struct {
 	api.Text
 	Policy *CertPolicyJSON `json:"certificate_management_policy"`
+}
+
+// ingressCreate is a POST body: the domain, which cannot change, and what an update may send.
+type ingressCreate struct {
+	ingressUpdate
+	Domain *string `json:"domain"`
 }
 
 // AgentIngressesDescriptor is the /agent_ingresses family.
@@ -117,13 +117,7 @@ func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressI
 // Update applies a PATCH body; a policy given records a new job.
 func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
 	var in ingressUpdate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if in.Description == nil && in.Metadata == nil && in.Policy == nil {
-		return ingressTextCodes.EmptyUpdate("description", "metadata", "certificate_management_policy")
-	}
-	if err := it.SetText(ingressTextCodes, in.Text); err != nil {
+	if err := it.DecodePatch(r, ingressTextCodes, &in); err != nil {
 		return err
 	}
 	return f.setPolicy(it, in.Policy, m)

@@ -72,20 +72,19 @@ type ResolvesToJSON struct {
 	Value string `json:"value"`
 }
 
-type domainCreate struct {
-	Domain *string `json:"domain"`
-	Region *string `json:"region"`
+type domainUpdate struct {
 	api.Text
 	CertificateID *string           `json:"certificate_id"`
 	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
 	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
 }
 
-type domainUpdate struct {
-	api.Text
-	CertificateID *string           `json:"certificate_id"`
-	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
-	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
+// domainCreate is a POST body: the name and region, which cannot change, and what an update may
+// send.
+type domainCreate struct {
+	Domain *string `json:"domain"`
+	Region *string `json:"region"`
+	domainUpdate
 }
 
 // ReservedDomainsDescriptor is the /reserved_domains family.
@@ -203,13 +202,7 @@ func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainIte
 // Update applies a PATCH body; at least one member must be given.
 func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
 	var in domainUpdate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if in.Description == nil && in.Metadata == nil && in.CertificateID == nil && in.Policy == nil && in.ResolvesTo == nil {
-		return domainTextCodes.EmptyUpdate("description", "metadata", "certificate_id", "certificate_management_policy", "resolves_to")
-	}
-	if err := it.SetText(domainTextCodes, in.Text); err != nil {
+	if err := it.DecodePatch(r, domainTextCodes, &in); err != nil {
 		return err
 	}
 	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {

@@ -169,11 +169,8 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be updated through the API")
 	}
 	var in updateBody
-	if err := api.Decode(r, &in); err != nil {
+	if err := api.DecodePatch(r, &in); err != nil {
 		return err
-	}
-	if in.URL == nil && in.TrafficPolicy == nil && in.Description == nil && in.Metadata == nil && in.Bindings == nil && in.PoolingEnabled == nil {
-		return api.EmptyUpdate("url", "traffic_policy", "description", "metadata", "bindings", "pooling_enabled")
 	}
 	u, err := ParseURL(it.URL)
 	if err != nil {

@@ -39,13 +39,8 @@ type DestinationJSON struct {
 // FormatJSON is the only event format.
 const FormatJSON = "json"
 
-type destinationCreate struct {
-	api.Text
-	Format *string   `json:"format"`
-	Target *targetIn `json:"target"`
-}
-
-type destinationUpdate struct {
+// destinationBody is a create or PATCH body.
+type destinationBody struct {
 	api.Text
 	Format *string   `json:"format"`
 	Target *targetIn `json:"target"`
@@ -77,11 +72,8 @@ func (f EventDestinations) Render(r *api.Request, it *DestinationItem) any {
 
 // Create fills a new destination from the request body, sealing its target's secret.
 func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) (any, error) {
-	var in destinationCreate
-	if err := api.Decode(r, &in); err != nil {
-		return nil, err
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
+	var in destinationBody
+	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
 	}
 	it.Format = FormatJSON
@@ -94,14 +86,8 @@ func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *Desti
 // Update applies a PATCH body; at least one member must be given. A target given keeps the
 // stored secret unless it supplies a new one.
 func (f EventDestinations) Update(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) error {
-	var in destinationUpdate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if in.Description == nil && in.Metadata == nil && in.Format == nil && in.Target == nil {
-		return api.EmptyUpdate("description", "metadata", "format", "target")
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
+	var in destinationBody
+	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
 	}
 	if err := setFormat(&it.Format, in.Format); err != nil {

@@ -57,13 +57,8 @@ type sourceIn struct {
 	Type *string `json:"type"`
 }
 
-type subscriptionCreate struct {
-	api.Text
-	Sources        *[]sourceIn `json:"sources"`
-	DestinationIDs *[]string   `json:"destination_ids"`
-}
-
-type subscriptionUpdate struct {
+// subscriptionBody is a create or PATCH body.
+type subscriptionBody struct {
 	api.Text
 	Sources        *[]sourceIn `json:"sources"`
 	DestinationIDs *[]string   `json:"destination_ids"`
@@ -103,11 +98,8 @@ func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
 
 // Create fills a new subscription from the request body.
 func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) (any, error) {
-	var in subscriptionCreate
-	if err := api.Decode(r, &in); err != nil {
-		return nil, err
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
+	var in subscriptionBody
+	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
 	}
 	it.Sources, it.Destinations = []string{}, []string{}
@@ -120,14 +112,8 @@ func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *Subscr
 // Update applies a PATCH body; at least one member must be given. Sources and destinations
 // given replace the stored lists.
 func (EventSubscriptions) Update(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
-	var in subscriptionUpdate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if in.Description == nil && in.Metadata == nil && in.Sources == nil && in.DestinationIDs == nil {
-		return api.EmptyUpdate("description", "metadata", "sources", "destination_ids")
-	}
-	if err := it.SetText(textCodes, in.Text); err != nil {
+	var in subscriptionBody
+	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
 	}
 	if err := it.setSources(in.Sources); err != nil {

@@ -79,11 +79,8 @@ func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUser, m *resou
 // bot to, or removes it from, the account's revoked set.
 func (BotUsers) Update(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
 	var in botUserBody
-	if err := api.Decode(r, &in); err != nil {
+	if err := api.DecodePatch(r, &in); err != nil {
 		return err
-	}
-	if in.Name == nil && in.Active == nil {
-		return api.EmptyUpdate("name", "active")
 	}
 	if in.Name != nil {
 		if *in.Name == "" {

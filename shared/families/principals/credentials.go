@@ -27,15 +27,15 @@ type CredentialJSON struct {
 // CodeInvalidACL is the credential family's code for a malformed ACL rule.
 const CodeInvalidACL = "ERR_NGROK_600"
 
-type credentialCreate struct {
-	api.Text
-	ACL     *[]string `json:"acl"`
-	OwnerID *string   `json:"owner_id"`
-}
-
 type credentialUpdate struct {
 	api.Text
 	ACL *[]string `json:"acl"`
+}
+
+// credentialCreate is a POST body: what an update may send, and the owner, which cannot change.
+type credentialCreate struct {
+	credentialUpdate
+	OwnerID *string `json:"owner_id"`
 }
 
 // CredentialsDescriptor is the /credentials family.
@@ -83,11 +83,8 @@ func (f Credentials) Create(ctx context.Context, r *api.Request, it *CredentialI
 // Update applies a PATCH body; at least one member must be given.
 func (Credentials) Update(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) error {
 	var in credentialUpdate
-	if err := api.Decode(r, &in); err != nil {
+	if err := api.DecodePatch(r, &in); err != nil {
 		return err
-	}
-	if in.Description == nil && in.Metadata == nil && in.ACL == nil {
-		return api.EmptyUpdate("description", "metadata", "acl")
 	}
 	if err := it.setACL(in.ACL); err != nil {
 		return err

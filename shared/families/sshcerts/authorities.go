@@ -179,10 +179,7 @@ func (f Authorities) Render(r *api.Request, it *Authority) any {
 // runs once per request, before the transaction, never inside its retries.
 func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *Authority) error {
 	var in authorityCreate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if err := it.SetText(authorityTextCodes, in.Text); err != nil {
+	if err := it.DecodeCreate(r, authorityTextCodes, &in); err != nil {
 		return err
 	}
 	spec, err := ParseKeySpec(in.PrivateKeyType, in.EllipticCurve, in.KeySize)

@@ -62,10 +62,7 @@ func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority)
 // retries.
 func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *CertificateAuthority) error {
 	var in certificateAuthorityCreate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if err := it.SetText(AuthorityTextCodes, in.Text); err != nil {
+	if err := it.DecodeCreate(r, AuthorityTextCodes, &in); err != nil {
 		return err
 	}
 	if in.CAPEM == nil || *in.CAPEM == "" {

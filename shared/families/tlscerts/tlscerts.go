@@ -105,10 +105,7 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 // outside the transaction's retries.
 func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCertificate) error {
 	var in tlsCertificateCreate
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if err := it.SetText(CertificateTextCodes, in.Text); err != nil {
+	if err := it.DecodeCreate(r, CertificateTextCodes, &in); err != nil {
 		return err
 	}
 	if in.CertificatePEM == nil || *in.CertificatePEM == "" {

@@ -512,3 +512,36 @@ func FuzzFront(f *testing.F) {
 		}
 	})
 }
+
+// DecodePatch names every optional member of the body, embedded ones in place, when none is
+// supplied, with the family's empty-update code; a body supplying any member passes.
+func TestDecodePatch(t *testing.T) {
+	type inner struct {
+		Text
+		Labels *map[string]string `json:"labels"`
+	}
+	type patch struct {
+		URL *string `json:"url"`
+		inner
+		Bindings *[]string `json:"bindings"`
+	}
+	req := func(s string) *Request { return &Request{Body: []byte(s)} }
+	var in patch
+	err := TextCodes{Empty: "ERR_NGROK_506"}.DecodePatch(req(`{}`), &in)
+	e, ok := AsError(err)
+	if !ok || e.Code != "ERR_NGROK_506" || e.Field != "body" ||
+		e.Msg != "the update supplies none of the changeable fields (url, description, metadata, labels, bindings)" {
+		t.Fatalf("empty body: %v", err)
+	}
+	if e, ok := AsError(DecodePatch(req(``), &patch{})); !ok || e.Code != CodeEmptyUpdate {
+		t.Fatalf("no body: %v", e)
+	}
+	for _, s := range []string{`{"metadata":""}`, `{"labels":{}}`, `{"bindings":[]}`, `{"url":"u"}`} {
+		if err := DecodePatch(req(s), &patch{}); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if e, ok := AsError(DecodePatch(req(`{"nope":1}`), &patch{})); !ok || e.Field != "nope" {
+		t.Fatalf("unknown member: %v", e)
+	}
+}

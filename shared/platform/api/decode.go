@@ -319,6 +319,51 @@ func EmptyUpdate(fields ...string) *Error {
 	return BadRequest(CodeEmptyUpdate, "body", "the update supplies none of the changeable fields (%s)", strings.Join(fields, ", "))
 }
 
+// DecodePatch decodes a PATCH body into dst (a pointer to a struct of optional members) and
+// refuses, with the family's empty-update error naming every member of dst in order, a body that
+// supplies none of them.
+func (c TextCodes) DecodePatch(r *Request, dst any) error {
+	if err := Decode(r, dst); err != nil {
+		return err
+	}
+	names, supplied := members(reflect.ValueOf(dst).Elem(), nil)
+	if !supplied {
+		return c.EmptyUpdate(names...)
+	}
+	return nil
+}
+
+// DecodePatch is TextCodes.DecodePatch with the platform's empty-update code.
+func DecodePatch(r *Request, dst any) error { return TextCodes{}.DecodePatch(r, dst) }
+
+// members appends the JSON names of struct v's optional members (pointers, slices, maps),
+// embedded structs' in place, and reports whether any of them is set.
+func members(v reflect.Value, names []string) ([]string, bool) {
+	supplied := false
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			var set bool
+			names, set = members(fv, names)
+			supplied = supplied || set
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch f.Type.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map:
+			names = append(names, name)
+			supplied = supplied || !fv.IsNil()
+		}
+	}
+	return names, supplied
+}
+
+// Body is a request body that embeds Text.
+type Body interface{ TextPart() Text }
+
+// TextPart returns the description and metadata of the body that embeds t.
+func (t Text) TextPart() Text { return t }
+
 // UpdateText applies a PATCH body that may change only description and metadata (the shape of
 // many families' updates): codes.EmptyUpdate when it supplies neither, the family's codes when too long.
 func UpdateText(r *Request, codes TextCodes, description, metadata *string) error {

@@ -185,8 +185,26 @@ func (d *Described) SetText(codes api.TextCodes, t api.Text) error {
 	return nil
 }
 
-// UpdateText applies a PATCH body that may change only description and metadata (see
-// api.UpdateText), for families with no other mutable member.
+// DecodeCreate decodes a create body into dst and sets the description and metadata it
+// carries, checked against their byte limits (codes are the family's error codes).
+func (d *Described) DecodeCreate(r *api.Request, codes api.TextCodes, dst api.Body) error {
+	if err := api.Decode(r, dst); err != nil {
+		return err
+	}
+	return d.SetText(codes, dst.TextPart())
+}
+
+// DecodePatch decodes a PATCH body into dst, refuses one that supplies none of its members
+// (codes.DecodePatch), and sets the description and metadata it carries.
+func (d *Described) DecodePatch(r *api.Request, codes api.TextCodes, dst api.Body) error {
+	if err := codes.DecodePatch(r, dst); err != nil {
+		return err
+	}
+	return d.SetText(codes, dst.TextPart())
+}
+
+// UpdateText applies a PATCH body that may change only description and metadata, for families
+// with no other mutable member.
 func (d *Described) UpdateText(r *api.Request, codes api.TextCodes) error {
-	return api.UpdateText(r, codes, &d.Description, &d.Metadata)
+	return d.DecodePatch(r, codes, &api.Text{})
 }
