@@ -323,7 +323,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 				t.Fatal(err)
 			}
 			handler := s.Deps.Handler(f.Families...)
-			vars, err := app.SampleSetup(context.Background(), f.Dir, accountCreator(t, a))
+			vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +331,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			covered := map[string]bool{}
 			for _, file := range files {
 				ev := readSample(t, file, vars)
-				res, err := handler(context.Background(), ev)
+				res, err := handler(t.Context(), ev)
 				if err != nil {
 					t.Fatalf("%s: %v", file, err)
 				}
@@ -431,7 +431,7 @@ func TestWorkerSampleEvents(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := h(context.Background(), raw); err != nil {
+				if err := h(t.Context(), raw); err != nil {
 					t.Fatalf("%s: %v", file, err)
 				}
 			}

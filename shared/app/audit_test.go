@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -44,7 +43,7 @@ func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 	}
 	want[audit.Type("ip_policy", "created")]++            // the policy the rule and restriction used
 	want[audit.Type("tunnel_group_backend", "created")]++ // the failover and weighted backends' child
-	items, err := s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
+	items, err := s.DB.QueryAll(t.Context(), store.EventLogKey(a.AccountID, "").PK)
 	if err != nil {
 		t.Fatal(err)
 	}

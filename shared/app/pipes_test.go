@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -174,7 +173,7 @@ func TestEventsPipeFilterOnRealStreamRecords(t *testing.T) {
 	a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": fmt.Sprintf("pipes-%d.example.com", time.Now().UnixNano()),
 		"certificate_management_policy": map[string]any{"authority": "letsencrypt"}}).Expect(t, http.StatusCreated)
 
-	ctx := context.Background()
+	ctx := t.Context()
 	desc, err := s.DB.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.DB.Table)})
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,11 @@
 package access_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -284,31 +282,23 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 	a := s.NewAccount(t)
 	for round := 0; round < 3; round++ {
 		p := newPolicy(t, a)
-		var wg sync.WaitGroup
-		statuses := make(chan int, 60)
 		codes := map[int]int{}
 		defer func() { t.Logf("round %d: %v", round, codes) }()
-		for i := 0; i < 20; i++ {
-			wg.Add(3)
-			go func(i int) {
-				defer wg.Done()
+		responses := testkit.AtOnce(60, func(n int) *testkit.Response {
+			switch i := n / 3; n % 3 {
+			case 0:
 				// Staggered, so that deletes land before, among and after the creates.
 				time.Sleep(time.Duration(i) * time.Millisecond)
-				statuses <- a.Do(t, "DELETE", "/ip_policies/"+p, nil).Status
-			}(i)
-			go func(i int) {
-				defer wg.Done()
-				statuses <- a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": p, "cidr": fmt.Sprintf("10.%d.%d.0/24", round, i), "action": "allow"}).Status
-			}(i)
-			go func(i int) {
-				defer wg.Done()
+				return a.Do(t, "DELETE", "/ip_policies/"+p, nil)
+			case 1:
+				return a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": p, "cidr": fmt.Sprintf("10.%d.%d.0/24", round, i), "action": "allow"})
+			default:
 				typ := []string{"dashboard", "agent", "endpoints", "api"}[i%4]
-				statuses <- a.Do(t, "POST", "/ip_restrictions", map[string]any{"type": typ, "ip_policy_ids": []string{p}}).Status
-			}(i)
-		}
-		wg.Wait()
-		close(statuses)
-		for st := range statuses {
+				return a.Do(t, "POST", "/ip_restrictions", map[string]any{"type": typ, "ip_policy_ids": []string{p}})
+			}
+		})
+		for _, res := range responses {
+			st := res.Status
 			codes[st]++
 			switch st {
 			case 201, 204, 400, 404:
@@ -318,7 +308,7 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 		}
 	}
 	// Scan the account's rules and restrictions: every policy they name exists.
-	ctx := context.Background()
+	ctx := t.Context()
 	exists := func(id string) bool {
 		var it map[string]any
 		err := s.DB.Get(ctx, store.ResourceKey(a.AccountID, id), &it)

@@ -1,7 +1,6 @@
 package access_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -18,9 +17,9 @@ func TestIPPoliciesHooks(t *testing.T) {
 	it := &access.PolicyItem{Meta: store.Meta{ID: "ipp_1", CreatedAt: 0}, Described: resource.Described{Description: "office", Metadata: "m"}}
 	want := `{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1","created_at":"1970-01-01T00:00:00Z","description":"office","metadata":"m"}`
 	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), "ERR_NGROK_606", "body")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{}`), it, nil), "ERR_NGROK_606", "body")
 	long := `{"description":"` + strings.Repeat("x", 256) + `"}`
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(long), it, nil), access.CodeTextTooLong, "description")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(long), it, nil), access.CodeTextTooLong, "description")
 	if it.Description != "office" {
 		t.Fatalf("a refused update changed the item: %+v", it)
 	}
@@ -29,7 +28,7 @@ func TestIPPoliciesHooks(t *testing.T) {
 // A rule's create body is checked before anything is read, in the order the wire reports.
 func TestIPPolicyRulesHooks(t *testing.T) {
 	f := resource.HooksOf[access.IPPolicyRules](access.IPPolicyRulesDescriptor, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct{ body, code, field string }{
 		{`{"action":"allow","ip_policy_id":"ipp_1"}`, "ERR_NGROK_1406", "cidr"},
 		{`{"cidr":"10.0.0.1","action":"allow"}`, "ERR_NGROK_1413", "cidr"},
@@ -50,7 +49,7 @@ func TestIPPolicyRulesHooks(t *testing.T) {
 
 func TestIPRestrictionsHooks(t *testing.T) {
 	f := resource.HooksOf[access.IPRestrictions](access.IPRestrictionsDescriptor, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	cases := []struct{ body, field string }{
 		{`{"type":"web","ip_policy_ids":["ipp_1"]}`, "type"},
 		{`{"type":"api"}`, "ip_policy_ids"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -138,27 +137,15 @@ func TestConcurrentReservationsGetDistinctAddrs(t *testing.T) {
 	s := poolStack(t, "us=a.tcp.example.net,b.tcp.example.net:20000-20149")
 	accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
 	const n = 200
-	addrs := make([]string, n)
-	failures := make([]string, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res := accounts[i%2].Do(t, "POST", "/reserved_addrs", map[string]any{"description": fmt.Sprint(i)})
-			if res.Status != http.StatusCreated {
-				failures[i] = fmt.Sprintf("%d %s", res.Status, res.Body)
-				return
-			}
-			addrs[i] = res.JSON(t)["addr"].(string)
-		}(i)
-	}
-	wg.Wait()
+	responses := testkit.AtOnce(n, func(i int) *testkit.Response {
+		return accounts[i%2].Do(t, "POST", "/reserved_addrs", map[string]any{"description": fmt.Sprint(i)})
+	})
 	seen := map[string]int{}
-	for i, addr := range addrs {
-		if failures[i] != "" {
-			t.Fatalf("reservation %d: %s", i, failures[i])
+	for i, res := range responses {
+		if res.Status != http.StatusCreated {
+			t.Fatalf("reservation %d: %d %s", i, res.Status, res.Body)
 		}
+		addr := res.JSON(t)["addr"].(string)
 		host, port, _ := strings.Cut(addr, ":")
 		if (host != "a.tcp.example.net" && host != "b.tcp.example.net") || port < "20000" || port > "20149" || len(port) != 5 {
 			t.Fatalf("reservation %d got %s, outside the pool", i, addr)

@@ -1,7 +1,6 @@
 package domains_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -50,7 +49,7 @@ func TestAgentIngressShape(t *testing.T) {
 		t.Fatalf("after setting a policy: %v", got)
 	}
 	var item domains.IngressItem
-	if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &item); err != nil {
+	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
 		t.Fatal(err)
 	}
 	if p := item.Pending; p == nil || fmt.Sprint(p.Domains) != fmt.Sprint(want) || p.PrivateKeyType != "rsa" || p.Reason != domains.ReasonPolicy {

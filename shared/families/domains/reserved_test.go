@@ -1,14 +1,12 @@
 package domains_test
 
 import (
-	"context"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,7 +73,7 @@ func TestReservedDomainShapes(t *testing.T) {
 	id := got["id"].(string)
 	// The job the certificate worker is to run is recorded on the item.
 	var item domains.DomainItem
-	if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &item); err != nil {
+	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
 		t.Fatal(err)
 	}
 	if p := item.Pending; p == nil || p.Reason != domains.ReasonPolicy || len(p.Domains) != 1 || p.Domains[0] != custom || p.PrivateKeyType != "ecdsa" {
@@ -227,16 +225,9 @@ func TestConcurrentReservationsOfOneDomain(t *testing.T) {
 	accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
 	name := unique("race", "example.com")
 	const n = 20
-	res := make([]*testkit.Response, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res[i] = accounts[i%2].Do(t, "POST", "/reserved_domains", map[string]any{"domain": name})
-		}(i)
-	}
-	wg.Wait()
+	res := testkit.AtOnce(n, func(i int) *testkit.Response {
+		return accounts[i%2].Do(t, "POST", "/reserved_domains", map[string]any{"domain": name})
+	})
 	winner := -1
 	for i, r := range res {
 		if r.Status == http.StatusCreated {

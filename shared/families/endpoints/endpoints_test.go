@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -133,26 +132,17 @@ func TestEndpointBadInputsStoreNothing(t *testing.T) {
 }
 
 func createConcurrently(t *testing.T, a *testkit.Account, n int, url string, pooling bool) (created []string, refused int) {
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := a.Do(t, "POST", pathEndpoints, map[string]any{"url": url, "traffic_policy": policy, "pooling_enabled": pooling})
-			mu.Lock()
-			defer mu.Unlock()
-			switch res.Status {
-			case 201:
-				created = append(created, res.JSON(t)["id"].(string))
-			case 400:
-				refused++
-			default:
-				t.Errorf("status %d: %s", res.Status, res.Body)
-			}
-		}()
+	body := map[string]any{"url": url, "traffic_policy": policy, "pooling_enabled": pooling}
+	for _, res := range a.RaceWith(t, n, "POST", pathEndpoints, nil, body) {
+		switch res.Status {
+		case 201:
+			created = append(created, res.JSON(t)["id"].(string))
+		case 400:
+			refused++
+		default:
+			t.Errorf("status %d: %s", res.Status, res.Body)
+		}
 	}
-	wg.Wait()
 	return created, refused
 }
 

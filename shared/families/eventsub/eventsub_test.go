@@ -1,11 +1,9 @@
 package eventsub_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -113,10 +111,10 @@ func TestTargetKindsAndRedaction(t *testing.T) {
 			// The secret is sealed at rest: not in the stored item, and it opens only with
 			// this destination's account and id.
 			var it eventsub.DestinationItem
-			if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &it); err != nil {
+			if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &it); err != nil {
 				t.Fatal(err)
 			}
-			raw, _ := s.DB.GetMany(context.Background(), store.ResourceKey(a.AccountID, id))
+			raw, _ := s.DB.GetMany(t.Context(), store.ResourceKey(a.AccountID, id))
 			if c.secret != "" && strings.Contains(fmt.Sprint(raw[0]), c.secret) {
 				t.Fatal("secret stored in plaintext")
 			}
@@ -126,11 +124,11 @@ func TestTargetKindsAndRedaction(t *testing.T) {
 				}
 				return
 			}
-			pt, err := s.Deps.Kit.Seal.Open(context.Background(), *it.Target.Secret, eventsub.SealAAD(a.AccountID, id))
+			pt, err := s.Deps.Kit.Seal.Open(t.Context(), *it.Target.Secret, eventsub.SealAAD(a.AccountID, id))
 			if err != nil || string(pt) != c.secret {
 				t.Fatalf("sealed secret opens to %q, %v", pt, err)
 			}
-			if _, err := s.Deps.Kit.Seal.Open(context.Background(), *it.Target.Secret, eventsub.SealAAD(a.AccountID, ids.New(ids.EventDestination))); err == nil {
+			if _, err := s.Deps.Kit.Seal.Open(t.Context(), *it.Target.Secret, eventsub.SealAAD(a.AccountID, ids.New(ids.EventDestination))); err == nil {
 				t.Fatal("sealed secret opens on another destination")
 			}
 		})
@@ -221,13 +219,13 @@ func TestDestinationPatchSecrets(t *testing.T) {
 	path := "/event_destinations/" + id
 	secretOf := func() []byte {
 		var it eventsub.DestinationItem
-		if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &it); err != nil {
+		if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &it); err != nil {
 			t.Fatal(err)
 		}
 		if it.Target.Secret == nil {
 			return nil
 		}
-		pt, err := s.Deps.Kit.Seal.Open(context.Background(), *it.Target.Secret, eventsub.SealAAD(a.AccountID, id))
+		pt, err := s.Deps.Kit.Seal.Open(t.Context(), *it.Target.Secret, eventsub.SealAAD(a.AccountID, id))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,15 +326,13 @@ func TestDeleteRacesSubscriptionCreate(t *testing.T) {
 	outcomes := map[string]int{}
 	for round := 0; round < 12; round++ {
 		d := newDestination(t, a)
-		var del, sub *testkit.Response
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); del = a.Do(t, "DELETE", "/event_destinations/"+d, nil) }()
-		go func() {
-			defer wg.Done()
-			sub = a.Do(t, "POST", "/event_subscriptions", map[string]any{"destination_ids": []string{d}})
-		}()
-		wg.Wait()
+		both := testkit.AtOnce(2, func(i int) *testkit.Response {
+			if i == 0 {
+				return a.Do(t, "DELETE", "/event_destinations/"+d, nil)
+			}
+			return a.Do(t, "POST", "/event_subscriptions", map[string]any{"destination_ids": []string{d}})
+		})
+		del, sub := both[0], both[1]
 		switch {
 		case del.Status == 204 && sub.Status == 400:
 			sub.ExpectError(t, 400, "ERR_NGROK_215", "destination_ids[0]")

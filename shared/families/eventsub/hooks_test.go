@@ -1,7 +1,6 @@
 package eventsub
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -28,11 +27,11 @@ func TestSubscriptionUpdateRefusals(t *testing.T) {
 	var f EventSubscriptions
 	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
 	// Each refusal comes before anything is added to the mutation, so none is needed here.
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{"sources":[{"type":"api_key_created.v0"},{"type":"api_key_created.v0"}]}`), it, nil),
 		CodeDuplicateSource, "sources[1].type")
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{"destination_ids":["esb_1"]}`), it, nil), api.CodeBadFieldValue, "destination_ids[0]")
 	if len(it.Sources) != 1 {
 		t.Fatalf("refused update changed the sources: %v", it.Sources)
 	}
@@ -60,9 +59,9 @@ func TestDestinationHooks(t *testing.T) {
 	if !ok || r.URI != "https://api.example.com/event_destinations/ed_1" || r.Format != "json" || r.Target.Kinesis == nil {
 		t.Fatalf("rendered %+v", r)
 	}
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
-	hooktest.WantCode(t, f.Update(context.Background(), hooktest.Request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{"format":"xml"}`), it, nil), CodeBadFormat, "format")
+	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{"target":{"datadog":{"api_key":"k"}}}`), it, nil), CodeTargetChanged, "target.datadog")
 	if in := f.InUse(); in.Code != CodeInUse || in.Field != "id" {
 		t.Fatalf("in use refusal %+v", in)
 	}

@@ -1,7 +1,6 @@
 package principals_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -29,7 +28,7 @@ import (
 func BenchmarkRequestsVsBareOperations(b *testing.B) {
 	s := testkit.Shared(b, app.Families...)
 	a := s.NewAccount(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	newKey := func() (id, token string) {
 		k := a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
 		return k["id"].(string), k["token"].(string)
@@ -148,7 +147,7 @@ func BenchmarkRoundTrips(b *testing.B) {
 func BenchmarkListAlternatives(b *testing.B) {
 	s := testkit.Shared(b, app.Families...)
 	a := s.NewAccount(b)
-	ctx := context.Background()
+	ctx := b.Context()
 	for i := 0; i < 100; i++ {
 		a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
 	}

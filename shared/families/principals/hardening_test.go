@@ -1,7 +1,6 @@
 package principals_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -38,7 +37,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	var rec store.Item
 	recKey := store.IdempotencyKey(a.AccountID, store.TokenHash(key))
 	read := func() store.Item {
-		items, err := s.DB.GetMany(context.Background(), recKey)
+		items, err := s.DB.GetMany(t.Context(), recKey)
 		if err != nil {
 			t.Fatal(err)
 		}

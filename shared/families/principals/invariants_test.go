@@ -1,7 +1,6 @@
 package principals_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 func TestInvariantCheckCatchesCorruption(t *testing.T) {
 	s := testkit.Start(t, app.Families...)
 	a := s.NewAccount(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, http.StatusCreated)
 	if err := s.CheckInvariants(ctx); err != nil {
 		t.Fatalf("clean table reported: %v", err)

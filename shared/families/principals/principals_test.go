@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -243,11 +242,11 @@ func TestConcurrentPatchesBothSurvive(t *testing.T) {
 	for round := 0; round < 5; round++ {
 		k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
 		p := "/api_keys/" + k["id"].(string)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); a.Do(t, "PATCH", p, map[string]any{"description": "desc"}).Expect(t, 200) }()
-		go func() { defer wg.Done(); a.Do(t, "PATCH", p, map[string]any{"metadata": "meta"}).Expect(t, 200) }()
-		wg.Wait()
+		for _, res := range testkit.AtOnce(2, func(i int) *testkit.Response {
+			return a.Do(t, "PATCH", p, map[string]any{[]string{"description", "metadata"}[i]: []string{"desc", "meta"}[i]})
+		}) {
+			res.Expect(t, 200)
+		}
 		got := a.Do(t, "GET", p, nil).Expect(t, 200)
 		if got["description"] != "desc" || got["metadata"] != "meta" {
 			t.Fatalf("round %d lost an update: %v", round, got)

@@ -1,7 +1,6 @@
 package sshcerts_test
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"testing"
@@ -54,7 +53,7 @@ func BenchmarkUserCertificateIssuance(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			ctx := context.Background()
+			ctx := b.Context()
 			s := start(b)
 			a := s.NewAccount(b)
 			n := 1

@@ -74,10 +74,10 @@ func newCA(t testing.TB, s *testkit.Stack, a *testkit.Account, body map[string]a
 	res := a.Do(t, "POST", pathCAs, body)
 	ca := res.Expect(t, http.StatusCreated)
 	var it sshcerts.Authority
-	if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, ca["id"].(string)), &it); err != nil {
+	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, ca["id"].(string)), &it); err != nil {
 		t.Fatal(err)
 	}
-	if err := recordKey(context.Background(), &it); err != nil {
+	if err := recordKey(t.Context(), &it); err != nil {
 		t.Fatal(err)
 	}
 	suite.Needles.AssertAbsent(t, res.Body)
@@ -443,7 +443,7 @@ func TestBadCertificateRequests(t *testing.T) {
 	caKey := store.ResourceKey(a.AccountID, ca["id"].(string))
 	count := func() int64 {
 		var it sshcerts.Authority
-		if err := s.DB.Get(context.Background(), caKey, &it); err != nil {
+		if err := s.DB.Get(t.Context(), caKey, &it); err != nil {
 			t.Fatal(err)
 		}
 		return it.Certificates
@@ -575,30 +575,21 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 	for round := 0; round < 6; round++ {
 		ca := newCA(t, s, a, map[string]any{})
 		id := ca["id"].(string)
-		var wg sync.WaitGroup
-		statuses := make(chan int, 16)
-		var deleted int
-		for i := 0; i < 8; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				if i == round%8 {
-					deleted = a.Do(t, "DELETE", pathCAs+"/"+id, nil).Status
-					return
-				}
-				res := a.Do(t, "POST", pathUserCerts, map[string]any{"ssh_certificate_authority_id": id, "public_key": key})
-				if res.Status != http.StatusCreated {
-					res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
-				}
-				statuses <- res.Status
-			}(i)
-		}
-		wg.Wait()
-		close(statuses)
-		created := 0
-		for st := range statuses {
-			if st == http.StatusCreated {
+		deleter := round % 8
+		responses := testkit.AtOnce(8, func(i int) *testkit.Response {
+			if i == deleter {
+				return a.Do(t, "DELETE", pathCAs+"/"+id, nil)
+			}
+			return a.Do(t, "POST", pathUserCerts, map[string]any{"ssh_certificate_authority_id": id, "public_key": key})
+		})
+		deleted, created := responses[deleter].Status, 0
+		for i, res := range responses {
+			switch {
+			case i == deleter:
+			case res.Status == http.StatusCreated:
 				created++
+			default:
+				res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1949", "ssh_certificate_authority_id")
 			}
 		}
 		named := 0
@@ -608,7 +599,7 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 			}
 		}
 		var it sshcerts.Authority
-		err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &it)
+		err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &it)
 		t.Logf("round %d: delete %d, %d issued", round, deleted, created)
 		switch deleted {
 		case http.StatusNoContent:

@@ -284,18 +284,22 @@ func (a *Account) Race(t testing.TB, n int, method, path string, body any) map[i
 // returns the responses.
 func (a *Account) RaceWith(t testing.TB, n int, method, path string, headers http.Header, body any) []*Response {
 	t.Helper()
+	return AtOnce(n, func(int) *Response { return a.DoWith(t, method, path, headers, body) })
+}
+
+// AtOnce runs request(0) … request(n-1), each in its own goroutine, all released together so
+// that they race, and returns their responses in that order.
+func AtOnce(n int, request func(i int) *Response) []*Response {
 	var (
 		wg    sync.WaitGroup
 		out   = make([]*Response, n)
 		start = make(chan struct{})
 	)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
-			out[i] = a.DoWith(t, method, path, headers, body)
-		}()
+			out[i] = request(i)
+		})
 	}
 	close(start)
 	wg.Wait()
