@@ -4,6 +4,8 @@ package main
 import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/runtime"
+	// The family seals secrets (its descriptor sets Seals): KMS in AWS.
+	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
 func main() { runtime.Main(principals.APIKeysDescriptor) }

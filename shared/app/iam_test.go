@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/resource"
 )
 
 // familyActions are the DynamoDB actions the generic family's requests need: the auth read with
@@ -22,6 +23,37 @@ var familyActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynam
 // Every HTTP function's IAM policy in template.yaml grants what the generic family calls: a
 // missing action passes every local test and fails every request in AWS.
 func TestHTTPFunctionsMayCallWhatTheFamilyCalls(t *testing.T) {
+	for _, f := range app.Functions() {
+		granted := grantedActions(t, f.Name)
+		for _, want := range familyActions {
+			if !slices.Contains(granted, want) {
+				t.Errorf("%s: its policy does not grant %s", f.Name, want)
+			}
+		}
+	}
+}
+
+// A function may use the KMS key exactly when one of its families declares Seals, and then its
+// main links the KMS client: a sealing family without either works locally (local key) and fails
+// in AWS, and a function that keeps no secrets carries neither the permission nor the client.
+func TestSealingFunctionsLinkKMSAndMayUseIt(t *testing.T) {
+	const kmsseal = "tunnelapi/shared/platform/seal/kmsseal"
+	for _, f := range app.Functions() {
+		seals := slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Seals })
+		mayUse := slices.ContainsFunc(grantedActions(t, f.Name), func(a string) bool { return strings.HasPrefix(a, "kms:") })
+		_, imports := parseGo(t, filepath.Join(root, "functions", f.Dir, "main.go"))
+		links := imports[filepath.Base(kmsseal)] == kmsseal
+		if mayUse != seals || links != seals {
+			t.Errorf("%s: seals %v (its descriptors' Seals), but its policy grants KMS actions: %v, its main imports %s: %v",
+				f.Name, seals, mayUse, kmsseal, links)
+		}
+	}
+}
+
+// grantedActions are the action names (service:Action) in the policies of function fn in
+// template.yaml.
+func grantedActions(t *testing.T, fn string) []string {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,25 +68,19 @@ func TestHTTPFunctionsMayCallWhatTheFamilyCalls(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range app.Functions() {
-		var granted []string
-		var walk func(n *yaml.Node)
-		walk = func(n *yaml.Node) {
-			if n.Kind == yaml.ScalarNode && strings.HasPrefix(n.Value, "dynamodb:") {
-				granted = append(granted, n.Value)
-			}
-			for _, c := range n.Content {
-				walk(c)
-			}
+	var granted []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, ":") && !strings.ContainsAny(n.Value, " /") {
+			granted = append(granted, n.Value)
 		}
-		policies := tpl.Resources[f.Name].Properties.Policies
-		walk(&policies)
-		for _, want := range familyActions {
-			if !slices.Contains(granted, want) {
-				t.Errorf("%s: its policy does not grant %s", f.Name, want)
-			}
+		for _, c := range n.Content {
+			walk(c)
 		}
 	}
+	policies := tpl.Resources[fn].Properties.Policies
+	walk(&policies)
+	return granted
 }
 
 // No HTTP function can call SQS: none links the SQS client (events leave through the table's

@@ -54,7 +54,7 @@ var errDestinationInUse = &api.Error{Status: http.StatusBadRequest, Code: CodeIn
 var EventDestinationsDescriptor = &resource.Descriptor{
 	Path: "/event_destinations", Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
-	Function: "EventDestinationsFunction", Dir: "event_destinations",
+	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
 	Routes: resource.ServeHooks[EventDestinations](),
 }
 

@@ -17,6 +17,3 @@
 //     (same version check and event). The sources list is not paginated. An id or
 //     subscription_id repeated in a body must equal the path's.
 package eventsub
-
-// Secrets of this package are sealed with KMS in AWS: the functions serving it link the client.
-import _ "tunnelapi/shared/platform/seal/kmsseal"

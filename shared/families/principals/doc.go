@@ -14,6 +14,3 @@
 //   - An inactive or deleted bot user's id sits in the account's revoked set, so its keys are
 //     refused at once.
 package principals
-
-// Secrets of this package are sealed with KMS in AWS: the functions serving it link the client.
-import _ "tunnelapi/shared/platform/seal/kmsseal"

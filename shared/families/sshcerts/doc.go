@@ -15,6 +15,3 @@
 //   - Key generation and signing run once per request (Prepare), before the transaction and
 //     outside its retries; updates change only description and metadata.
 package sshcerts
-
-// Secrets of this package are sealed with KMS in AWS: the functions serving it link the client.
-import _ "tunnelapi/shared/platform/seal/kmsseal"

@@ -14,6 +14,3 @@
 //   - Creates parse, validate and seal once per request (Prepare), before the transaction and
 //     outside its retries; updates change only description and metadata.
 package tlscerts
-
-// Secrets of this package are sealed with KMS in AWS: the functions serving it link the client.
-import _ "tunnelapi/shared/platform/seal/kmsseal"

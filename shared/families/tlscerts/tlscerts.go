@@ -69,7 +69,7 @@ type tlsCertificateCreate struct {
 // TLSCertificatesDescriptor is the /tls_certificates family.
 var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
-	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates",
+	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
 	Routes: resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
 		return TLSCertificates{Family: f}
 	}),

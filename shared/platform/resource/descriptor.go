@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -25,6 +26,11 @@ type Descriptor struct {
 	// Function is the logical id in template.yaml of the Lambda serving the family; Dir is that
 	// Lambda's folder under functions/.
 	Function, Dir string
+	// Seals says the family seals or opens secrets (a token shown once, a private key): only
+	// then does its kit carry the sealer, its main link the KMS client (by importing
+	// shared/platform/seal/kmsseal) and its function hold the KMS permissions, so a function
+	// that keeps no secrets stays small.
+	Seals bool
 	// Routes adds the family's routes to mux; Serve builds it for a family of the generic shape.
 	Routes func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server)
 }
@@ -32,8 +38,16 @@ type Descriptor struct {
 // URI is the absolute URL of the resource id on r's host.
 func (d *Descriptor) URI(r *api.Request, id string) string { return r.URI(d.Path + "/" + id) }
 
-// Register adds d's routes to mux.
-func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) { d.Routes(d, k, mux, s) }
+// Register adds d's routes to mux. A family that does not declare Seals gets a kit whose sealer
+// refuses, so one that seals without saying so fails its tests instead of its function in AWS.
+func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
+	if !d.Seals && k != nil {
+		unsealed := *k
+		unsealed.Seal = seal.Unavailable(d.Path + " keeps no secrets (its Descriptor does not set Seals)")
+		k = &unsealed
+	}
+	d.Routes(d, k, mux, s)
+}
 
 // Hooks are a family's own rules on top of the generic operations. A family is a named type
 // implementing them (usually embedding *Family for its descriptor and kit); each method can be

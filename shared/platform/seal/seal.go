@@ -96,6 +96,10 @@ func (b broken) Open(context.Context, Sealed, map[string]string) ([]byte, error)
 	return nil, b.err
 }
 
+// Unavailable is the sealer of code that declared it keeps no secrets: every use fails with an
+// error saying why.
+func Unavailable(why string) Sealer { return broken{errors.New("seal: " + why)} }
+
 var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/platform/seal/kmsseal)")
 
 // lazyLocal loads the key file on first use, so functions that never seal never touch it.
