@@ -97,8 +97,11 @@ func TestEveryDescriptorIsListed(t *testing.T) {
 					return true
 				}
 				for i, v := range spec.Values {
-					if isDescriptorLiteral(v) && spec.Names[i].IsExported() {
-						declared = append(declared, pkg+"."+spec.Names[i].Name)
+					name := spec.Names[i].Name
+					// A descriptor is a &resource.Descriptor{...} literal or, when a helper
+					// builds it, a variable named as the convention says (<Name>Descriptor).
+					if spec.Names[i].IsExported() && (isDescriptorLiteral(v) || strings.HasSuffix(name, "Descriptor")) {
+						declared = append(declared, pkg+"."+name)
 					}
 				}
 				return false
