@@ -170,7 +170,8 @@ type Backends[T any, P item[T, B], B body] struct {
 	Members []string
 }
 
-// serve returns the routes of the backend kind k whose body members are members.
+// serve returns the routes of a backend kind with item P and body B whose own body members (the
+// ones besides description and metadata) are members.
 func serve[T any, P item[T, B], B body](members ...string) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
 	return resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] { return Backends[T, P, B]{f, members} })
 }

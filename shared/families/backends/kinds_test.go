@@ -313,7 +313,7 @@ func TestConcurrentPatchesCannotCloseACycle(t *testing.T) {
 	}
 	for name, setup := range scenarios {
 		t.Run(name, func(t *testing.T) {
-			for round := range 25 {
+			for round := range 50 {
 				ps := setup()
 				var wg sync.WaitGroup
 				start := make(chan struct{})
