@@ -11,6 +11,7 @@ import (
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/families/endpoints"
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/families/principals"
@@ -46,6 +47,8 @@ var Families = []*resource.Descriptor{
 	domains.ReservedAddrsDescriptor,
 	domains.ReservedDomainsDescriptor,
 	domains.AgentIngressesDescriptor,
+	edges.TLSEdgesDescriptor,
+	edges.TCPEdgesDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

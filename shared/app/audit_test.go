@@ -6,7 +6,6 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/audit"
-	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -43,16 +42,8 @@ func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 	}
 	want[audit.Type("ip_policy", "created")]++            // the policy the rule and restriction used
 	want[audit.Type("tunnel_group_backend", "created")]++ // the failover and weighted backends' child
-	items, err := s.DB.QueryAll(t.Context(), store.EventLogKey(a.AccountID, "").PK)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]int{}
-	for _, raw := range items {
-		var ev audit.LogItem
-		if err := store.Unmarshal(raw, &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range a.AuditLog(t) {
 		got[ev.EventType]++
 	}
 	for typ, n := range want {

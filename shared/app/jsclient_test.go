@@ -43,6 +43,8 @@ var jsServices = map[string]string{
 	"/reserved_addrs":              "reservedAddrs",
 	"/reserved_domains":            "reservedDomains",
 	"/agent_ingresses":             "agentIngresses",
+	"/edges/tls":                   "edges.edgesTls",
+	"/edges/tcp":                   "edges.edgesTcp",
 }
 
 // jsDistinct makes the i-th of the three items a family test creates differ from the others
@@ -51,6 +53,16 @@ var jsDistinct = map[string]func(i int, body map[string]any){
 	"/ip_policy_rules":  func(i int, body map[string]any) { body["cidr"] = fmt.Sprintf("198.51.%d.0/24", 100+i) },
 	"/reserved_domains": func(i int, body map[string]any) { body["domain"] = fmt.Sprintf("js%d.%s", i, body["domain"]) },
 	"/agent_ingresses":  func(i int, body map[string]any) { body["domain"] = fmt.Sprintf("js%d.%s", i, body["domain"]) },
+	"/edges/tls":        onlyFirstHoldsHostports,
+	"/edges/tcp":        onlyFirstHoldsHostports,
+}
+
+// onlyFirstHoldsHostports keeps the sample's hostports on the first edge only: a hostport
+// belongs to one edge.
+func onlyFirstHoldsHostports(i int, body map[string]any) {
+	if i > 0 {
+		delete(body, "hostports")
+	}
 }
 
 // jsMangled are the members whose object keys are data (ids, header names) that the client

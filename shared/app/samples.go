@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"path/filepath"
 	"sort"
@@ -99,12 +100,54 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"ssh_host_certificates": sshSetup,
 	"failover_backends":     childBackendsSetup,
 	"weighted_backends":     childBackendsSetup,
+	"tls_edges":             edgeSetup("/reserved_domains"),
+	"tcp_edges":             edgeSetup("/reserved_addrs"),
 }
 
 // uniqueDomain is a fresh {{domain}}: domains are unique across accounts and runs of the samples
 // may share a table.
 func uniqueDomain(context.Context, Creator) (map[string]string, error) {
 	return map[string]string{"{{domain}}": fmt.Sprintf("sample-%d.example.com", time.Now().UnixNano())}, nil
+}
+
+// edgeSetup makes what edge samples refer to: a reservation to serve on (a fresh domain, made
+// at reservations "/reserved_domains", or an address at "/reserved_addrs"), and the backend,
+// IP policy and certificate authority their modules name.
+func edgeSetup(reservations string) func(context.Context, Creator) (map[string]string, error) {
+	return func(ctx context.Context, create Creator) (map[string]string, error) {
+		vars := map[string]string{}
+		body := map[string]any{"description": "for samples"}
+		if reservations == "/reserved_domains" {
+			vars["{{domain}}"] = fmt.Sprintf("edge-sample-%d.example.com", time.Now().UnixNano())
+			body["domain"] = vars["{{domain}}"]
+		}
+		held, err := create(ctx, reservations, body)
+		if err != nil {
+			return nil, err
+		}
+		if addr, ok := held["addr"].(string); ok {
+			vars["{{addr}}"] = addr
+		}
+		caPEM, _, err := selfSigned(true)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range []struct {
+			placeholder, path string
+			body              any
+		}{
+			{"{{backend_id}}", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "sample"}}},
+			{"{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for samples"}},
+			{"{{ca_id}}", "/certificate_authorities", map[string]any{"ca_pem": caPEM}},
+		} {
+			got, err := createdID(ctx, create, ref.placeholder, ref.path, ref.body)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(vars, got)
+		}
+		return vars, nil
+	}
 }
 
 // ipPolicySetup makes the IP policy that rule and restriction samples refer to.

@@ -64,6 +64,12 @@ func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
 	return AddrJSON{Head: f.Head(r, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
 }
 
+// InUse is the refusal to delete an address a TCP edge still has among its hostports (the
+// platform's code for a reserved name an edge still uses).
+func (ReservedAddrs) InUse() *api.Error {
+	return api.BadRequest(CodeDomainInUse, "id", "the address is still used by a TCP edge's hostports; remove it from the edge first")
+}
+
 // Prepare checks the body once per request and starts the search for a free address.
 func (f ReservedAddrs) Prepare(ctx context.Context, r *api.Request, it *AddrItem) error {
 	var in addrCreate

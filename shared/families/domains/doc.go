@@ -16,6 +16,10 @@
 //     deleting the reservation deletes the guard in the same transaction. A reservation first
 //     tries a few random addresses (one transaction each, the first almost always wins), then
 //     reads the guards of consecutive addresses a batch at a time to find free ones.
+//   - An address a TCP edge has among its hostports is referenced by the edge and cannot be
+//     deleted: 400 ERR_NGROK_446, the platform's code for a reserved name an edge still uses.
+//     Holders tells edges who holds a hostport as a domain and as an address; PoolHost whether a
+//     host serves addresses.
 //   - region not configured is 400 ERR_NGROK_500 naming the region; a region whose pool has no
 //     free address is 400 ERR_NGROK_503 (a client error, like every refusal of this API:
 //     nothing a client sends may produce a 5xx). Over-long description and metadata are
@@ -51,7 +55,7 @@
 //     type, reason, time) in the same write; certificate_management_status shows renews_at and
 //     provisioning_job, both null until the worker has run. Deleting the domain (or ingress)
 //     deletes the certificate the worker issued for it.
-//   - A domain an endpoint references cannot be deleted (446). region (deprecated) and
+//   - A domain an endpoint or an edge references cannot be deleted (446). region (deprecated) and
 //     resolves_to values must be configured regions (400; resolves_to also "global", a value
 //     twice 456). Over-long description and metadata are 420 and 421, an empty PATCH 422.
 //

@@ -130,9 +130,9 @@ func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 	return out
 }
 
-// InUse is the refusal to delete a domain an endpoint still references.
+// InUse is the refusal to delete a domain an endpoint or an edge still references.
 func (ReservedDomains) InUse() *api.Error {
-	return api.BadRequest(CodeDomainInUse, "id", "the domain is still used by a cloud endpoint; delete or move the endpoint first")
+	return api.BadRequest(CodeDomainInUse, "id", "the domain is still used by a cloud endpoint or an edge's hostports; delete or move them first")
 }
 
 // Prepare checks the body and the certificate it names, once per request.
@@ -412,8 +412,8 @@ type DB interface {
 // and of the wildcard over its parent.
 func LookupKeys(host string) []store.Key {
 	keys := []store.Key{nameGuardKey(host)}
-	if _, parent, ok := strings.Cut(host, "."); ok && strings.Contains(parent, ".") && !strings.HasPrefix(host, "*.") {
-		keys = append(keys, nameGuardKey("*."+parent))
+	if w := wildcardOver(host); w != host {
+		keys = append(keys, nameGuardKey(w))
 	}
 	return keys
 }

@@ -81,3 +81,9 @@ func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *C
 func (CertificateAuthorities) Update(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) error {
 	return it.UpdateText(r, AuthorityTextCodes)
 }
+
+// InUse is the refusal to delete a certificate authority an edge's mutual TLS module still
+// references (the family's code for a certificate still in use).
+func (CertificateAuthorities) InUse() *api.Error {
+	return api.BadRequest(CodeInUse, "id", "the certificate authority is still used by an edge's mutual_tls module; remove it there first")
+}

@@ -201,3 +201,21 @@ func (s *Stack) Outbox(t testing.TB) []audit.OutboxItem {
 	}
 	return out
 }
+
+// AuditLog returns every event in the account's audit log.
+func (a *Account) AuditLog(t testing.TB) []audit.LogItem {
+	t.Helper()
+	items, err := a.s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]audit.LogItem, 0, len(items))
+	for _, raw := range items {
+		var ev audit.LogItem
+		if err := store.Unmarshal(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}

@@ -1,0 +1,9 @@
+// Command tcp_edges is the Lambda function serving the /edges/tcp routes and their modules.
+package main
+
+import (
+	"tunnelapi/shared/families/edges"
+	"tunnelapi/shared/platform/runtime"
+)
+
+func main() { runtime.Main(edges.TCPEdgesDescriptor) }

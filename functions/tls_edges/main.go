@@ -1,0 +1,9 @@
+// Command tls_edges is the Lambda function serving the /edges/tls routes and their modules.
+package main
+
+import (
+	"tunnelapi/shared/families/edges"
+	"tunnelapi/shared/platform/runtime"
+)
+
+func main() { runtime.Main(edges.TLSEdgesDescriptor) }

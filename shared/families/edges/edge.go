@@ -1,0 +1,196 @@
+package edges
+
+import (
+	"context"
+	"slices"
+
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Edge is the part of an edge item every edge family shares; an edge family's item embeds it
+// and adds one pointer per module (nil when absent).
+type Edge struct {
+	store.Meta
+	resource.Described
+	Hostports []string `dynamodbav:"hostports"`
+	// Reservations maps each hostport to the reserved domain or address it is on; the edge
+	// references each while it holds the hostport.
+	Reservations map[string]string `dynamodbav:"reservations"`
+}
+
+// Common returns the shared part, so that the generic hooks reach it in any edge item.
+func (e *Edge) Common() *Edge { return e }
+
+// EdgeJSON is the wire form of the shared part, embedded in an edge family's wire type before
+// its modules.
+type EdgeJSON struct {
+	ID string `json:"id"`
+	resource.DescribedJSON
+	CreatedAt string   `json:"created_at"`
+	URI       string   `json:"uri"`
+	Hostports []string `json:"hostports"`
+}
+
+// Item is the constraint on an edge family's item type T: *T embeds Edge.
+type Item[T any] interface {
+	*T
+	store.Resource
+	Common() *Edge
+}
+
+// Codes of every edge family.
+var textCodes = api.TextCodes{Description: "ERR_NGROK_7073", Metadata: "ERR_NGROK_7074"}
+
+// Spec declares an edge family: what differs between TLS, TCP and HTTPS edges.
+type Spec[T any, P Item[T]] struct {
+	// Hostports is what the family's hostports must be.
+	Hostports HostportRule
+	// Modules are the modules an edge of the family holds.
+	Modules *Set[T]
+	// Render returns the family's wire form of it, given the shared part and each module's
+	// response form (Module.Render).
+	Render func(r *api.Request, it P, common EdgeJSON) any
+}
+
+// Serve returns the Routes of an edge family: the five operations on the descriptor's path
+// and the sub-routes of each module.
+func Serve[T any, P Item[T]](spec *Spec[T, P]) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+	return func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+		var db domains.DB
+		if k != nil {
+			db = k.DB
+		}
+		hp := hostports{HostportRule: spec.Hostports, config: domains.MustConfig(), db: db}
+		f := resource.New(d, k, func(f *resource.Family[T, P]) resource.Hooks[P] {
+			return &Family[T, P]{Family: f, spec: spec, hostports: hp}
+		})
+		f.Register(mux, s)
+		spec.Modules.Register(mux, s, d.Path+"/{id}", f.Hooks.(*Family[T, P]))
+	}
+}
+
+// Family is the hooks every edge family shares (resource.Hooks of its item type), and the
+// Holder of its modules.
+type Family[T any, P Item[T]] struct {
+	*resource.Family[T, P]
+	spec      *Spec[T, P]
+	hostports hostports
+}
+
+// edgeBody is the create and update body of every edge family: its modules are the members
+// Supplied collects.
+type edgeBody struct {
+	api.Text
+	Hostports *[]string `json:"hostports"`
+	Modules   Supplied  `json:",embed"`
+}
+
+// Render returns an edge as GET returns it.
+func (f *Family[T, P]) Render(r *api.Request, it P) any {
+	e := it.Common()
+	hps := e.Hostports
+	if hps == nil {
+		hps = []string{}
+	}
+	return f.spec.Render(r, it, EdgeJSON{ID: e.ID, DescribedJSON: e.Described.Rendered(),
+		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: slices.Clone(hps)})
+}
+
+// Prepare checks the create body once per request, hostports and modules included, and fills
+// the item.
+func (f *Family[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error {
+	var in edgeBody
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	e := it.Common()
+	e.Hostports, e.Reservations = []string{}, map[string]string{}
+	return f.apply(ctx, r, it, in)
+}
+
+// Create claims the edge's hostports and references what its hostports and modules are on.
+func (f *Family[T, P]) Create(ctx context.Context, r *api.Request, it P, m *resource.Mutation) (any, error) {
+	moveHostports(m, it.Common(), nil, it.Common().Hostports)
+	Transition(m, Claim{}, f.Claim((*T)(it)))
+	return nil, nil
+}
+
+// Update applies a PATCH body: supplied members replace, modules included; omitted ones stay.
+func (f *Family[T, P]) Update(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+	var in edgeBody
+	if err := api.Decode(r, &in); err != nil {
+		return err
+	}
+	if in.Description == nil && in.Metadata == nil && in.Hostports == nil && len(in.Modules) == 0 {
+		names := []string{"description", "metadata", "hostports"}
+		for _, mod := range f.spec.Modules.modules {
+			names = append(names, mod.Name())
+		}
+		return api.EmptyUpdate(names...)
+	}
+	before := f.Claim((*T)(it))
+	hostportsBefore := slices.Clone(it.Common().Hostports)
+	if err := f.apply(ctx, r, it, in); err != nil {
+		return err
+	}
+	moveHostports(m, it.Common(), hostportsBefore, it.Common().Hostports)
+	Transition(m, before, f.Claim((*T)(it)))
+	return nil
+}
+
+// apply checks a create or update body and applies it to it.
+func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeBody) error {
+	e := it.Common()
+	if err := e.SetText(textCodes, in.Text); err != nil {
+		return err
+	}
+	change, err := f.spec.Modules.Parse(ctx, in.Modules)
+	if err != nil {
+		return err
+	}
+	if in.Hostports != nil {
+		if e.Hostports, e.Reservations, err = f.hostports.resolve(ctx, r.Caller().AccountID, *in.Hostports); err != nil {
+			return err
+		}
+	}
+	return change.Apply((*T)(it))
+}
+
+// Delete releases the edge's hostports and its references.
+func (f *Family[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+	moveHostports(m, it.Common(), it.Common().Hostports, nil)
+	Transition(m, f.Claim((*T)(it)), Claim{})
+	return nil
+}
+
+// Claim is everything the edge h holds on others: the reservations its hostports are on and
+// what its modules reference.
+func (f *Family[T, P]) Claim(h *T) Claim {
+	var c Claim
+	e := P(h).Common()
+	for _, hp := range e.Hostports {
+		if id := e.Reservations[hp]; id != "" {
+			c.Reference(id, f.hostports.notReserved(hp))
+		}
+	}
+	f.spec.Modules.Claim(&c, h)
+	return c
+}
+
+// Load reads the edge named by the request's path.
+func (f *Family[T, P]) Load(ctx context.Context, r *api.Request) (*T, error) {
+	it, err := f.Family.Load(ctx, r, r.PathValue("id"), nil)
+	return (*T)(it), err
+}
+
+// Modify changes the edge named by the request's path in one transaction, recording its
+// updated event.
+func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, change func(h *T, m *resource.Mutation) error) (*T, error) {
+	it, err := f.Family.Modify(ctx, r, r.PathValue("id"), nil, func(it P, m *resource.Mutation) error {
+		return change((*T)(it), m)
+	})
+	return (*T)(it), err
+}

@@ -1,0 +1,144 @@
+package edges_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func start(t testing.TB) *testkit.Stack { return testkit.Shared(t, app.Families...) }
+
+var serial atomic.Int64
+
+// newDomain reserves a fresh domain for a and returns its name and id: names are unique across
+// accounts, and the shared stack outlives each test.
+func newDomain(t testing.TB, a *testkit.Account) (name, id string) {
+	t.Helper()
+	name = fmt.Sprintf("edge%d-%d.example.com", time.Now().UnixNano()%1e9, serial.Add(1))
+	id = a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)["id"].(string)
+	return name, id
+}
+
+// newAddr reserves a TCP address for a and returns it and its id.
+func newAddr(t testing.TB, a *testkit.Account) (addr, id string) {
+	t.Helper()
+	got := a.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
+	return got["addr"].(string), got["id"].(string)
+}
+
+func newBackend(t testing.TB, a *testkit.Account) string {
+	t.Helper()
+	return a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, http.StatusCreated)["id"].(string)
+}
+
+func newPolicy(t testing.TB, a *testkit.Account) string {
+	t.Helper()
+	return a.Do(t, "POST", "/ip_policies", map[string]any{"description": "office"}).Expect(t, http.StatusCreated)["id"].(string)
+}
+
+func newCA(t testing.TB, a *testkit.Account) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "edge test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": caPEM}).Expect(t, http.StatusCreated)["id"].(string)
+}
+
+const tcpPolicy = "on_tcp_connect:\n  - actions:\n      - type: restrict-ips\n        config:\n          allow:\n            - 203.0.113.0/24\n"
+
+// raw returns the members of a JSON object response undecoded, to compare them byte for byte.
+func raw(t testing.TB, res *testkit.Response) map[string]json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(res.Body, &m); err != nil {
+		t.Fatalf("%v: %s", err, res.Body)
+	}
+	return m
+}
+
+// snapshot is every item of a's account (resources and audit log) with all its attributes, to
+// prove that a refused request changed nothing.
+func snapshot(t testing.TB, s *testkit.Stack, a *testkit.Account) map[string]any {
+	t.Helper()
+	items, err := s.Items(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for _, it := range items {
+		pk, _ := it[store.AttrPK].(*types.AttributeValueMemberS)
+		sk, _ := it[store.AttrSK].(*types.AttributeValueMemberS)
+		if pk == nil || !(strings.HasPrefix(pk.Value, "A#"+a.AccountID+"#") || pk.Value == "E#"+a.AccountID || strings.HasPrefix(pk.Value, "U#edge_hostport#")) {
+			continue
+		}
+		var m map[string]any
+		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+			t.Fatal(err)
+		}
+		out[pk.Value+" "+sk.Value] = m
+	}
+	return out
+}
+
+// unchanged fails t when the account's items differ from before.
+func unchanged(t testing.TB, s *testkit.Stack, a *testkit.Account, before map[string]any, what string) {
+	t.Helper()
+	after := snapshot(t, s, a)
+	if reflect.DeepEqual(before, after) {
+		return
+	}
+	for k, v := range after {
+		if !reflect.DeepEqual(before[k], v) {
+			t.Errorf("%s changed %s: %v → %v", what, k, before[k], v)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			t.Errorf("%s removed %s", what, k)
+		}
+	}
+}
+
+// refsOf reads the reference count of the resource id of a.
+func refsOf(t testing.TB, s *testkit.Stack, a *testkit.Account, id string) int64 {
+	t.Helper()
+	var m store.Meta
+	if err := s.DB.Get(context.Background(), store.ResourceKey(a.AccountID, id), &m); err != nil {
+		if store.IsNotFound(err) {
+			return -1
+		}
+		t.Fatal(err)
+	}
+	return m.Refs
+}

@@ -1,0 +1,182 @@
+package edges
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Codes of hostports.
+const (
+	CodeHostportFormat     = "ERR_NGROK_7104"
+	CodePortRange          = "ERR_NGROK_7112"
+	CodeAddrNotReserved    = "ERR_NGROK_7113"
+	CodeAddrOtherAccount   = "ERR_NGROK_7114"
+	CodeDomainPort         = "ERR_NGROK_7116"
+	CodeDomainNotReserved  = "ERR_NGROK_7117"
+	CodeDomainOtherAccount = "ERR_NGROK_7118"
+	CodeTCPEdgeDomain      = "ERR_NGROK_7120"
+	CodeHTTPSEdgeAddr      = "ERR_NGROK_7121"
+	CodeHostportTaken      = "ERR_NGROK_7122"
+	CodeTooManyHostports   = "ERR_NGROK_7129"
+	CodeTLSEdgeAddr        = "ERR_NGROK_7133"
+	fieldHostports         = "hostports"
+	hostportGuardKind      = "edge_hostport"
+	labelHostport          = "hostport"
+	labelHostportRelease   = "hostport.release"
+	domainPort             = 443
+)
+
+// MaxHostports bounds an edge's hostports (7129): each is a guard and a reference written in
+// the edge's transactions, which hold at most 100 writes.
+const MaxHostports = 10
+
+// HostportRule is what an edge family's hostports must be.
+type HostportRule struct {
+	// Addresses is set for edges on reserved TCP addresses of the account (TCP edges: 7120 for
+	// anything else, 7113 an address not reserved, 7114 reserved by another account). Unset,
+	// hostports are reserved domains of the account on port 443 (TLS and HTTPS edges: 7116
+	// another port, 7117 a name not reserved, 7118 reserved by another account).
+	Addresses bool
+	// AddressCode refuses a TCP address on an edge of domains (7133 TLS, 7121 HTTPS).
+	AddressCode string
+}
+
+// hostports checks hostports against a rule with the deployment's configuration.
+type hostports struct {
+	HostportRule
+	config *domains.Config
+	db     domains.DB
+}
+
+// resolve checks in (format 7104, port 7112, count 7129, then who holds each, in one read) and
+// returns the hostports normalised (lowercase host, port without leading zeros) with the
+// reservation each is on.
+func (h hostports) resolve(ctx context.Context, account string, in []string) ([]string, map[string]string, error) {
+	if len(in) > MaxHostports {
+		return nil, nil, api.BadRequest(CodeTooManyHostports, fieldHostports, "an edge has at most %d hostports, not %d", MaxHostports, len(in))
+	}
+	out := make([]string, 0, len(in))
+	hosts := make([]string, 0, len(in))
+	for i, raw := range in {
+		f := fieldHostports + "[" + strconv.Itoa(i) + "]"
+		host, port, err := parseHostport(f, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		hp := host + ":" + strconv.Itoa(port)
+		if slices.Contains(out, hp) {
+			return nil, nil, api.Invalid(f, "hostport %s is listed twice", hp)
+		}
+		pool := h.config.PoolHost(host)
+		switch {
+		case h.Addresses && !pool:
+			return nil, nil, api.BadRequest(CodeTCPEdgeDomain, f, "%s is not a TCP address: TCP edges take reserved addresses (host:port of /reserved_addrs), not domains", hp)
+		case !h.Addresses && pool:
+			return nil, nil, api.BadRequest(h.AddressCode, f, "%s is a TCP address: this edge takes reserved domains on port %d, not TCP addresses", hp, domainPort)
+		case !h.Addresses && port != domainPort:
+			return nil, nil, api.BadRequest(CodeDomainPort, f, "%s: a domain is served on port %d only", hp, domainPort)
+		}
+		out = append(out, hp)
+		hosts = append(hosts, host)
+	}
+	held, err := domains.Holders(ctx, h.db, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	reservations := make(map[string]string, len(out))
+	for i, hp := range out {
+		f := fieldHostports + "[" + strconv.Itoa(i) + "]"
+		id, err := h.holder(f, hp, hosts[i], held[i], account)
+		if err != nil {
+			return nil, nil, err
+		}
+		reservations[hp] = id
+	}
+	return out, reservations, nil
+}
+
+// holder returns the reservation of account that hostport hp is on, or the refusal.
+func (h hostports) holder(f, hp, host string, held domains.Held, account string) (string, error) {
+	if h.Addresses {
+		switch held.Addr.AccountID {
+		case account:
+			return held.Addr.ID, nil
+		case "":
+			return "", api.BadRequest(CodeAddrNotReserved, f, "%s is not a reserved address; reserve it with POST /reserved_addrs first", hp)
+		default:
+			return "", api.BadRequest(CodeAddrOtherAccount, f, "%s is reserved by another account", hp)
+		}
+	}
+	switch {
+	case held.Addr.ID != "":
+		return "", api.BadRequest(h.AddressCode, f, "%s is a TCP address: this edge takes reserved domains on port %d, not TCP addresses", hp, domainPort)
+	case held.Domain.AccountID == account:
+		return held.Domain.ID, nil
+	case held.Domain.AccountID == "":
+		return "", api.BadRequest(CodeDomainNotReserved, f, "%s is not a reserved domain; reserve it with POST /reserved_domains first", host)
+	default:
+		return "", api.BadRequest(CodeDomainOtherAccount, f, "%s is reserved by another account", host)
+	}
+}
+
+// notReserved is the refusal for a hostport whose reservation vanished before the edge's
+// transaction committed.
+func (h hostports) notReserved(hp string) error {
+	if h.Addresses {
+		return api.BadRequest(CodeAddrNotReserved, fieldHostports, "%s is no longer a reserved address", hp)
+	}
+	return api.BadRequest(CodeDomainNotReserved, fieldHostports, "%s is no longer a reserved domain", hp)
+}
+
+// parseHostport reads "hostname:portnumber" (7104) with a port of 1-65535 (7112).
+func parseHostport(field, s string) (host string, port int, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || i == len(s)-1 || strings.Trim(s[i+1:], "0123456789") != "" {
+		return "", 0, api.BadRequest(CodeHostportFormat, field, "hostport %s must be hostname:portnumber", api.Describe(s))
+	}
+	name, err := domains.ParseName(field, s[:i], true)
+	if err != nil {
+		return "", 0, api.BadRequest(CodeHostportFormat, field, "hostport %s must be hostname:portnumber with a valid hostname", api.Describe(s))
+	}
+	digits := strings.TrimLeft(s[i+1:], "0")
+	port, err = strconv.Atoi(digits)
+	if err != nil || len(digits) > 5 || port < 1 || port > 65535 {
+		return "", 0, api.BadRequest(CodePortRange, field, "the port of hostport %s is outside 1-65535", api.Describe(s))
+	}
+	return string(name), port, nil
+}
+
+// hostportGuard holds one hostport for the edge serving it: at most one exists per hostport,
+// across every edge family.
+type hostportGuard struct {
+	store.Key
+	AccountID string `dynamodbav:"account"`
+	EdgeID    string `dynamodbav:"edge_id"`
+}
+
+func hostportGuardKey(hp string) store.Key { return store.GuardKey(hostportGuardKind, hp) }
+
+// moveHostports adds to m the guard writes of an edge whose hostports go from before to after:
+// released ones are deleted, new ones claimed on the condition that no edge holds them (7122).
+func moveHostports(m *resource.Mutation, e *Edge, before, after []string) {
+	for _, hp := range before {
+		if !slices.Contains(after, hp) {
+			m.Delete(labelHostportRelease+":"+hp, hostportGuardKey(hp))
+		}
+	}
+	for _, hp := range after {
+		if slices.Contains(before, hp) {
+			continue
+		}
+		label := labelHostport + ":" + hp
+		m.Put(label, hostportGuard{Key: hostportGuardKey(hp), AccountID: e.AccountID, EdgeID: e.ID}, store.Absent())
+		m.Refuse(label, api.BadRequest(CodeHostportTaken, fieldHostports, "hostport %s is already used by another edge", hp))
+	}
+}
