@@ -16,6 +16,8 @@ import (
 type sampleForm struct {
 	Path           string // the collection path
 	Create, Update map[string]any
+	// Modules are the bodies of the item's module PUTs (<path>/{id}/<module>), by module.
+	Modules map[string]map[string]any
 }
 
 // sampleForms returns the create and update bodies of every family's sample events
@@ -44,6 +46,12 @@ func sampleForms(t *testing.T, a *testkit.Account) []sampleForm {
 				}
 			}
 			coll := strings.TrimSuffix(path, "/{id}")
+			if base, module, ok := strings.Cut(path, "/{id}/"); ok && method == "PUT" && forms[base] != nil && !strings.Contains(module, "/") {
+				if forms[base].Modules == nil {
+					forms[base].Modules = map[string]map[string]any{}
+				}
+				forms[base].Modules[module] = body
+			}
 			if strings.Contains(coll, "{") {
 				continue // a sub-resource
 			}

@@ -2,7 +2,8 @@
 // create, get, update, list with paging, delete, not found after delete. Run by
 // TestJavaScriptClient (jsclient_test.go), which passes on stdin:
 //   {"module": path of the client package, "baseUrl", "token",
-//    "families": [{"path", "service", "creates": [three bodies], "update": body}, …],
+//    "families": [{"path", "service", "creates": [three bodies], "update": body,
+//                  "modules": [{"name", "service", "body"}, …] (edges only)}, …],
 //    "subscription": {"create": body}}
 // and reads one JSON line per family from stdout: {"path", "error"} ("" when every step passed).
 //
@@ -83,6 +84,22 @@ async function family(f) {
   }
   const again = await svc.get(id);
   check(JSON.stringify(again) === JSON.stringify(updated), `get after update: ${JSON.stringify(again)} differs from ${JSON.stringify(updated)}`);
+
+  // Edge modules: the client's replace sends {id, module}; get and the edge show what it answered;
+  // after a delete (direct, as for items) the module is 404 and the edge shows null.
+  for (const m of f.modules || []) {
+    const mod = service(m.service);
+    const put = await mod.replace({ id, module: m.body });
+    check(put && typeof put === 'object', `${m.name} replace: ${JSON.stringify(put)}`);
+    const read = await mod.get(id);
+    check(JSON.stringify(read) === JSON.stringify(put), `${m.name} get: ${JSON.stringify(read)} differs from ${JSON.stringify(put)}`);
+    const shown = (await svc.get(id))[camel(m.name)];
+    check(JSON.stringify(shown) === JSON.stringify(put), `${m.name} on the edge: ${JSON.stringify(shown)} differs from ${JSON.stringify(put)}`);
+    const res = await direct('DELETE', `${f.path}/${id}/${m.name}`);
+    check(res.status === 204 && res.text === '', `${m.name} delete: ${res.status} ${res.text}`);
+    await notFound(() => mod.get(id), `${m.name} get after delete`);
+    check((await svc.get(id))[camel(m.name)] === null, `${m.name} after delete: not null on the edge`);
+  }
 
   // A page of one item at a time: the client follows with beforeId until next_page_uri is null.
   const listed = (await svc.list(undefined, '1')).map(it => it.id);

@@ -53,23 +53,33 @@ type Spec[T any, P Item[T]] struct {
 	// Render returns the family's wire form of it, given the shared part and each module's
 	// response form (Module.Render).
 	Render func(r *api.Request, it P, common EdgeJSON) any
+	// Delete, when set, adds the further writes of an edge's deletion (an HTTPS edge's routes)
+	// or refuses it.
+	Delete func(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error
 }
 
 // Serve returns the Routes of an edge family: the five operations on the descriptor's path
 // and the sub-routes of each module.
 func Serve[T any, P Item[T]](spec *Spec[T, P]) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
 	return func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		var db domains.DB
-		if k != nil {
-			db = k.DB
-		}
-		hp := hostports{HostportRule: spec.Hostports, config: domains.MustConfig(), db: db}
-		f := resource.New(d, k, func(f *resource.Family[T, P]) resource.Hooks[P] {
-			return &Family[T, P]{Family: f, spec: spec, hostports: hp}
-		})
-		f.Register(mux, s)
-		spec.Modules.Register(mux, s, d.Path+"/{id}", f.Hooks.(*Family[T, P]))
+		NewFamily(d, k, spec).Register(mux, s)
 	}
+}
+
+// NewFamily returns the edge family d declared by spec, on k (nil only to list its routes), for
+// families whose Routes add more than Serve does.
+func NewFamily[T any, P Item[T]](d *resource.Descriptor, k *resource.Kit, spec *Spec[T, P]) *Family[T, P] {
+	var db domains.DB
+	if k != nil {
+		db = k.DB
+	}
+	hp := hostports{HostportRule: spec.Hostports, config: domains.MustConfig(), db: db}
+	var out *Family[T, P]
+	resource.New(d, k, func(f *resource.Family[T, P]) resource.Hooks[P] {
+		out = &Family[T, P]{Family: f, spec: spec, hostports: hp}
+		return out
+	})
+	return out
 }
 
 // Family is the hooks every edge family shares (resource.Hooks of its item type), and the
@@ -78,6 +88,12 @@ type Family[T any, P Item[T]] struct {
 	*resource.Family[T, P]
 	spec      *Spec[T, P]
 	hostports hostports
+}
+
+// Register adds the five operations and each module's sub-routes to mux.
+func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) {
+	f.Family.Register(mux, s)
+	f.spec.Modules.Register(mux, s, f.Path+"/{id}", f)
 }
 
 // edgeBody is the create and update body of every edge family: its modules are the members
@@ -159,8 +175,13 @@ func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeB
 	return change.Apply((*T)(it))
 }
 
-// Delete releases the edge's hostports and its references.
+// Delete releases the edge's hostports and its references, with the family's own writes.
 func (f *Family[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+	if f.spec.Delete != nil {
+		if err := f.spec.Delete(ctx, r, it, m); err != nil {
+			return err
+		}
+	}
 	moveHostports(m, it.Common(), it.Common().Hostports, nil)
 	Transition(m, f.Claim((*T)(it)), Claim{})
 	return nil

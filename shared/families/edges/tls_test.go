@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -171,4 +172,71 @@ func TestTLSEdgeEveryDocumentedField(t *testing.T) {
 	if fmt.Sprint(term) != "map[enabled:false min_version:<nil> terminate_at:edge]" {
 		t.Errorf("tls_termination %v", term)
 	}
+}
+
+// A wildcard reservation covers the names one label under it (and itself): edges serve them,
+// each referencing the wildcard domain, which cannot be deleted while they do.
+func TestTLSEdgeOnWildcardDomain(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	name, _ := newDomain(t, a)
+	wild := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + name}).Expect(t, http.StatusCreated)["id"].(string)
+	one := tls.create(t, a, map[string]any{"hostports": []string{"a." + name + ":443"}})["id"].(string)
+	two := tls.create(t, a, map[string]any{"hostports": []string{"b." + name + ":443", "*." + name + ":443"}})["id"].(string)
+	// An edge references a domain once, however many of its hostports are on it.
+	if n := refsOf(t, s, a, wild); n != 2 {
+		t.Errorf("the wildcard domain has %d references, want 2", n)
+	}
+	a.Do(t, "POST", "/edges/tls", map[string]any{"hostports": []string{"x.a." + name + ":443"}}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_7117", "hostports[0]")
+	a.Do(t, "DELETE", "/reserved_domains/"+wild, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
+	a.Do(t, "DELETE", "/edges/tls/"+one, nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", "/edges/tls/"+two, nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", "/reserved_domains/"+wild, nil).Expect(t, http.StatusNoContent)
+}
+
+// The largest update (every hostport, IP policy and certificate authority replaced by others at
+// their limits, and another backend) commits in one transaction, references moved.
+func TestTLSEdgeLargestUpdate(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	set := func() (hps, policies, cas []string, backend string) {
+		for range edges.MaxHostports {
+			hp, _ := tls.hostport(t, a)
+			hps = append(hps, hp)
+		}
+		for range edges.MaxIPPolicies {
+			policies = append(policies, newPolicy(t, a))
+		}
+		for range edges.MaxCAs {
+			cas = append(cas, newCA(t, a))
+		}
+		return hps, policies, cas, newBackend(t, a)
+	}
+	body := func(hps, policies, cas []string, backend string) map[string]any {
+		return map[string]any{"hostports": hps, "backend": map[string]any{"backend_id": backend},
+			"ip_restriction": map[string]any{"ip_policy_ids": policies}, "mutual_tls": map[string]any{"certificate_authority_ids": cas}}
+	}
+	h1, p1, c1, b1 := set()
+	h2, p2, c2, b2 := set()
+	id := tls.create(t, a, body(h1, p1, c1, b1))["id"].(string)
+	s.Calls.Reset()
+	got := a.Do(t, "PATCH", "/edges/tls/"+id, body(h2, p2, c2, b2)).Expect(t, http.StatusOK)
+	if n := s.Calls.ByName()["TransactWriteItems"]; n != 1 {
+		t.Errorf("the largest update made %d transactions, want 1", n)
+	}
+	if fmt.Sprint(got["hostports"]) != fmt.Sprint(h2) {
+		t.Errorf("hostports %v, want %v", got["hostports"], h2)
+	}
+	for _, old := range append(append([]string{b1}, p1...), c1...) {
+		if n := refsOf(t, s, a, old); n != 0 {
+			t.Errorf("%s still has %d references", old, n)
+		}
+	}
+	for _, fresh := range append(append([]string{b2}, p2...), c2...) {
+		if n := refsOf(t, s, a, fresh); n != 1 {
+			t.Errorf("%s has %d references, want 1", fresh, n)
+		}
+	}
+	// The released hostports are free for another edge.
+	tls.create(t, a, map[string]any{"hostports": h1})
 }

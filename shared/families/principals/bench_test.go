@@ -28,7 +28,6 @@ import (
 func BenchmarkRequestsVsBareOperations(b *testing.B) {
 	s := testkit.Shared(b, app.Families...)
 	a := s.NewAccount(b)
-	ctx := b.Context()
 	newKey := func() (id, token string) {
 		k := a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
 		return k["id"].(string), k["token"].(string)
@@ -39,20 +38,9 @@ func BenchmarkRequestsVsBareOperations(b *testing.B) {
 			b.Fatalf("%s %s: %d %s", method, path, res.Status, res.Body)
 		}
 	}
-	read := func(subst map[string]string) {
-		in := s.Calls.Last("BatchGetItem").(*dynamodb.BatchGetItemInput)
-		if _, err := s.DB.Client.BatchGetItem(ctx, benchkit.ReplayBatchGet(in, subst)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	n := 0
-	write := func(subst map[string]string) {
-		n++
-		in := s.Calls.Last("TransactWriteItems").(*dynamodb.TransactWriteItemsInput)
-		if _, err := s.DB.Client.TransactWriteItems(ctx, benchkit.ReplayTransact(in, subst, "#bench"+strconv.Itoa(n))); err != nil {
-			b.Fatal(err)
-		}
-	}
+	replay := &benchkit.Replayer{DB: s.DB, Last: s.Calls.Last}
+	read := func(subst map[string]string) { replay.Read(b, subst) }
+	write := func(subst map[string]string) { replay.Write(b, subst) }
 	// twin maps the op's key onto the baseline's: the same kind of item in the same state.
 	twin := func(id, token, id2, token2 string) map[string]string {
 		return map[string]string{id: id2, store.TokenHash(token): store.TokenHash(token2)}

@@ -1,7 +1,10 @@
 package benchkit
 
 import (
+	"context"
+	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -96,4 +99,37 @@ func value(v types.AttributeValue, subst map[string]string) types.AttributeValue
 		return &types.AttributeValueMemberL{Value: l}
 	}
 	return v
+}
+
+// Replayer replays a request's latest captured calls bare, the baseline of request benchmarks.
+type Replayer struct {
+	DB *store.DB
+	// Last returns the input of the latest call of an operation on the request path
+	// (testkit.Counter.Last).
+	Last func(operation string) any
+	n    int
+}
+
+// Read replays the latest BatchGetItem with subst applied.
+func (p *Replayer) Read(tb testing.TB, subst map[string]string) {
+	in, ok := p.Last("BatchGetItem").(*dynamodb.BatchGetItemInput)
+	if !ok {
+		tb.Fatal("benchkit: no BatchGetItem captured")
+	}
+	if _, err := p.DB.Client.BatchGetItem(context.Background(), ReplayBatchGet(in, subst)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Write replays the latest TransactWriteItems with subst applied, its new items under fresh
+// sort keys.
+func (p *Replayer) Write(tb testing.TB, subst map[string]string) {
+	in, ok := p.Last("TransactWriteItems").(*dynamodb.TransactWriteItemsInput)
+	if !ok || len(in.TransactItems) == 0 {
+		tb.Fatal("benchkit: no TransactWriteItems captured")
+	}
+	p.n++
+	if _, err := p.DB.Client.TransactWriteItems(context.Background(), ReplayTransact(in, subst, "#bench"+strconv.Itoa(p.n))); err != nil {
+		tb.Fatal(err)
+	}
 }
