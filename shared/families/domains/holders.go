@@ -21,16 +21,22 @@ type Held struct {
 	Domain, Addr Holder
 }
 
-// Holders reads who holds each of hostports ("host:port", host lowercase) as a reserved domain
-// and as a reserved address, every guard in one round trip. Edges use it to check that their
-// hostports are reservations of their own account.
-func Holders(ctx context.Context, db DB, hostports []string) ([]Held, error) {
+// HolderKeys are the keys Holders reads for hostports, for callers that read them ahead with
+// other items.
+func HolderKeys(hostports []string) []store.Key {
 	var keys []store.Key
 	for _, hp := range hostports {
 		host := hp[:max(strings.LastIndexByte(hp, ':'), 0)]
 		keys = append(keys, addrGuardKey(hp), nameGuardKey(host), nameGuardKey(wildcardOver(host)))
 	}
-	items, err := db.GetMany(ctx, keys...)
+	return keys
+}
+
+// Holders reads who holds each of hostports ("host:port", host lowercase) as a reserved domain
+// and as a reserved address, every guard in one round trip (the keys of HolderKeys). Edges use
+// it to check that their hostports are reservations of their own account.
+func Holders(ctx context.Context, db DB, hostports []string) ([]Held, error) {
+	items, err := db.GetMany(ctx, HolderKeys(hostports)...)
 	if err != nil {
 		return nil, fmt.Errorf("domains.Holders: %w", err)
 	}

@@ -65,9 +65,11 @@
 // 7118, a TCP address or a host of an address pool 7133 (HTTPS: 7121); a wildcard reservation
 // covers the names one label under it. TCP edges take reserved addresses of the account: a host
 // that is no address pool's 7120, an address not reserved 7113, reserved by another account
-// 7114. Who holds a hostport is read in one round trip (domains.Holders) before the transaction;
-// the edge references the reservation, so it cannot be deleted while an edge serves it, and a
-// reservation deleted meanwhile refuses the edge's transaction (7117/7113).
+// 7114. Who holds a hostport (domains.Holders) is read before the transaction, in the read that
+// verifies the caller: a create with hostports is that read and its transaction, a PATCH reads
+// them with the edge (resource.UpdateReader), so it stays one read and one transaction. The edge
+// references the reservation, so it cannot be deleted while an edge serves it, and a reservation
+// deleted meanwhile refuses the edge's transaction (7117/7113).
 //
 // A hostport belongs to at most one edge of any family: a guard item per hostport
 // (U#edge_hostport#<hostport>) is put, on the condition that it does not exist (else 7122), in

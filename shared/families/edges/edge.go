@@ -69,11 +69,7 @@ func Serve[T any, P Item[T]](spec *Spec[T, P]) func(d *resource.Descriptor, k *r
 // NewFamily returns the edge family d declared by spec, on k (nil only to list its routes), for
 // families whose Routes add more than Serve does.
 func NewFamily[T any, P Item[T]](d *resource.Descriptor, k *resource.Kit, spec *Spec[T, P]) *Family[T, P] {
-	var db domains.DB
-	if k != nil {
-		db = k.DB
-	}
-	hp := hostports{HostportRule: spec.Hostports, config: domains.MustConfig(), db: db}
+	hp := hostports{HostportRule: spec.Hostports, config: domains.MustConfig()}
 	var out *Family[T, P]
 	resource.New(d, k, func(f *resource.Family[T, P]) resource.Hooks[P] {
 		out = &Family[T, P]{Family: f, spec: spec, hostports: hp}
@@ -124,7 +120,33 @@ func (f *Family[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error 
 	}
 	e := it.Common()
 	e.Hostports, e.Reservations = []string{}, map[string]string{}
-	return f.apply(ctx, r, it, in)
+	return f.apply(ctx, r, it, in, callerRead{f.Kit, r})
+}
+
+// callerRead reads items together with the caller's own, released only once the caller is
+// verified (resource.Kit.Read): who holds a hostport is never told an unverified caller.
+type callerRead struct {
+	kit *resource.Kit
+	r   *api.Request
+}
+
+// GetMany implements domains.DB.
+func (c callerRead) GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error) {
+	return c.kit.Read(ctx, c.r, keys...)
+}
+
+// UpdateReads returns the guards a PATCH's hostports are read from, so that they are read with
+// the edge and the caller's items in one round trip (resource.UpdateReader).
+func (f *Family[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
+	var in edgeBody
+	if api.Decode(r, &in) != nil || in.Hostports == nil {
+		return nil
+	}
+	hps, err := f.hostports.normalise(*in.Hostports)
+	if err != nil {
+		return nil
+	}
+	return domains.HolderKeys(hps)
 }
 
 // Create claims the edge's hostports and references what its hostports and modules are on.
@@ -149,7 +171,7 @@ func (f *Family[T, P]) Update(ctx context.Context, r *api.Request, it P, m *reso
 	}
 	before := f.Claim((*T)(it))
 	hostportsBefore := slices.Clone(it.Common().Hostports)
-	if err := f.apply(ctx, r, it, in); err != nil {
+	if err := f.apply(ctx, r, it, in, m); err != nil {
 		return err
 	}
 	moveHostports(m, it.Common(), hostportsBefore, it.Common().Hostports)
@@ -157,8 +179,9 @@ func (f *Family[T, P]) Update(ctx context.Context, r *api.Request, it P, m *reso
 	return nil
 }
 
-// apply checks a create or update body and applies it to it.
-func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeBody) error {
+// apply checks a create or update body and applies it to it, reading who holds its hostports
+// through db.
+func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeBody, db domains.DB) error {
 	e := it.Common()
 	if err := e.SetText(textCodes, in.Text); err != nil {
 		return err
@@ -168,7 +191,7 @@ func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeB
 		return err
 	}
 	if in.Hostports != nil {
-		if e.Hostports, e.Reservations, err = f.hostports.resolve(ctx, r.Caller().AccountID, *in.Hostports); err != nil {
+		if e.Hostports, e.Reservations, err = f.hostports.resolve(ctx, db, r.Caller().AccountID, *in.Hostports); err != nil {
 			return err
 		}
 	}

@@ -101,6 +101,10 @@ func TestConformance(t *testing.T) {
 				},
 				Update:      map[string]any{"description": "renamed", "metadata": "m"},
 				UpdateWants: map[string]any{"description": "renamed", "metadata": "m", "backend": nil},
+				// A create with hostports reads who holds them (with the caller's items) before
+				// its transaction: which reservation the edge references, and the codes for a
+				// hostport not reserved or reserved by another account, come from that read.
+				RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 			})
 		})
 	}
@@ -452,6 +456,12 @@ func TestRoundTrips(t *testing.T) {
 				trips = append(trips, testkit.Trip("PUT "+name, "PUT", path+"/"+name, m.body, 2), testkit.Trip("GET "+name, "GET", path+"/"+name, nil, 1))
 			}
 			a.WithinCalls(t, trips...)
+			// A PATCH of hostports reads who holds them with the edge and the caller's items.
+			hp, _ := f.hostport(t, a)
+			got := s.RoundTripsOf(t, func() { a.Do(t, "PATCH", path, map[string]any{"hostports": []string{hp}}).Expect(t, http.StatusOK) })
+			if fmt.Sprint(got) != "map[BatchGetItem:1 TransactWriteItems:1]" {
+				t.Errorf("PATCH of hostports made DynamoDB calls %v, want one read and one transaction", got)
+			}
 		})
 	}
 }

@@ -52,48 +52,54 @@ type HostportRule struct {
 type hostports struct {
 	HostportRule
 	config *domains.Config
-	db     domains.DB
 }
 
-// resolve checks in (format 7104, port 7112, count 7129, then who holds each, in one read) and
-// returns the hostports normalised (lowercase host, port without leading zeros) with the
-// reservation each is on.
-func (h hostports) resolve(ctx context.Context, account string, in []string) ([]string, map[string]string, error) {
+// normalise checks the format of in (7104, port 7112, count 7129, duplicates, the rule's kind of
+// host) and returns the hostports normalised (lowercase host, port without leading zeros).
+func (h hostports) normalise(in []string) ([]string, error) {
 	if len(in) > MaxHostports {
-		return nil, nil, api.BadRequest(CodeTooManyHostports, fieldHostports, "an edge has at most %d hostports, not %d", MaxHostports, len(in))
+		return nil, api.BadRequest(CodeTooManyHostports, fieldHostports, "an edge has at most %d hostports, not %d", MaxHostports, len(in))
 	}
 	out := make([]string, 0, len(in))
-	hosts := make([]string, 0, len(in))
 	for i, raw := range in {
 		f := fieldHostports + "[" + strconv.Itoa(i) + "]"
 		host, port, err := parseHostport(f, raw)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		hp := host + ":" + strconv.Itoa(port)
 		if slices.Contains(out, hp) {
-			return nil, nil, api.Invalid(f, "hostport %s is listed twice", hp)
+			return nil, api.Invalid(f, "hostport %s is listed twice", hp)
 		}
 		pool := h.config.PoolHost(host)
 		switch {
 		case h.Addresses && !pool:
-			return nil, nil, api.BadRequest(CodeTCPEdgeDomain, f, "%s is not a TCP address: TCP edges take reserved addresses (host:port of /reserved_addrs), not domains", hp)
+			return nil, api.BadRequest(CodeTCPEdgeDomain, f, "%s is not a TCP address: TCP edges take reserved addresses (host:port of /reserved_addrs), not domains", hp)
 		case !h.Addresses && pool:
-			return nil, nil, api.BadRequest(h.AddressCode, f, "%s is a TCP address: this edge takes reserved domains on port %d, not TCP addresses", hp, domainPort)
+			return nil, api.BadRequest(h.AddressCode, f, "%s is a TCP address: this edge takes reserved domains on port %d, not TCP addresses", hp, domainPort)
 		case !h.Addresses && port != domainPort:
-			return nil, nil, api.BadRequest(CodeDomainPort, f, "%s: a domain is served on port %d only", hp, domainPort)
+			return nil, api.BadRequest(CodeDomainPort, f, "%s: a domain is served on port %d only", hp, domainPort)
 		}
 		out = append(out, hp)
-		hosts = append(hosts, host)
 	}
-	held, err := domains.Holders(ctx, h.db, out)
+	return out, nil
+}
+
+// resolve checks in (normalise, then who holds each, read through db in one round trip) and
+// returns the normalised hostports with the reservation of account each is on.
+func (h hostports) resolve(ctx context.Context, db domains.DB, account string, in []string) ([]string, map[string]string, error) {
+	out, err := h.normalise(in)
+	if err != nil || len(out) == 0 {
+		return out, map[string]string{}, err
+	}
+	held, err := domains.Holders(ctx, db, out)
 	if err != nil {
 		return nil, nil, err
 	}
 	reservations := make(map[string]string, len(out))
 	for i, hp := range out {
 		f := fieldHostports + "[" + strconv.Itoa(i) + "]"
-		id, err := h.holder(f, hp, hosts[i], held[i], account)
+		id, err := h.holder(f, hp, held[i], account)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,7 +109,8 @@ func (h hostports) resolve(ctx context.Context, account string, in []string) ([]
 }
 
 // holder returns the reservation of account that hostport hp is on, or the refusal.
-func (h hostports) holder(f, hp, host string, held domains.Held, account string) (string, error) {
+func (h hostports) holder(f, hp string, held domains.Held, account string) (string, error) {
+	host := hp[:strings.LastIndexByte(hp, ':')]
 	if h.Addresses {
 		switch held.Addr.AccountID {
 		case account:
