@@ -25,6 +25,10 @@ const labelItem = "item"
 // with the family's own rules supplied by its Hooks. T is the stored item type; P is *T and
 // embeds store.Meta. Hooks see the item and the mutation being built; they decode, validate and
 // add any further writes (token items, reference checks, guards).
+//
+// The operations themselves are written once over store.Resource (core): only the small
+// adapters from P to store.Resource are compiled per family, so a function serving several
+// families of a package does not carry a copy of every operation for each.
 type Family[T any, P interface {
 	*T
 	store.Resource
@@ -34,37 +38,91 @@ type Family[T any, P interface {
 	Hooks Hooks[P]
 }
 
-// Register adds the family's routes to mux.
-func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) {
-	mux.Handle("POST "+f.Path, s.Handle(http.StatusCreated, f.create))
-	mux.Handle("GET "+f.Path, s.Handle(http.StatusOK, f.list))
-	mux.Handle("GET "+f.Path+"/{id}", s.Handle(http.StatusOK, f.get))
-	mux.Handle("PATCH "+f.Path+"/{id}", s.Handle(http.StatusOK, f.update))
-	mux.Handle("DELETE "+f.Path+"/{id}", s.Handle(http.StatusNoContent, f.delete))
+// core is a family's operations over store.Resource, with the hooks adapted from P.
+type core struct {
+	*Descriptor
+	kit *Kit
+	// newItem returns a new empty item; clone a copy of an item.
+	newItem func() store.Resource
+	clone   func(store.Resource) store.Resource
+	render  func(*api.Request, store.Resource) any
+	create  func(context.Context, *api.Request, store.Resource, *Mutation) (any, error)
+	update  func(context.Context, *api.Request, store.Resource, *Mutation) error
+	// prepare, remove, inUse and updateReads are nil when the hooks do not implement Preparer,
+	// Deleter, Referenceable or UpdateReader.
+	prepare     func(context.Context, *api.Request, store.Resource) error
+	remove      func(context.Context, *api.Request, store.Resource, *Mutation) error
+	inUse       func() *api.Error
+	updateReads func(r *api.Request, account string) []store.Key
 }
 
-func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err error) {
-	defer derrors.Wrap(&err, "resource.create(%s)", f.EventKind)
-	c, err := f.Kit.Auth.Resolve(ctx, r)
+// core adapts f's hooks to the operations written once.
+func (f *Family[T, P]) core() *core {
+	c := &core{Descriptor: f.Descriptor, kit: f.Kit,
+		newItem: func() store.Resource { return P(new(T)) },
+		clone: func(it store.Resource) store.Resource {
+			out := P(new(T))
+			*out = *it.(P)
+			return out
+		},
+		render: func(r *api.Request, it store.Resource) any { return f.Hooks.Render(r, it.(P)) },
+		create: func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) (any, error) {
+			return f.Hooks.Create(ctx, r, it.(P), m)
+		},
+		update: func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
+			return f.Hooks.Update(ctx, r, it.(P), m)
+		},
+	}
+	if p, ok := f.Hooks.(Preparer[P]); ok {
+		c.prepare = func(ctx context.Context, r *api.Request, it store.Resource) error { return p.Prepare(ctx, r, it.(P)) }
+	}
+	if d, ok := f.Hooks.(Deleter[P]); ok {
+		c.remove = func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
+			return d.Delete(ctx, r, it.(P), m)
+		}
+	}
+	if ref, ok := f.Hooks.(Referenceable); ok {
+		c.inUse = ref.InUse
+	}
+	if u, ok := f.Hooks.(UpdateReader); ok {
+		c.updateReads = u.UpdateReads
+	}
+	return c
+}
+
+// Register adds the family's routes to mux.
+func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) { f.core().register(mux, s) }
+
+func (c *core) register(mux api.Mux, s *api.Server) {
+	mux.Handle("POST "+c.Path, s.Handle(http.StatusCreated, c.createOp))
+	mux.Handle("GET "+c.Path, s.Handle(http.StatusOK, c.list))
+	mux.Handle("GET "+c.Path+"/{id}", s.Handle(http.StatusOK, c.get))
+	mux.Handle("PATCH "+c.Path+"/{id}", s.Handle(http.StatusOK, c.updateOp))
+	mux.Handle("DELETE "+c.Path+"/{id}", s.Handle(http.StatusNoContent, c.deleteOp))
+}
+
+func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.create(%s)", c.EventKind)
+	caller, err := c.kit.Auth.Resolve(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	idem, err := idempotency(r, c.AccountID)
+	idem, err := idempotency(r, caller.AccountID)
 	if err != nil {
 		return nil, err
 	}
 	// The id is chosen once, so a retried transaction and anything Prepare bound to the id (a
 	// signature, the sealing context of a private key) still agree.
 	now := time.Now().UTC()
-	prepared := P(new(T))
+	prepared := c.newItem()
 	meta := prepared.Base()
-	meta.ID = ids.NewAt(f.Prefix, now)
-	meta.AccountID = c.AccountID
-	meta.Key = store.ResourceKey(c.AccountID, meta.ID)
+	meta.ID = ids.NewAt(c.Prefix, now)
+	meta.AccountID = caller.AccountID
+	meta.Key = store.ResourceKey(caller.AccountID, meta.ID)
 	meta.CreatedAt = now.Unix()
 	meta.Version = 1
-	if p, ok := f.Hooks.(Preparer[P]); ok {
-		if err := p.Prepare(ctx, r, prepared); err != nil {
+	if c.prepare != nil {
+		if err := c.prepare(ctx, r, prepared); err != nil {
 			return nil, err
 		}
 	}
@@ -72,16 +130,15 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 	// A create that touches a shared item (a parent's counter) can lose to a concurrent
 	// transaction; it is retried like an update.
 	err = retrying(ctx, func() error {
-		err := f.Kit.Commit(ctx, r, func(m *Mutation) error {
-			it := P(new(T))
-			*it = *prepared
-			own, err := f.Hooks.Create(ctx, r, it, m)
+		err := c.kit.Commit(ctx, r, func(m *Mutation) error {
+			it := c.clone(prepared)
+			own, err := c.create(ctx, r, it, m)
 			if err != nil {
 				return err
 			}
 			resp = own
 			if own == nil {
-				resp = f.Hooks.Render(r, it)
+				resp = c.render(r, it)
 			}
 			m.Put(labelItem, it, store.Absent())
 			if idem != nil {
@@ -93,18 +150,18 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 				if err != nil {
 					return fmt.Errorf("resource: marshal the create response: %w", err)
 				}
-				if err := idem.record(ctx, f.Kit, m, meta.ID, body, own != nil, time.Now()); err != nil {
+				if err := idem.record(ctx, c.kit, m, meta.ID, body, own != nil, time.Now()); err != nil {
 					return err
 				}
 				resp = json.RawMessage(body)
 			}
-			return m.Event(audit.Type(f.EventKind, "created"), f.Hooks.Render(r, it))
+			return m.Event(audit.Type(c.EventKind, "created"), c.render(r, it))
 		})
 		if err != nil && idem != nil {
 			// A create that did not commit may repeat one that did (and failed because of it:
 			// its key's record, a name now taken): answer as that one did. Only the failure
 			// path reads the record.
-			body, found, lerr := idem.replay(ctx, f.Kit, r)
+			body, found, lerr := idem.replay(ctx, c.kit, r)
 			switch {
 			case found:
 				resp = body
@@ -126,13 +183,13 @@ func (f *Family[T, P]) create(ctx context.Context, r *api.Request) (_ any, err e
 	return resp, nil
 }
 
-func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (_ any, err error) {
-	defer derrors.Wrap(&err, "resource.get(%s %s)", f.EventKind, r.PathValue("id"))
-	it := P(new(T))
-	if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+func (c *core) get(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.get(%s %s)", c.EventKind, r.PathValue("id"))
+	it := c.newItem()
+	if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
 		return nil, err
 	}
-	return f.Hooks.Render(r, it), nil
+	return c.render(r, it), nil
 }
 
 // maxFilterScan bounds how many items one filtered list page examines, so a filter that
@@ -140,9 +197,9 @@ func (f *Family[T, P]) get(ctx context.Context, r *api.Request) (_ any, err erro
 // next_page_uri that resumes after the last item examined.
 const maxFilterScan = 1000
 
-func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err error) {
-	defer derrors.Wrap(&err, "resource.list(%s)", f.EventKind)
-	p, err := api.ParsePage(r, f.Prefix, f.Filter)
+func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.list(%s)", c.EventKind)
+	p, err := api.ParsePage(r, c.Prefix, c.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +209,7 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err err
 			return nil, api.BadRequest(api.CodeBadFilter, "filter", "invalid filter: %s", err.Error())
 		}
 	}
-	items, more, err := f.Kit.Page(ctx, r, f.Prefix, p)
+	items, more, err := c.kit.Page(ctx, r, c.Prefix, p)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +217,11 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err err
 	last, examined, size, full := "", 0, 0, false
 	for {
 		for i, raw := range items {
-			it := P(new(T))
+			it := c.newItem()
 			if err := store.Unmarshal(raw, it); err != nil {
 				return nil, err
 			}
-			v := f.Hooks.Render(r, it)
+			v := c.render(r, it)
 			if flt != nil {
 				if ok, err := flt.Match(v); err != nil {
 					return nil, err
@@ -195,30 +252,30 @@ func (f *Family[T, P]) list(ctx context.Context, r *api.Request) (_ any, err err
 		if flt == nil || full || len(out) == p.Limit || !more || examined >= maxFilterScan {
 			break
 		}
-		if items, more, err = f.Kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, f.Prefix), last, p.Limit); err != nil {
+		if items, more, err = c.kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, c.Prefix), last, p.Limit); err != nil {
 			return nil, err
 		}
 	}
-	return api.List{Key: f.ListKey, Items: out, URI: r.URI(f.Path), NextPage: api.NextPageURI(r, f.Path, p, last, more)}, nil
+	return api.List{Key: c.ListKey, Items: out, URI: r.URI(c.Path), NextPage: api.NextPageURI(r, c.Path, p, last, more)}, nil
 }
 
-func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (_ any, err error) {
-	defer derrors.Wrap(&err, "resource.update(%s %s)", f.EventKind, r.PathValue("id"))
+func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.update(%s %s)", c.EventKind, r.PathValue("id"))
 	var ahead []store.Key
-	if u, ok := f.Hooks.(UpdateReader); ok {
-		c, err := f.Kit.Auth.Resolve(ctx, r)
+	if c.updateReads != nil {
+		caller, err := c.kit.Auth.Resolve(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		ahead = u.UpdateReads(r, c.AccountID)
+		ahead = c.updateReads(r, caller.AccountID)
 	}
-	it, err := f.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it P, m *Mutation) error {
-		return f.Hooks.Update(ctx, r, it, m)
+	it, err := c.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it store.Resource, m *Mutation) error {
+		return c.update(ctx, r, it, m)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return f.Hooks.Render(r, it), nil
+	return c.render(r, it), nil
 }
 
 // Modify is a read-modify-write of the item id under optimistic concurrency, recording the
@@ -227,22 +284,24 @@ func (f *Family[T, P]) update(ctx context.Context, r *api.Request) (_ any, err e
 // applies the modification and adds any further writes to m.
 func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (_ P, err error) {
 	defer derrors.Wrap(&err, "resource.Modify(%s %s)", f.EventKind, id)
-	return f.modify(ctx, r, id, notFound, nil, change)
+	it, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) })
+	p, _ := it.(P)
+	return p, err
 }
 
 // modify is Modify reading the keys ahead with the item (for change, through Mutation.GetMany).
-func (f *Family[T, P]) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it P, m *Mutation) error) (_ P, err error) {
-	var it P
+func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error) (_ store.Resource, err error) {
+	var it store.Resource
 	err = retrying(ctx, func() error {
-		it = P(new(T))
-		read, err := f.Kit.getWith(ctx, r, f.Prefix, id, it, ahead)
+		it = c.newItem()
+		read, err := c.kit.getWith(ctx, r, c.Prefix, id, it, ahead)
 		if err != nil {
 			if errors.Is(err, api.ErrNotFound) && notFound != nil {
 				return notFound
 			}
 			return err
 		}
-		return f.Kit.commit(ctx, r, read, func(m *Mutation) error {
+		return c.kit.commit(ctx, r, read, func(m *Mutation) error {
 			meta := it.Base()
 			prev := meta.Version
 			if err := change(it, m); err != nil {
@@ -250,46 +309,52 @@ func (f *Family[T, P]) modify(ctx context.Context, r *api.Request, id string, no
 			}
 			meta.Version = prev + 1
 			m.Put(labelItem, it, store.AtVersion(prev))
-			return m.Event(audit.Type(f.EventKind, "updated"), f.Hooks.Render(r, it))
+			return m.Event(audit.Type(c.EventKind, "updated"), c.render(r, it))
 		})
 	})
 	return it, err
 }
 
 // Load reads the item id of r's account; notFound replaces the 404 for an absent item when set.
-func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notFound error) (_ P, err error) {
-	defer derrors.Wrap(&err, "resource.Load(%s %s)", f.EventKind, id)
-	it := P(new(T))
-	err = f.Kit.Get(ctx, r, f.Prefix, id, it)
+func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notFound error) (P, error) {
+	it, err := f.core().load(ctx, r, id, notFound)
+	p, _ := it.(P)
+	return p, err
+}
+
+func (c *core) load(ctx context.Context, r *api.Request, id string, notFound error) (_ store.Resource, err error) {
+	defer derrors.Wrap(&err, "resource.Load(%s %s)", c.EventKind, id)
+	it := c.newItem()
+	err = c.kit.Get(ctx, r, c.Prefix, id, it)
 	if errors.Is(err, api.ErrNotFound) && notFound != nil {
 		return nil, notFound
 	}
 	return it, err
 }
 
-func (f *Family[T, P]) delete(ctx context.Context, r *api.Request) (_ any, err error) {
-	defer derrors.Wrap(&err, "resource.delete(%s %s)", f.EventKind, r.PathValue("id"))
+func (c *core) deleteOp(ctx context.Context, r *api.Request) (_ any, err error) {
+	defer derrors.Wrap(&err, "resource.delete(%s %s)", c.EventKind, r.PathValue("id"))
 	err = retrying(ctx, func() error {
-		it := P(new(T))
-		if err := f.Kit.Get(ctx, r, f.Prefix, r.PathValue("id"), it); err != nil {
+		it := c.newItem()
+		if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
 			return err
 		}
-		return f.Kit.Commit(ctx, r, func(m *Mutation) error {
-			if d, ok := f.Hooks.(Deleter[P]); ok {
-				if err := d.Delete(ctx, r, it, m); err != nil {
+		return c.kit.Commit(ctx, r, func(m *Mutation) error {
+			if c.remove != nil {
+				if err := c.remove(ctx, r, it, m); err != nil {
 					return err
 				}
 			}
 			conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
-			if ref, ok := f.Hooks.(Referenceable); ok {
+			if c.inUse != nil {
 				if it.Base().Refs > 0 {
-					return ref.InUse()
+					return c.inUse()
 				}
 				// References bump the version too; this states the invariant where it is relied on.
 				conds = append(conds, store.Unreferenced())
 			}
 			m.Delete(labelItem, it.Base().Key, conds...)
-			return m.Event(audit.Type(f.EventKind, "deleted"), f.Hooks.Render(r, it))
+			return m.Event(audit.Type(c.EventKind, "deleted"), c.render(r, it))
 		})
 	})
 	return nil, err
