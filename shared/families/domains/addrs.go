@@ -64,10 +64,10 @@ func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
 	return AddrJSON{Head: f.Head(r, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
 }
 
-// InUse is the refusal to delete an address a TCP edge still has among its hostports (the
-// platform's code for a reserved name an edge still uses).
+// InUse is the refusal to delete an address a cloud endpoint or a TCP edge still references
+// (446, the platform's code for a reserved name still in use; it has none for addresses).
 func (ReservedAddrs) InUse() *api.Error {
-	return api.BadRequest(CodeDomainInUse, "id", "the address is still used by a TCP edge's hostports; remove it from the edge first")
+	return api.BadRequest(CodeDomainInUse, "id", "the address is still used by a cloud endpoint or a TCP edge's hostports; delete or move the endpoint, or remove it from the edge, first")
 }
 
 // Prepare checks the body once per request and starts the search for a free address.
@@ -99,7 +99,7 @@ func (ReservedAddrs) Create(ctx context.Context, r *api.Request, it *AddrItem, m
 		return nil, err
 	}
 	it.Addr = addr
-	m.Put(labelAddr, addrGuard{Key: addrGuardKey(addr), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Put(labelAddr, guard{Key: addrGuardKey(addr), AccountID: it.AccountID, ID: it.ID}, store.Absent())
 	m.RetryOn(labelAddr)
 	return nil, nil
 }
@@ -116,14 +116,6 @@ func (ReservedAddrs) Delete(ctx context.Context, r *api.Request, it *AddrItem, m
 }
 
 const labelAddr = "addr"
-
-// addrGuard holds one address for the reservation that claimed it: at most one exists per
-// address, so an address is never handed out twice while it is reserved.
-type addrGuard struct {
-	store.Key
-	AccountID string `dynamodbav:"account"`
-	ID        string `dynamodbav:"id"`
-}
 
 func addrGuardKey(addr string) store.Key { return store.GuardKey("tcp_addr", addr) }
 

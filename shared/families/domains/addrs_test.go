@@ -13,7 +13,7 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m, checkGuards) }
+func TestMain(m *testing.M) { testkit.Main(m, checkGuards, checkCover) }
 
 // checkGuards is the package's table invariant: every reserved address holds exactly the guard
 // of its addr, and every address guard belongs to a reservation that holds it.

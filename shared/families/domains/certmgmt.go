@@ -157,10 +157,16 @@ func (c *CertManagement) MoveDue(tx *store.Tx, account, id, dueSK string) {
 	c.DueSK = dueSK
 }
 
-// stop ends automatic management: no policy, no job, no status. A due entry left behind is
-// dropped by the scheduler, which finds no policy.
-func (c *CertManagement) stop() {
-	c.Policy, c.Pending, c.Job, c.RenewsAt, c.Names = nil, nil, nil, 0, nil
+// stop ends automatic management, the item's write in tx: no policy, no pending or running job,
+// no status, and the scheduler's due entry goes in the same transaction. A job already queued
+// finds itself no longer pending and does nothing; one running discards its certificate (every
+// write of the worker is conditioned on its job being pending). The certificate already issued
+// stays where it is (a reserved domain keeps it attached, until DELETE …/certificate).
+func (c *CertManagement) stop(tx *store.Tx) {
+	if c.DueSK != "" {
+		tx.Delete("cert.due.stop", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
+	}
+	c.Policy, c.Pending, c.Job, c.RenewsAt, c.Names, c.DueSK = nil, nil, nil, 0, nil, ""
 }
 
 // release deletes, in a delete of the resource of account, what automation made for it: its

@@ -20,6 +20,9 @@
 //     deleted: 400 ERR_NGROK_446, the platform's code for a reserved name an edge still uses.
 //     Holders tells edges who holds a hostport as a domain and as an address; PoolHost whether a
 //     host serves addresses.
+//   - A cloud endpoint whose URL is tcp://<addr> of a reserved address of its account references
+//     the reservation in its own transaction (the endpoint shows it as tcp_addr), so it cannot
+//     be deleted either (446). Another account's address is the endpoint's 309.
 //   - region not configured is 400 ERR_NGROK_500 naming the region; a region whose pool has no
 //     free address is 400 ERR_NGROK_503 (a client error, like every refusal of this API:
 //     nothing a client sends may produce a 5xx). Over-long description and metadata are
@@ -42,7 +45,18 @@
 //   - A name is held by one reservation across all accounts: two guards written in the
 //     reservation's transaction with the condition that they do not exist, one per account and
 //     name (written first: 413) and one per name (414). An endpoint finds the reservation of its
-//     host through the name guard (Lookup).
+//     host through the name guard (Lookup), and its reserved address through the address guard.
+//   - A wildcard *.P covers the names exactly one label under P (as a certificate's wildcard
+//     does, and as endpoints are matched): not P itself, nor deeper names, nor *.x.P. A wildcard
+//     and the names it covers are held by one account (the same account may hold both): a
+//     wildcard covering another account's name, and a name covered by another account's
+//     wildcard, are 417. It is decided in the reservation's transaction by a cover guard per
+//     parent (U#domain_cover#P: the wildcard's account, the number of names under P and each
+//     account's number), which every reservation of a wildcard or of a name under P writes with
+//     its condition, so two conflicting reservations never both commit. Names under which no
+//     wildcard can be reserved (a public suffix, the base domain) have no cover guard, so their
+//     reservations never meet on one item; the parent is stored with the reservation
+//     (cover_parent) so its deletion releases what it claimed.
 //   - certificate_id names an uploaded TLS certificate of the account whose DNS names cover the
 //     domain (1965 missing, 215 not covering); the domain references it in its transaction, so
 //     the certificate cannot be deleted while used. It and certificate_management_policy are
@@ -50,6 +64,12 @@
 //     private_key_type rsa or ecdsa (default ecdsa). DELETE …/certificate detaches an uploaded
 //     certificate (436 while a policy manages it); DELETE …/certificate_management_policy stops
 //     management (a certificate already issued stays attached). Both are updates of the domain.
+//   - A PATCH of certificate_management_policy to null (OpenAPI: "null if automatic management
+//     is disabled") stops management exactly as DELETE …/certificate_management_policy does, and
+//     may attach an uploaded certificate in the same body; an empty object {} is a policy with
+//     every default (letsencrypt, the default key type), as on create. Stopping removes the
+//     policy, the pending job (a queued job finds itself superseded and does nothing), the job's
+//     state and the scheduler's due entry in one transaction.
 //   - Certificate automation state lives on the item (CertManagement): setting or changing a
 //     policy records the job the certificate worker is to run (Pending: names, authority, key
 //     type, reason, time) in the same write; certificate_management_status shows renews_at and
@@ -67,6 +87,8 @@
 //     region, both from the configuration when rendered.
 //   - certificate_management_policy is optional: authority letsencrypt (435), private_key_type
 //     rsa (default) or ecdsa (215); setting or changing it records the job for every region
-//     domain, as for reserved domains. Over-long description and metadata are 6700 and 6701; an
+//     domain, as for reserved domains; a PATCH to null stops management as for reserved domains
+//     (there is no DELETE route for it here) and the certificate already issued stays a TLS
+//     certificate of the account. Over-long description and metadata are 6700 and 6701; an
 //     empty PATCH 606.
 package domains

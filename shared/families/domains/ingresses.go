@@ -42,7 +42,8 @@ type IngressJSON struct {
 
 type ingressUpdate struct {
 	api.Text
-	Policy *CertPolicyJSON `json:"certificate_management_policy"`
+	// Policy null stops automatic management (the platform has no DELETE route for it here).
+	Policy api.Nullable[CertPolicyJSON] `json:"certificate_management_policy"`
 }
 
 // ingressCreate is a POST body: the domain, which cannot change, and what an update may send.
@@ -106,21 +107,25 @@ func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressI
 		return nil, err
 	}
 	it.Domain = string(name)
-	if err := f.setPolicy(it, in.Policy, m); err != nil {
+	if err := f.setPolicy(it, in.Policy.Value, m); err != nil {
 		return nil, err
 	}
-	m.Put(labelIngress, domainGuard{Key: ingressGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Put(labelIngress, guard{Key: ingressGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
 	m.Refuse(labelIngress, api.BadRequest(CodeIngressTaken, "domain", "an agent ingress for %s already exists", it.Domain))
 	return nil, nil
 }
 
-// Update applies a PATCH body; a policy given records a new job.
+// Update applies a PATCH body; a policy given records a new job, null stops management.
 func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
 	var in ingressUpdate
 	if err := it.DecodePatch(r, ingressTextCodes, &in); err != nil {
 		return err
 	}
-	return f.setPolicy(it, in.Policy, m)
+	if in.Policy.Null() {
+		it.CertManagement.stop(m.Tx)
+		return nil
+	}
+	return f.setPolicy(it, in.Policy.Value, m)
 }
 
 // Delete releases the domain's guard and deletes the managed certificate.

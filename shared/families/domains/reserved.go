@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base32"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -51,6 +50,9 @@ type DomainItem struct {
 	ACMETarget  string `dynamodbav:"acme_target,omitempty"`
 	// CertificateID is an uploaded TLS certificate of the account the domain references.
 	CertificateID string `dynamodbav:"certificate_id,omitempty"`
+	// CoverParent is the parent whose cover guard the reservation counts in (coverParent),
+	// kept so the deletion releases what the creation claimed whatever the configuration then.
+	CoverParent string `dynamodbav:"cover_parent,omitempty"`
 	CertManagement
 }
 
@@ -74,9 +76,10 @@ type ResolvesToJSON struct {
 
 type domainUpdate struct {
 	api.Text
-	CertificateID *string           `json:"certificate_id"`
-	Policy        *CertPolicyJSON   `json:"certificate_management_policy"`
-	ResolvesTo    *[]ResolvesToJSON `json:"resolves_to"`
+	CertificateID *string `json:"certificate_id"`
+	// Policy null stops automatic management, as DELETE …/certificate_management_policy does.
+	Policy     api.Nullable[CertPolicyJSON] `json:"certificate_management_policy"`
+	ResolvesTo *[]ResolvesToJSON            `json:"resolves_to"`
 }
 
 // domainCreate is a POST body: the name and region, which cannot change, and what an update may
@@ -121,7 +124,7 @@ func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 		cert = it.ManagedCertificateID
 	}
 	if cert != "" {
-		out.Certificate = &api.Ref{ID: cert, URI: r.URI(tlscerts.TLSCertificatesDescriptor.Path + "/" + cert)}
+		out.Certificate = tlscerts.TLSCertificatesDescriptor.Ref(r, cert)
 	}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
 	if it.Policy != nil {
@@ -161,7 +164,7 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 	if err := it.SetText(domainTextCodes, in.Text); err != nil {
 		return err
 	}
-	it.Domain, it.ResolvesTo = string(name), []string{}
+	it.Domain, it.ResolvesTo, it.CoverParent = string(name), []string{}, f.coverParent(name)
 	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
 		return err
 	}
@@ -170,7 +173,7 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 		it.CNAMETarget = label + "." + f.Config.DNSZone
 		it.ACMETarget = label + ".acme." + f.Config.DNSZone
 	}
-	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy)
+	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy.Value)
 	if err != nil {
 		return err
 	}
@@ -185,13 +188,14 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 
 // Create claims the name for this account with two guards in the reservation's transaction:
 // one per account and name (its failed condition is 413) and one per name across all accounts
-// (414). The account's guard is written first, so an account reserving its own name again gets
-// 413 even though both conditions fail.
+// (414), then its parent's cover guard (417, claimCover). The account's guard is written first,
+// so an account reserving its own name again gets 413 even though both conditions fail.
 func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) (any, error) {
-	m.Put(labelMine, domainGuard{Key: accountGuardKey(it.AccountID, it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Put(labelMine, guard{Key: accountGuardKey(it.AccountID, it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
 	m.Refuse(labelMine, api.BadRequest(CodeDomainMine, "domain", "%s is already reserved by this account", it.Domain))
-	m.Put(labelName, domainGuard{Key: nameGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
+	m.Put(labelName, guard{Key: nameGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
 	m.Refuse(labelName, api.BadRequest(CodeDomainTaken, "domain", "%s is already reserved by another account", it.Domain))
+	claimCover(m, it)
 	if it.CertificateID != "" {
 		m.Reference(it.CertificateID, 1, certMissing(it.CertificateID))
 	}
@@ -208,7 +212,11 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
 		return err
 	}
-	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy)
+	if in.Policy.Null() {
+		// Stopped first, so the same PATCH may attach an uploaded certificate instead.
+		it.CertManagement.stop(m.Tx)
+	}
+	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy.Value)
 	if err != nil {
 		return err
 	}
@@ -232,6 +240,7 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 func (ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
 	m.Delete("domain.release", nameGuardKey(it.Domain))
 	m.Delete("domain.release.account", accountGuardKey(it.AccountID, it.Domain))
+	releaseCover(m, it)
 	if it.CertificateID != "" {
 		m.Reference(it.CertificateID, -1, nil)
 	}
@@ -255,11 +264,12 @@ func (f ReservedDomains) detachCertificate(ctx context.Context, r *api.Request) 
 	return nil, err
 }
 
-// detachPolicy serves DELETE /reserved_domains/{id}/certificate_management_policy: automatic
-// management stops (no pending job, no status); a certificate already issued stays attached.
+// detachPolicy serves DELETE /reserved_domains/{id}/certificate_management_policy, the same as a
+// PATCH of the policy to null: automatic management stops (no pending job, no status); a
+// certificate already issued stays attached.
 func (f ReservedDomains) detachPolicy(ctx context.Context, r *api.Request) (any, error) {
 	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *DomainItem, m *resource.Mutation) error {
-		it.CertManagement.stop()
+		it.CertManagement.stop(m.Tx)
 		return nil
 	})
 	return nil, err
@@ -374,12 +384,6 @@ const (
 	labelName = "domain"
 )
 
-type domainGuard struct {
-	store.Key
-	AccountID string `dynamodbav:"account"`
-	ID        string `dynamodbav:"id"`
-}
-
 func nameGuardKey(domain string) store.Key { return store.GuardKey("domain", domain) }
 
 func accountGuardKey(account, domain string) store.Key {
@@ -401,47 +405,4 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// DB is what Lookup reads through.
-type DB interface {
-	GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error)
-}
-
-// LookupKeys are the items Lookup reads for host: the guards of the reservation of host itself
-// and of the wildcard over its parent.
-func LookupKeys(host string) []store.Key {
-	keys := []store.Key{nameGuardKey(host)}
-	if w := wildcardOver(host); w != host {
-		keys = append(keys, nameGuardKey(w))
-	}
-	return keys
-}
-
-// Lookup returns the id of account's reserved domain that host is on: the reservation of host
-// itself, else of the wildcard over its parent; "" when there is none. It reads both guards
-// (LookupKeys) in one round trip.
-func Lookup(ctx context.Context, db DB, account, host string) (string, error) {
-	items, err := db.GetMany(ctx, LookupKeys(host)...)
-	if err != nil {
-		return "", fmt.Errorf("domains.Lookup(%s): %w", host, err)
-	}
-	for _, raw := range items {
-		if raw == nil {
-			continue
-		}
-		var g domainGuard
-		if err := store.Unmarshal(raw, &g); err != nil {
-			return "", err
-		}
-		if g.AccountID == account {
-			return g.ID, nil
-		}
-	}
-	return "", nil
-}
-
-// DomainRef is the wire reference to the reserved domain id.
-func DomainRef(r *api.Request, id string) *api.Ref {
-	return &api.Ref{ID: id, URI: r.URI(ReservedDomainsDescriptor.Path + "/" + id)}
 }

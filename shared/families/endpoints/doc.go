@@ -12,12 +12,15 @@
 //     account and URL, written in the endpoint's own transaction, enforces it.
 //   - An endpoint whose host is one of its account's reserved domains (or under its wildcard)
 //     references that domain in its own transaction and reports it as domain; the domain cannot
-//     be deleted while an endpoint references it (ERR_NGROK_446).
+//     be deleted while an endpoint references it (ERR_NGROK_446). The same holds for a tcp URL
+//     whose host:port is one of its account's reserved addresses, reported as tcp_addr; an
+//     address another account reserved is ERR_NGROK_309. A tcp URL on an address nobody
+//     reserved is accepted without tcp_addr.
 //   - Over-long description (255 bytes) or metadata (4096 bytes) is ERR_NGROK_215, the code of a
 //     bad field value.
 //   - A cloud endpoint is rendered with the members the platform returns for one: id, uri,
 //     created_at, updated_at, type, url, public_url, proto, hostport, bindings,
-//     pooling_enabled, traffic_policy, domain (only when the URL is on a reserved domain, which
-//     this service does not have) and description/metadata when set. Agent endpoints' members
+//     pooling_enabled, traffic_policy, domain (only when the URL is on a reserved domain),
+//     tcp_addr (only when it is a reserved address) and description/metadata when set. Agent endpoints' members
 //     (tunnel, upstream_url, principal, …) are absent rather than null.
 package endpoints

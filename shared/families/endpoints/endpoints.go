@@ -19,6 +19,9 @@ import (
 // endpoint.
 const CodeCloudOnly = "ERR_NGROK_248"
 
+// CodeAddrOfAnotherAccount is the refusal of a tcp URL on an address another account reserved.
+const CodeAddrOfAnotherAccount = "ERR_NGROK_309"
+
 // TypeCloud is the only endpoint type the API manages.
 const TypeCloud = "cloud"
 
@@ -45,6 +48,9 @@ type Item struct {
 	// DomainID is the account's reserved domain the URL's host is on, referenced by the
 	// endpoint (so the domain cannot be deleted under it); "" when there is none.
 	DomainID string `dynamodbav:"domain_id,omitempty"`
+	// AddrID is the account's reserved address a tcp URL's host:port is, referenced by the
+	// endpoint like DomainID; "" when there is none.
+	AddrID string `dynamodbav:"addr_id,omitempty"`
 }
 
 // JSON is the wire form of a cloud endpoint: the members the platform returns for one, no
@@ -65,6 +71,8 @@ type JSON struct {
 	TrafficPolicy  string   `json:"traffic_policy"`
 	// Domain is the account's reserved domain the URL is on; omitted when there is none.
 	Domain *api.Ref `json:"domain,omitempty"`
+	// TCPAddr is the account's reserved address a tcp URL is on; omitted when there is none.
+	TCPAddr *api.Ref `json:"tcp_addr,omitempty"`
 }
 
 type createBody struct {
@@ -101,14 +109,17 @@ type Endpoints struct {
 // Render returns an endpoint as GET returns it.
 func (f Endpoints) Render(r *api.Request, it *Item) any {
 	u, _ := ParseURL(it.URL)
-	var domain *api.Ref
-	if it.DomainID != "" {
-		domain = domains.DomainRef(r, it.DomainID)
-	}
-	return JSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
+	out := JSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
 		DescribedJSON: it.Described.Rendered(), Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
 		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
-		Domain: domain}
+	}
+	if it.DomainID != "" {
+		out.Domain = domains.ReservedDomainsDescriptor.Ref(r, it.DomainID)
+	}
+	if it.AddrID != "" {
+		out.TCPAddr = domains.ReservedAddrsDescriptor.Ref(r, it.AddrID)
+	}
+	return out
 }
 
 // Create fills a new cloud endpoint from the request body and claims its URL.
@@ -147,16 +158,16 @@ func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *reso
 	it.PrincipalID = r.Caller().PrincipalID
 	it.UpdatedAt = it.CreatedAt
 	claim(m, it)
-	return nil, f.referenceDomain(ctx, m, it, u)
+	return nil, reference(ctx, m, it, u)
 }
 
-// UpdateReads are the reserved-domain guards a new URL's host is looked up in, read with the
-// endpoint (resource.UpdateReader).
+// UpdateReads are the reservation guards a new URL is looked up in (its host's reserved
+// domains, a tcp URL's reserved address), read with the endpoint (resource.UpdateReader).
 func (Endpoints) UpdateReads(r *api.Request, _ string) []store.Key {
 	var in updateBody
 	if api.Decode(r, &in) == nil && in.URL != nil {
 		if u, err := ParseURL(*in.URL); err == nil {
-			return domains.LookupKeys(u.Host)
+			return domains.LookupKeys(u.Host, reservedAddr(u))
 		}
 	}
 	return nil
@@ -209,7 +220,7 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 		release(m, it)
 		it.URL, it.PoolingEnabled = u.String(), pooling
 		claim(m, it)
-		if err := f.referenceDomain(ctx, m, it, u); err != nil {
+		if err := reference(ctx, m, it, u); err != nil {
 			return err
 		}
 	case pooling != it.PoolingEnabled:
@@ -228,31 +239,35 @@ func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resour
 		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be deleted through the API")
 	}
 	release(m, it)
-	if it.DomainID != "" {
-		m.Reference(it.DomainID, -1, nil)
-	}
+	m.Repoint(&it.DomainID, "")
+	m.Repoint(&it.AddrID, "")
 	return nil
 }
 
-// referenceDomain points the endpoint at the reserved domain of its account that u's host is
-// on (dropping the reference to the one it was on), in the endpoint's transaction. A domain
-// deleted meanwhile makes the whole mutation run again, finding no domain then.
-func (f Endpoints) referenceDomain(ctx context.Context, m *resource.Mutation, it *Item, u URL) error {
-	id, err := domains.Lookup(ctx, m, it.AccountID, u.Host)
+// reference points the endpoint at the reservations of its account that u is on (the reserved
+// domain of its host and, for a tcp URL, the reserved address of its host:port), dropping the
+// references to those it was on, in the endpoint's transaction. A reservation deleted meanwhile
+// makes the whole mutation run again, finding it gone then. An address another account
+// reserved is refused (309).
+func reference(ctx context.Context, m *resource.Mutation, it *Item, u URL) error {
+	res, err := domains.Lookup(ctx, m, it.AccountID, u.Host, reservedAddr(u))
 	if err != nil {
 		return err
 	}
-	if id == it.DomainID {
-		return nil
+	if res.Addr.AccountID != "" && res.Addr.AccountID != it.AccountID {
+		return api.BadRequest(CodeAddrOfAnotherAccount, "url", "%s is an address reserved by another account", u.HostPort())
 	}
-	if it.DomainID != "" {
-		m.Reference(it.DomainID, -1, nil)
-	}
-	if id != "" {
-		m.Reference(id, 1, nil)
-	}
-	it.DomainID = id
+	m.Repoint(&it.DomainID, res.Domain)
+	m.Repoint(&it.AddrID, res.Addr.ID)
 	return nil
+}
+
+// reservedAddr is the address u may be a reservation of: a tcp URL's host:port, else "".
+func reservedAddr(u URL) string {
+	if u.Scheme != "tcp" {
+		return ""
+	}
+	return u.HostPort()
 }
 
 // checkBindings validates supplied bindings for u (at most one of public, internal and

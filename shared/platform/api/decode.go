@@ -336,7 +336,14 @@ func (c TextCodes) DecodePatch(r *Request, dst any) error {
 // DecodePatch is TextCodes.DecodePatch with the platform's empty-update code.
 func DecodePatch(r *Request, dst any) error { return TextCodes{}.DecodePatch(r, dst) }
 
-// members appends the JSON names of struct v's optional members (pointers, slices, maps),
+// optional is a member type that tells whether the body supplied it: Nullable, whose Set field
+// members reads.
+type optional interface{ Supplied() bool }
+
+var optionalType = reflect.TypeFor[optional]()
+
+// members appends the JSON names of struct v's optional members (pointers, slices, maps,
+// Nullable),
 // embedded structs' in place, and reports whether any of them is set.
 func members(v reflect.Value, names []string) ([]string, bool) {
 	supplied := false
@@ -349,6 +356,13 @@ func members(v reflect.Value, names []string) ([]string, bool) {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Implements(optionalType) {
+			// Read through the field, not Interface(): members of an unexported embedded
+			// body struct cannot be turned into interfaces.
+			names = append(names, name)
+			supplied = supplied || fv.FieldByName("Set").Bool()
+			continue
+		}
 		switch f.Type.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Map:
 			names = append(names, name)

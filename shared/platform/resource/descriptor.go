@@ -49,6 +49,11 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	d.Routes(d, k, mux, s)
 }
 
+// Ref is the wire reference to the resource id, as other resources show it.
+func (d *Descriptor) Ref(r *api.Request, id string) *api.Ref {
+	return &api.Ref{ID: id, URI: d.URI(r, id)}
+}
+
 // Hooks are a family's own rules on top of the generic operations. A family is a named type
 // implementing them (usually embedding *Family for its descriptor and kit); each method can be
 // called in a unit test without a table.

@@ -16,3 +16,19 @@ func (m *Mutation) Touch(label string, key store.Key, upd expression.UpdateBuild
 	m.Update(label, key, upd, append([]expression.ConditionBuilder{store.Exists()}, cond...)...)
 	m.RetryOn(label)
 }
+
+// Repoint moves the reference held in *held to id (either may be ""), in m's transaction: the
+// item it leaves loses a reference and the one it reaches gains one (Reference: when that one
+// is gone meanwhile, the whole operation is read and built again).
+func (m *Mutation) Repoint(held *string, id string) {
+	if *held == id {
+		return
+	}
+	if *held != "" {
+		m.Reference(*held, -1, nil)
+	}
+	if id != "" {
+		m.Reference(id, 1, nil)
+	}
+	*held = id
+}
