@@ -31,11 +31,7 @@ func failedJob(t *testing.T, s *testkit.Stack, account, id, certID string) store
 	}
 	tx := &store.Tx{}
 	tx.Update("target", store.ResourceKey(account, id), upd, store.Exists())
-	tx.Put("due", struct {
-		store.Key
-		Account    string `dynamodbav:"account"`
-		ResourceID string `dynamodbav:"resource_id"`
-	}{due, account, id})
+	tx.Put("due", domains.CertDueItem{Key: due, AccountID: account, ResourceID: id})
 	if err := s.DB.Commit(ctx, tx); err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,8 @@ func (c *CertManagement) MoveDue(tx *store.Tx, account, id, dueSK string) {
 // no status, and the scheduler's due entry goes in the same transaction. A job already queued
 // finds itself no longer pending and does nothing; one running discards its certificate (every
 // write of the worker is conditioned on its job being pending). The certificate already issued
-// stays where it is (a reserved domain keeps it attached, until DELETE …/certificate).
+// stays where it is (a reserved domain keeps it attached, until DELETE …/certificate or the
+// resource's deletion, which deletes it).
 func (c *CertManagement) stop(tx *store.Tx) {
 	if c.DueSK != "" {
 		tx.Delete("cert.due.stop", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
