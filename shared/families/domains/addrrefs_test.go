@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"sync"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -92,20 +91,17 @@ func TestEndpointsAndAddrDeletionsRace(t *testing.T) {
 		got := a.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
 		ids[i], addrs[i] = got["id"].(string), got["addr"].(string)
 	}
+	// Requests 2i and 2i+1 race for address i: an endpoint on it, and its deletion.
+	res := testkit.AtOnce(2*n, func(j int) *testkit.Response {
+		if j%2 == 0 {
+			return a.Do(t, "POST", "/endpoints", map[string]any{"url": "tcp://" + addrs[j/2], "traffic_policy": "on_tcp_connect: []"})
+		}
+		return a.Do(t, "DELETE", "/reserved_addrs/"+ids[j/2], nil)
+	})
 	eps, dels := make([]*testkit.Response, n), make([]*testkit.Response, n)
-	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			eps[i] = a.Do(t, "POST", "/endpoints", map[string]any{"url": "tcp://" + addrs[i], "traffic_policy": "on_tcp_connect: []"})
-		}()
-		go func() {
-			defer wg.Done()
-			dels[i] = a.Do(t, "DELETE", "/reserved_addrs/"+ids[i], nil)
-		}()
+		eps[i], dels[i] = res[2*i], res[2*i+1]
 	}
-	wg.Wait()
 	for i := range n {
 		e := eps[i].Expect(t, http.StatusCreated)
 		exists := a.Do(t, "GET", "/reserved_addrs/"+ids[i], nil).Status == http.StatusOK

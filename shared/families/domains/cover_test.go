@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -108,20 +107,13 @@ func TestConcurrentWildcardReservations(t *testing.T) {
 		parent := unique("wrace", "example.com")
 		const n = 20
 		names := make([]string, n)
-		res := make([]*testkit.Response, n)
-		var wg sync.WaitGroup
 		for i := range n {
 			names[i] = "h" + string(rune('a'+i)) + "." + parent
 			if i%5 == round%5 {
 				names[i] = "*." + parent
 			}
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				res[i] = reserve(t, accounts[i%2], names[i])
-			}(i)
 		}
-		wg.Wait()
+		res := testkit.AtOnce(n, func(i int) *testkit.Response { return reserve(t, accounts[i%2], names[i]) })
 		held := make([]map[string]string, 2)
 		wildOf := -1
 		for k, acct := range accounts {

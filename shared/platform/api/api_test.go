@@ -516,9 +516,13 @@ func FuzzFront(f *testing.F) {
 // DecodePatch names every optional member of the body, embedded ones in place, when none is
 // supplied, with the family's empty-update code; a body supplying any member passes.
 func TestDecodePatch(t *testing.T) {
+	type policy struct {
+		Authority string `json:"authority"`
+	}
 	type inner struct {
 		Text
 		Labels *map[string]string `json:"labels"`
+		Policy Nullable[policy]   `json:"policy"`
 	}
 	type patch struct {
 		URL *string `json:"url"`
@@ -530,7 +534,7 @@ func TestDecodePatch(t *testing.T) {
 	err := TextCodes{Empty: "ERR_NGROK_506"}.DecodePatch(req(`{}`), &in)
 	e, ok := AsError(err)
 	if !ok || e.Code != "ERR_NGROK_506" || e.Field != "body" ||
-		e.Msg != "the update supplies none of the changeable fields (url, description, metadata, labels, bindings)" {
+		e.Msg != "the update supplies none of the changeable fields (url, description, metadata, labels, policy, bindings)" {
 		t.Fatalf("empty body: %v", err)
 	}
 	if e, ok := AsError(DecodePatch(req(``), &patch{})); !ok || e.Code != CodeEmptyUpdate {
@@ -543,5 +547,27 @@ func TestDecodePatch(t *testing.T) {
 	}
 	if e, ok := AsError(DecodePatch(req(`{"nope":1}`), &patch{})); !ok || e.Field != "nope" {
 		t.Fatalf("unknown member: %v", e)
+	}
+	// A Nullable member tells null (supplied, no value) from absent, and from a value.
+	for body, want := range map[string]string{`{"policy":null}`: "set null", `{"policy":{}}`: "set {}", `{"policy":{"authority":"x"}}`: "set {x}"} {
+		var in patch
+		if err := DecodePatch(req(body), &in); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		got := "unset"
+		switch {
+		case in.Policy.Null():
+			got = "set null"
+		case in.Policy.Set:
+			got = "set {" + in.Policy.Value.Authority + "}"
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", body, got, want)
+		}
+	}
+	for body, field := range map[string]string{`{"policy":{"x":1}}`: "policy.x", `{"policy":3}`: "policy", `{"policy":{"authority":1}}`: "policy.authority"} {
+		if e, ok := AsError(DecodePatch(req(body), &patch{})); !ok || e.Field != field {
+			t.Errorf("%s: %v, want an error naming %s", body, e, field)
+		}
 	}
 }
