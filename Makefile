@@ -17,7 +17,8 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates \
              ReservedAddrsFunction:reserved_addrs ReservedDomainsFunction:reserved_domains \
              AgentIngressesFunction:agent_ingresses \
-             TLSEdgesFunction:tls_edges TCPEdgesFunction:tcp_edges
+             TLSEdgesFunction:tls_edges TCPEdgesFunction:tcp_edges \
+             HTTPSEdgesFunction:https_edges
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: help run bootstrap sam-local test bench fuzz build clean

@@ -316,21 +316,51 @@ func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string,
 		return nil, err
 	}
 	vars[app.IDPlaceholder] = id
+	// Samples of a sub-resource (an HTTPS edge's routes) need one made now, under a resource of
+	// its own: the written sub-resource create sample (under {{id}}) must not collide with it.
+	if mentions(files, app.ChildIDPlaceholder) {
+		parentVars, err := setup()
+		if err != nil {
+			return nil, err
+		}
+		parent, err := createWithSample(ctx, o.Deps.Handler(f.Families...), files, parentVars)
+		if err != nil {
+			return nil, err
+		}
+		parentVars[app.IDPlaceholder] = parent
+		child, err := createWithSample(ctx, o.Deps.Handler(f.Families...), files, parentVars)
+		if err != nil {
+			return nil, err
+		}
+		vars[app.ParentIDPlaceholder], vars[app.ChildIDPlaceholder] = parent, child
+	}
 	return copySamples(o, f.Dir, vars)
 }
 
+// mentions reports whether any of files holds placeholder.
+func mentions(files []string, placeholder string) bool {
+	for _, file := range files {
+		if raw, err := os.ReadFile(file); err == nil && strings.Contains(string(raw), placeholder) {
+			return true
+		}
+	}
+	return false
+}
+
 // createWithSample sends the first POST sample that needs no id through handler and returns the
-// id it created.
+// id it created. With vars holding IDPlaceholder, it is the first POST under that resource
+// instead (a sub-resource's create).
 func createWithSample(ctx context.Context, handler func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error), files []string, vars map[string]string) (string, error) {
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			return "", err
 		}
-		text := app.FillSample(string(raw), vars)
-		if strings.Contains(text, app.IDPlaceholder) {
+		_, child := vars[app.IDPlaceholder]
+		if child != strings.Contains(string(raw), app.IDPlaceholder) || strings.Contains(string(raw), app.ChildIDPlaceholder) {
 			continue
 		}
+		text := app.FillSample(string(raw), vars)
 		var ev lambdaevents.APIGatewayV2HTTPRequest
 		if err := json.Unmarshal([]byte(text), &ev); err != nil {
 			return "", fmt.Errorf("%s: %w", file, err)
@@ -349,7 +379,7 @@ func createWithSample(ctx context.Context, handler func(context.Context, lambdae
 		}
 		return created.ID, nil
 	}
-	return "", errors.New("no create sample (a POST needing no id) to make the resource the others refer to")
+	return "", errors.New("no create sample (a POST needing no id, or for a sub-resource one under {{id}}) to make the resource the others refer to")
 }
 
 var placeholder = regexp.MustCompile(`\{\{[a-z_]+\}\}`)

@@ -14,6 +14,7 @@ import (
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/families/endpoints"
 	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/families/httpsedges"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/families/tlscerts"
@@ -49,6 +50,7 @@ var Families = []*resource.Descriptor{
 	domains.AgentIngressesDescriptor,
 	edges.TLSEdgesDescriptor,
 	edges.TCPEdgesDescriptor,
+	httpsedges.HTTPSEdgesDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

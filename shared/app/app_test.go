@@ -347,9 +347,14 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 					if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
 						t.Fatal(err)
 					}
+					_, path, _ := strings.Cut(ev.RouteKey, " ")
 					if id, ok := body["id"].(string); ok {
-						vars[app.IDPlaceholder] = id
-						checkUpdateForm(t, a, f, id)
+						if app.CreatedIDPlaceholder(path) == app.IDPlaceholder {
+							vars[app.IDPlaceholder] = id
+							checkUpdateForm(t, a, f, id)
+						} else {
+							vars[app.ChildIDPlaceholder], vars[app.ParentIDPlaceholder] = id, vars[app.IDPlaceholder]
+						}
 					}
 					if uri := body["uri"].(string); !strings.HasPrefix(uri, "https://"+ev.RequestContext.DomainName+"/") {
 						t.Fatalf("%s: uri %s is not on the API's own host", file, uri)

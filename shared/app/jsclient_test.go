@@ -46,6 +46,7 @@ var jsServices = map[string]string{
 	"/agent_ingresses":             "agentIngresses",
 	"/edges/tls":                   "edges.edgesTls",
 	"/edges/tcp":                   "edges.edgesTcp",
+	"/edges/https":                 "edges.edgesHttps",
 }
 
 // jsModules names the JavaScript client's service of each edge module of a collection, by
@@ -64,6 +65,7 @@ var jsDistinct = map[string]func(i int, body map[string]any){
 	"/agent_ingresses":  func(i int, body map[string]any) { body["domain"] = fmt.Sprintf("js%d.%s", i, body["domain"]) },
 	"/edges/tls":        onlyFirstHoldsHostports,
 	"/edges/tcp":        onlyFirstHoldsHostports,
+	"/edges/https":      onlyFirstHoldsHostports,
 }
 
 // onlyFirstHoldsHostports keeps the sample's hostports on the first edge only: a hostport

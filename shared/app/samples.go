@@ -24,11 +24,24 @@ import (
 // The sample events of a function are events/<Dir>/*.json: in name order, one walk through its
 // routes (create, list, get, update, delete, …), each answered with SampleStatus of its method.
 // They hold placeholders: TokenPlaceholder (a bearer token), IDPlaceholder (the id the walk's
-// create returned) and the ones SampleSetup fills.
+// create returned), ChildIDPlaceholder and ParentIDPlaceholder (the id the walk's create of a
+// sub-resource returned, such as an HTTPS edge's route, and the id of the resource it is under)
+// and the ones SampleSetup fills.
 const (
-	TokenPlaceholder = "{{token}}"
-	IDPlaceholder    = "{{id}}"
+	TokenPlaceholder    = "{{token}}"
+	IDPlaceholder       = "{{id}}"
+	ChildIDPlaceholder  = "{{child_id}}"
+	ParentIDPlaceholder = "{{parent_id}}"
 )
+
+// CreatedIDPlaceholder is the placeholder the id created by a POST to the route pattern path
+// fills: ChildIDPlaceholder under a path that names a parent, else IDPlaceholder.
+func CreatedIDPlaceholder(path string) string {
+	if strings.Contains(path, "{") {
+		return ChildIDPlaceholder
+	}
+	return IDPlaceholder
+}
 
 // SampleFiles returns the sample events of the function in folder dir, in name order, under the
 // repository root.
@@ -101,6 +114,7 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"failover_backends":     childBackendsSetup,
 	"weighted_backends":     childBackendsSetup,
 	"tls_edges":             edgeSetup("/reserved_domains"),
+	"https_edges":           edgeSetup("/reserved_domains"),
 	"tcp_edges":             edgeSetup("/reserved_addrs"),
 }
 

@@ -271,7 +271,7 @@ func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) 
 	}
 	it, err := c.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it store.Resource, m *Mutation) error {
 		return c.update(ctx, r, it, m)
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -284,13 +284,28 @@ func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) 
 // applies the modification and adds any further writes to m.
 func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (_ P, err error) {
 	defer derrors.Wrap(&err, "resource.Modify(%s %s)", f.EventKind, id)
-	it, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) })
+	it, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) }, nil)
 	p, _ := it.(P)
 	return p, err
 }
 
-// modify is Modify reading the keys ahead with the item (for change, through Mutation.GetMany).
-func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error) (_ store.Resource, err error) {
+// ModifyAs is Modify recording the event that event returns for the changed item instead of
+// the kind's updated event: a sub-resource stored inside its parent (an HTTPS edge's routes)
+// records its own created, updated and deleted events.
+func (f *Family[T, P]) ModifyAs(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error, event func(it P) (eventType string, object any)) (_ P, err error) {
+	defer derrors.Wrap(&err, "resource.ModifyAs(%s %s)", f.EventKind, id)
+	it, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) },
+		func(it store.Resource) (string, any) { return event(it.(P)) })
+	p, _ := it.(P)
+	return p, err
+}
+
+// modify is Modify reading the keys ahead with the item (for change, through Mutation.GetMany),
+// recording the event event returns (the kind's updated event when nil).
+func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error, event func(it store.Resource) (string, any)) (_ store.Resource, err error) {
+	if event == nil {
+		event = func(it store.Resource) (string, any) { return audit.Type(c.EventKind, "updated"), c.render(r, it) }
+	}
 	var it store.Resource
 	err = retrying(ctx, func() error {
 		it = c.newItem()
@@ -309,7 +324,7 @@ func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound e
 			}
 			meta.Version = prev + 1
 			m.Put(labelItem, it, store.AtVersion(prev))
-			return m.Event(audit.Type(c.EventKind, "updated"), c.render(r, it))
+			return m.Event(event(it))
 		})
 	})
 	return it, err

@@ -48,6 +48,9 @@ type SAML struct {
 	NameIDFormat      string   `dynamodbav:"nameid_format"`
 	SigningKey        Secret   `dynamodbav:"signing_key"`
 	SigningCert       []byte   `dynamodbav:"signing_cert"`
+	// SP is where the service provider is served: derived from the route and its edge when the
+	// module is read, never stored.
+	SP SPURLs `dynamodbav:"-"`
 }
 
 // SAMLIn is the request form of SAML (EndpointSAMLMutate).

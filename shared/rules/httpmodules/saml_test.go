@@ -2,15 +2,11 @@ package httpmodules
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"encoding/xml"
-	"math/big"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -20,34 +16,8 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/testing/hooktest"
+	"tunnelapi/shared/testing/samltest"
 )
-
-// IdPMetadata returns the metadata of a real identity provider built with crewjam/saml.
-func IdPMetadata(t testing.TB) string {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "idp.example.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, _ := url.Parse("https://idp.example.com/saml/metadata")
-	sso, _ := url.Parse("https://idp.example.com/saml/sso")
-	idp := saml.IdentityProvider{Key: key, Certificate: cert, MetadataURL: *md, SSOURL: *sso}
-	b, err := xml.Marshal(idp.Metadata())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func samlBody(t testing.TB, md string, extra string) string {
 	b, _ := json.Marshal(md)
@@ -55,7 +25,7 @@ func samlBody(t testing.TB, md string, extra string) string {
 }
 
 func TestSAMLRealMetadataAndSPMetadataRoundTrip(t *testing.T) {
-	md := IdPMetadata(t)
+	md := samltest.IdPMetadata(t)
 	s, err := decode[SAMLIn](t, samlBody(t, md, `,"force_authn":true,"allow_idp_initiated":true,"authorized_groups":["eng"],"nameid_format":"urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress","cookie_prefix":"sso.","inactivity_timeout":60,"maximum_duration":3600,"options_passthrough":true`)).Check("")
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +116,7 @@ func TestSAMLRealMetadataAndSPMetadataRoundTrip(t *testing.T) {
 }
 
 func TestSAMLMetadataForms(t *testing.T) {
-	md := IdPMetadata(t)
+	md := samltest.IdPMetadata(t)
 	// An EntitiesDescriptor holding the IdP is accepted.
 	wrapped := `<EntitiesDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata">` + strings.TrimPrefix(md, `<?xml version="1.0" encoding="UTF-8"?>`) + `</EntitiesDescriptor>`
 	if _, err := decode[SAMLIn](t, samlBody(t, wrapped, "")).Check(""); err != nil {

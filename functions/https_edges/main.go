@@ -1,0 +1,12 @@
+// Command https_edges is the Lambda function serving the /edges/https routes, routes and
+// modules included.
+package main
+
+import (
+	"tunnelapi/shared/families/httpsedges"
+	"tunnelapi/shared/platform/runtime"
+	// The family seals secrets (its descriptor sets Seals): KMS in AWS.
+	_ "tunnelapi/shared/platform/seal/kmsseal"
+)
+
+func main() { runtime.Main(httpsedges.HTTPSEdgesDescriptor) }

@@ -1,0 +1,43 @@
+// Package samltest makes SAML identity provider metadata for tests with crewjam/saml: the
+// EntityDescriptor a real IdP publishes, with a fresh signing key.
+package samltest
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/xml"
+	"math/big"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/crewjam/saml"
+)
+
+// IdPMetadata returns the metadata of an identity provider at idp.example.com.
+func IdPMetadata(t testing.TB) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "idp.example.com"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := url.Parse("https://idp.example.com/saml/metadata")
+	sso, _ := url.Parse("https://idp.example.com/saml/sso")
+	b, err := xml.Marshal((&saml.IdentityProvider{Key: key, Certificate: cert, MetadataURL: *md, SSOURL: *sso}).Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
