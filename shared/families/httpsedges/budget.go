@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/store"
 )
 
 // Limits of one HTTPS edge. Its routes live in its item, and deleting it is one transaction
@@ -48,7 +48,7 @@ func checkBudget(it *HTTPSEdgeItem, field string) error {
 	if err != nil {
 		return fmt.Errorf("httpsedges: marshal the edge: %w", err)
 	}
-	if n := mapSize(av); n > MaxItemBytes {
+	if n := store.ItemSize(av); n > MaxItemBytes {
 		return api.BadRequest(CodeEdgeFull, field, "the edge's routes and modules would take %d bytes; an HTTPS edge holds at most %d", n, MaxItemBytes)
 	}
 	common := edges.EdgeJSON{ID: it.ID, DescribedJSON: it.Described.Rendered(), CreatedAt: api.Timestamp(it.CreatedAt),
@@ -82,40 +82,4 @@ func deleteWrites(it *HTTPSEdgeItem) int {
 		routeModules.Claim(&c, rt)
 	}
 	return len(c.Refs) + len(it.Hostports) + deleteOverhead
-}
-
-// mapSize is the size DynamoDB counts for an item or map: each attribute's name and value.
-func mapSize(m map[string]types.AttributeValue) int {
-	n := 0
-	for k, v := range m {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		return len(v.Value)/2 + 2
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberM:
-		return 3 + mapSize(v.Value) + len(v.Value)
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, e := range v.Value {
-			n += len(e)
-		}
-		return n
-	default:
-		return 1
-	}
 }
