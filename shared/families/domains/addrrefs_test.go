@@ -1,9 +1,9 @@
 package domains_test
 
 import (
-	"fmt"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -37,10 +37,7 @@ func TestEndpointsOnReservedAddrs(t *testing.T) {
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra1, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
 	// Another account's address, on create and on update, is refused and changes nothing.
 	_, bAddr := addr(b)
-	free := ep(b, "tcp://unreserved.example.com:20000").Expect(t, http.StatusCreated)
-	if free["tcp_addr"] != nil {
-		t.Fatalf("endpoint on an address nobody reserved has tcp_addr %v", free["tcp_addr"])
-	}
+	free := ep(b, "tcp://"+bAddr).Expect(t, http.StatusCreated)
 	bad := []struct {
 		name, method, path string
 		acct               *testkit.Account
@@ -68,7 +65,7 @@ func TestEndpointsOnReservedAddrs(t *testing.T) {
 	}
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra1, nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra2, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
-	if moved := moveEndpoint(t, s, a, id, "tcp://elsewhere.example.com:20001"); moved["tcp_addr"] != nil {
+	if moved := moveEndpoint(t, s, a, id, "https://off-addrs.example.com"); moved["tcp_addr"] != nil {
 		t.Fatalf("moved off the address: tcp_addr %v", moved["tcp_addr"])
 	}
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra2, nil).Expect(t, http.StatusNoContent)
@@ -79,9 +76,10 @@ func TestEndpointsOnReservedAddrs(t *testing.T) {
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra3, nil).Expect(t, http.StatusNoContent)
 }
 
-// Creating endpoints on addresses while the addresses are deleted, at once: every address is
-// either deleted with no endpoint referencing it, or kept with exactly the endpoints that
-// reference it; an endpoint never refers to a deleted address.
+// Creating endpoints on addresses while the addresses are deleted, at once: exactly one of each
+// pair wins. Either the endpoint committed first and references the address, which is then
+// kept (446), or the address was deleted first and the endpoint, finding no reservation left,
+// is refused (307) and stored nothing; an endpoint never refers to a deleted address.
 func TestEndpointsAndAddrDeletionsRace(t *testing.T) {
 	s := testkit.Shared(t, app.Families...)
 	a := s.NewAccount(t)
@@ -98,24 +96,28 @@ func TestEndpointsAndAddrDeletionsRace(t *testing.T) {
 		}
 		return a.Do(t, "DELETE", "/reserved_addrs/"+ids[j/2], nil)
 	})
-	eps, dels := make([]*testkit.Response, n), make([]*testkit.Response, n)
+	created := 0
 	for i := range n {
-		eps[i], dels[i] = res[2*i], res[2*i+1]
-	}
-	for i := range n {
-		e := eps[i].Expect(t, http.StatusCreated)
+		ep, del := res[2*i], res[2*i+1]
 		exists := a.Do(t, "GET", "/reserved_addrs/"+ids[i], nil).Status == http.StatusOK
-		got := a.Do(t, "GET", "/endpoints/"+e["id"].(string), nil).Expect(t, http.StatusOK)
-		refd := fmt.Sprint(got["tcp_addr"]) != "<nil>"
 		switch {
-		case dels[i].Status == http.StatusNoContent && (exists || refd):
-			t.Errorf("%s deleted, yet exists=%v and its endpoint refers to it: %v", ids[i], exists, got["tcp_addr"])
-		case dels[i].Status != http.StatusNoContent:
-			dels[i].ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
-			if !exists || !refd {
-				t.Errorf("%s refused as in use, yet exists=%v referenced=%v", ids[i], exists, refd)
+		case ep.Status == http.StatusCreated:
+			created++
+			del.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
+			got := a.Do(t, "GET", "/endpoints/"+ep.JSON(t)["id"].(string), nil).Expect(t, http.StatusOK)
+			if !exists || refID(got, "tcp_addr") != ids[i] {
+				t.Errorf("endpoint on %s created, yet the address exists=%v and tcp_addr is %v", addrs[i], exists, got["tcp_addr"])
+			}
+		default:
+			ep.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_307", "url")
+			del.Expect(t, http.StatusNoContent)
+			if exists {
+				t.Errorf("%s deleted, yet it exists", ids[i])
 			}
 		}
+	}
+	if eps, _ := a.WalkPages(t, "/endpoints", "endpoints"); len(eps) != created {
+		t.Errorf("%d endpoints stored, %d created", len(eps), created)
 	}
 }
 
@@ -140,4 +142,85 @@ func moveEndpoint(t *testing.T, s *testkit.Stack, a *testkit.Account, id, url st
 		t.Errorf("moving an endpoint to %s made DynamoDB calls %v, want %v", url, calls, want)
 	}
 	return moved
+}
+
+// A public tcp endpoint must be on a reserved address of its account: any other tcp address, in
+// a region's pool or on a host the service does not own, is refused with 307 naming the field
+// that made it one (url, or bindings when they turn an endpoint public), after the one read
+// that looks the address up and before any write, so nothing is stored. Internal and
+// kubernetes endpoints are served on no public address and need none.
+func TestTCPEndpointsMustBeReserved(t *testing.T) {
+	s := testkit.Shared(t, app.Families...)
+	a, b := s.NewAccount(t), s.NewAccount(t)
+	reserve := func(acct *testkit.Account, region string) (id, hostport string) {
+		got := acct.Do(t, "POST", "/reserved_addrs", map[string]any{"region": region}).Expect(t, http.StatusCreated)
+		return got["id"].(string), got["addr"].(string)
+	}
+	// released is an address of region's pool that was reserved and is free again.
+	released := func(region string) string {
+		id, hp := reserve(a, region)
+		a.Do(t, "DELETE", "/reserved_addrs/"+id, nil).Expect(t, http.StatusNoContent)
+		return hp
+	}
+	ra, mine := reserve(a, "us")
+	_, theirs := reserve(b, "us")
+	usFree, euFree := released("us"), released("eu")
+	usHost := usFree[:strings.LastIndexByte(usFree, ':')]
+	body := func(url string, kv ...any) map[string]any {
+		m := map[string]any{"url": url, "traffic_policy": "on_tcp_connect: []"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	onAddr := a.Do(t, "POST", "/endpoints", body("tcp://"+mine)).Expect(t, http.StatusCreated)
+	if refID(onAddr, "tcp_addr") != ra {
+		t.Fatalf("endpoint on its account's address: tcp_addr %v, want %s", onAddr["tcp_addr"], ra)
+	}
+	web := a.Do(t, "POST", "/endpoints", body("https://tcp-rules.example.com")).Expect(t, http.StatusCreated)
+	cluster := a.Do(t, "POST", "/endpoints", body("tcp://db.example.com:5432", "bindings", []string{"kubernetes"})).Expect(t, http.StatusCreated)
+	internal := a.Do(t, "POST", "/endpoints", body("tcp://db.internal:5432")).Expect(t, http.StatusCreated)
+	for _, e := range []map[string]any{web, cluster, internal} {
+		if e["tcp_addr"] != nil {
+			t.Errorf("endpoint on %v has tcp_addr %v", e["url"], e["tcp_addr"])
+		}
+	}
+	patch := func(e map[string]any) string { return "/endpoints/" + e["id"].(string) }
+	cases := []struct {
+		name, method, path string
+		body               map[string]any
+		code, field        string
+	}{
+		{"a released address of the default region's pool", "POST", "/endpoints", body("tcp://" + usFree), "ERR_NGROK_307", "url"},
+		{"a released address of another region's pool", "POST", "/endpoints", body("tcp://" + euFree), "ERR_NGROK_307", "url"},
+		{"a pool host on a port outside the pool", "POST", "/endpoints", body("tcp://" + usHost + ":443"), "ERR_NGROK_307", "url"},
+		{"a pool host in capitals", "POST", "/endpoints", body("TCP://" + strings.ToUpper(usFree)), "ERR_NGROK_307", "url"},
+		{"a host the service does not own", "POST", "/endpoints", body("tcp://db.example.com:5432"), "ERR_NGROK_307", "url"},
+		{"the public binding named", "POST", "/endpoints", body("tcp://"+usFree, "bindings", []string{"public"}), "ERR_NGROK_307", "url"},
+		{"pooled", "POST", "/endpoints", body("tcp://"+usFree, "pooling_enabled", true), "ERR_NGROK_307", "url"},
+		{"another account's address", "POST", "/endpoints", body("tcp://" + theirs), "ERR_NGROK_309", "url"},
+		{"move off its address", "PATCH", patch(onAddr), map[string]any{"url": "tcp://" + usFree}, "ERR_NGROK_307", "url"},
+		{"move an https endpoint onto tcp", "PATCH", patch(web), map[string]any{"url": "tcp://" + euFree}, "ERR_NGROK_307", "url"},
+		{"move a kubernetes endpoint public", "PATCH", patch(cluster), map[string]any{"bindings": []string{"public"}}, "ERR_NGROK_307", "bindings"},
+		{"move a kubernetes endpoint public onto another host", "PATCH", patch(cluster), map[string]any{"url": "tcp://" + usFree, "bindings": []string{"public"}}, "ERR_NGROK_307", "url"},
+	}
+	before := a.Snapshot(t, "endpoint_url", "tcp_addr")
+	a.Do(t, "GET", "/endpoints", nil).Expect(t, http.StatusOK) // the process knows the token
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var res *testkit.Response
+			calls := s.RoundTripsOf(t, func() { res = a.Do(t, c.method, c.path, c.body) })
+			res.ExpectError(t, http.StatusBadRequest, c.code, c.field)
+			// A create reads the caller with the guards; an update reads them with the endpoint.
+			if want := map[string]int{"BatchGetItem": 1}; !maps.Equal(calls, want) {
+				t.Errorf("DynamoDB calls %v, want %v", calls, want)
+			}
+			a.Unchanged(t, before, c.name)
+		})
+	}
+	if len(before.Items) == 0 {
+		t.Fatal("the snapshot holds nothing: the checks above would prove nothing")
+	}
+	// The refused move left the endpoint on its address, which it still holds.
+	a.Do(t, "DELETE", "/reserved_addrs/"+ra, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
 }

@@ -22,7 +22,11 @@
 //     host serves addresses.
 //   - A cloud endpoint whose URL is tcp://<addr> of a reserved address of its account references
 //     the reservation in its own transaction (the endpoint shows it as tcp_addr), so it cannot
-//     be deleted either (446). Another account's address is the endpoint's 309.
+//     be deleted either (446). Another account's address is the endpoint's 309, and a public tcp
+//     endpoint on an address its account has not reserved is 307 (see the endpoints package).
+//   - The reserved address schema has no endpoint configuration or edge member (older versions
+//     of the platform's API had them), so the codes about those (507, 1619, 7019) have nothing
+//     to apply to: endpoints and edges point at addresses, never the reverse.
 //   - region not configured is 400 ERR_NGROK_500 naming the region; a region whose pool has no
 //     free address is 400 ERR_NGROK_503 (a client error, like every refusal of this API:
 //     nothing a client sends may produce a 5xx). Over-long description and metadata are

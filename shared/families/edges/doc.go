@@ -64,8 +64,10 @@
 // at port 443: another port 7116, a name no account reserved 7117, one another account reserved
 // 7118, a TCP address or a host of an address pool 7133 (HTTPS: 7121); a wildcard reservation
 // covers the names one label under it. TCP edges take reserved addresses of the account: a host
-// that is no address pool's 7120, an address not reserved 7113, reserved by another account
-// 7114. Who holds a hostport (domains.Holders) is read before the transaction, in the read that
+// that is no address pool's 7120, an address not reserved 7113 (in any region's pool, or a pool
+// host on a port outside its pool), reserved by another account 7114: the platform's edge codes
+// for what a cloud endpoint is refused with 307 and 309; a TCP edge names no region, so the
+// region of its addresses is never in question (311). Who holds a hostport (domains.Holders) is read before the transaction, in the read that
 // verifies the caller: a create with hostports is that read and its transaction, a PATCH reads
 // them with the edge (resource.UpdateReader), so it stays one read and one transaction. The edge
 // references the reservation, so it cannot be deleted while an edge serves it, and a reservation

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/store"
@@ -172,49 +170,6 @@ func raw(t testing.TB, res *testkit.Response) map[string]json.RawMessage {
 		t.Fatalf("%v: %s", err, res.Body)
 	}
 	return m
-}
-
-// snapshot is every item of a's account (resources and audit log) with all its attributes, to
-// prove that a refused request changed nothing.
-func snapshot(t testing.TB, s *testkit.Stack, a *testkit.Account) map[string]any {
-	t.Helper()
-	items, err := s.Items(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	for _, it := range items {
-		pk, _ := it[store.AttrPK].(*types.AttributeValueMemberS)
-		sk, _ := it[store.AttrSK].(*types.AttributeValueMemberS)
-		if pk == nil || !(strings.HasPrefix(pk.Value, "A#"+a.AccountID+"#") || pk.Value == "E#"+a.AccountID || strings.HasPrefix(pk.Value, "U#edge_hostport#")) {
-			continue
-		}
-		var m map[string]any
-		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
-			t.Fatal(err)
-		}
-		out[pk.Value+" "+sk.Value] = m
-	}
-	return out
-}
-
-// unchanged fails t when the account's items differ from before.
-func unchanged(t testing.TB, s *testkit.Stack, a *testkit.Account, before map[string]any, what string) {
-	t.Helper()
-	after := snapshot(t, s, a)
-	if reflect.DeepEqual(before, after) {
-		return
-	}
-	for k, v := range after {
-		if !reflect.DeepEqual(before[k], v) {
-			t.Errorf("%s changed %s: %v → %v", what, k, before[k], v)
-		}
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			t.Errorf("%s removed %s", what, k)
-		}
-	}
 }
 
 // refsOf reads the reference count of the resource id of a.

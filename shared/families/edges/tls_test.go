@@ -23,11 +23,11 @@ type badCase struct {
 // guards, reference counts, audit log) are as before.
 func refuse(t *testing.T, s *testkit.Stack, a *testkit.Account, cases []badCase) {
 	t.Helper()
-	before := snapshot(t, s, a)
+	before := a.Snapshot(t, "edge_hostport")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a.Do(t, c.method, c.path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
-			unchanged(t, s, a, before, c.name)
+			a.Unchanged(t, before, c.name)
 		})
 	}
 }

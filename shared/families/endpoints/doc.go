@@ -14,8 +14,22 @@
 //     references that domain in its own transaction and reports it as domain; the domain cannot
 //     be deleted while an endpoint references it (ERR_NGROK_446). The same holds for a tcp URL
 //     whose host:port is one of its account's reserved addresses, reported as tcp_addr; an
-//     address another account reserved is ERR_NGROK_309. A tcp URL on an address nobody
-//     reserved is accepted without tcp_addr.
+//     address another account reserved is ERR_NGROK_309.
+//   - A public tcp endpoint must be on a reserved address of its account: any other tcp URL is
+//     ERR_NGROK_307 ("address must be reserved before use") naming url, whether its host:port
+//     is in a region's address pool and nobody reserved it, is a pool host on a port outside the
+//     pool, or is on a host the service does not own. The platform's addresses are all handed
+//     out by it (a reserved address's addr is "assigned at creation time"; an endpoint's
+//     tcp_addr is "the address reserved for this endpoint"), so an address outside the pools can
+//     never be served and is refused as unreserved rather than as a malformed URL (249 stays the
+//     code of a URL that does not parse: no port, a bad host). The check is made with the
+//     reservation lookup the endpoint already reads, so it adds no DynamoDB call; a reservation
+//     deleted before the endpoint's transaction commits makes the mutation run again and end in
+//     307. An endpoint kept on its URL whose bindings a PATCH turns public is checked the same
+//     way, naming bindings. Internal (.internal) and kubernetes endpoints are served on no public
+//     address, so they need no reservation. The platform's request bodies name no region for an
+//     endpoint, so there is no region to compare an address's with (its 311): the address's
+//     region is the pool it was reserved from.
 //   - Over-long description (255 bytes) or metadata (4096 bytes) is ERR_NGROK_215, the code of a
 //     bad field value.
 //   - A cloud endpoint is rendered with the members the platform returns for one: id, uri,

@@ -51,6 +51,10 @@ func TestEndpointHooksRefuse(t *testing.T) {
 		hooktest.Case("update with two bindings", api.CodeBadFieldValue, "bindings", func() error {
 			return f.Update(t.Context(), hooktest.Request(`{"bindings":["public","kubernetes"]}`), cloud(), nil)
 		}),
+		hooktest.Case("update of a kubernetes tcp endpoint to public, on no reserved address", CodeAddrNotReserved, "bindings", func() error {
+			it := &Item{URL: "tcp://db.example.com:5432", Type: TypeCloud, Bindings: []string{BindingKubernetes}}
+			return f.Update(t.Context(), hooktest.Request(`{"bindings":["public"]}`), it, nil)
+		}),
 		hooktest.Case("delete of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Delete(t.Context(), hooktest.Request(""), agent, nil) }),
 	})
 }
