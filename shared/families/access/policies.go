@@ -36,6 +36,9 @@ type PolicyItem struct {
 	Rules map[string]string `dynamodbav:"rules"`
 }
 
+// attrRules is the attribute of a policy's rule index.
+const attrRules = "rules"
+
 // PolicyJSON is the wire form of an IP policy.
 type PolicyJSON struct {
 	resource.Head
@@ -147,7 +150,7 @@ func (p *PolicyItem) ruleAt(key string) (string, bool) {
 
 // ruleMapPath is the attribute path of one CIDR in a policy's rule index.
 func ruleMapPath(key string) expression.NameBuilder {
-	return expression.Name("rules").AppendName(expression.Name(key))
+	return expression.Name(attrRules).AppendName(expression.Name(key))
 }
 
 // policyRef is the response form of a reference to an IP policy.

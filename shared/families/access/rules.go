@@ -85,24 +85,37 @@ func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem,
 	if err := checkAction(in.Action); err != nil {
 		return nil, err
 	}
-	pol, err := f.policyOf(ctx, r, in.IPPolicyID)
+	policyID, err := checkPolicyID(in.IPPolicyID)
 	if err != nil {
 		return nil, err
 	}
 	key := cidrKey(prefix)
-	if other, dup := pol.ruleAt(key); dup {
-		return nil, api.BadRequest(CodeDuplicateCIDR, "cidr", "IP policy %s already has a rule for %s (%s)", pol.ID, prefix, other)
-	}
-	if len(pol.Rules) >= MaxRulesPerPolicy {
-		return nil, api.Invalid("ip_policy_id", "IP policy %s already has the maximum of %d rules", pol.ID, MaxRulesPerPolicy)
-	}
-	it.CIDR, it.Action, it.PolicyID = prefix.String(), *in.Action, pol.ID
-	// The CIDR must still be new to the policy, and the policy must still exist, at commit.
-	m.Touch(labelPolicy, store.ResourceKey(it.AccountID, pol.ID), expression.Set(ruleMapPath(key), expression.Value(ruleEntry(it.ID, it.Action, prefix))),
-		expression.AttributeNotExists(ruleMapPath(key)))
+	it.CIDR, it.Action, it.PolicyID = prefix.String(), *in.Action, policyID
+	// The policy is not read first: its index decides at commit that it exists (in this
+	// account: the key is the account's), that the CIDR is new to it and that it has room, and
+	// the policy as it was when that failed says which of them did not hold.
+	m.Touch(labelPolicy, store.ResourceKey(it.AccountID, policyID), expression.Set(ruleMapPath(key), expression.Value(ruleEntry(it.ID, it.Action, prefix))),
+		expression.AttributeNotExists(ruleMapPath(key)),
+		expression.Name(attrRules).Size().LessThan(expression.Value(MaxRulesPerPolicy)))
+	m.RefuseWith(labelPolicy, func(old store.Item) error {
+		if old == nil {
+			return errPolicyNotFound(policyID)
+		}
+		var pol PolicyItem
+		if store.Unmarshal(old, &pol) != nil {
+			return nil
+		}
+		if other, dup := pol.ruleAt(key); dup {
+			return api.BadRequest(CodeDuplicateCIDR, "cidr", "IP policy %s already has a rule for %s (%s)", pol.ID, prefix, other)
+		}
+		if len(pol.Rules) >= MaxRulesPerPolicy {
+			return api.Invalid("ip_policy_id", "IP policy %s already has the maximum of %d rules", pol.ID, MaxRulesPerPolicy)
+		}
+		return nil
+	})
 	rule := iprestrict.Rule{Prefix: prefix, Deny: it.Action == ActionDeny}
-	return nil, changeAPIRestriction(ctx, f.Kit, r, m, "cidr", usesPolicy(pol.ID),
-		func(s *iprestrict.State) { s.SetRule(pol.ID, netip.Prefix{}, rule) })
+	return nil, changeAPIRestriction(ctx, f.Kit, r, m, "cidr", usesPolicy(policyID),
+		func(s *iprestrict.State) { s.SetRule(policyID, netip.Prefix{}, rule) })
 }
 
 // parseRuleCIDR checks a create body's cidr.
@@ -125,28 +138,21 @@ func checkAction(action *string) error {
 	return api.BadRequest(CodeActionNotAllowd, "action", "action must be %q or %q, not %s", ActionAllow, ActionDeny, got)
 }
 
-// policyOf reads the policy a new rule names, with the items that verify the caller, in one
-// round trip; a missing or malformed id is 400 ERR_NGROK_1414.
-func (f IPPolicyRules) policyOf(ctx context.Context, r *api.Request, id *string) (*PolicyItem, error) {
+// checkPolicyID checks a create body's ip_policy_id: a missing or malformed id is 400
+// ERR_NGROK_1414 at once, as a policy the account does not have is at commit.
+func checkPolicyID(id *string) (string, error) {
 	if id == nil || *id == "" {
-		return nil, api.BadRequest(CodePolicyNotFound, "ip_policy_id", "ip_policy_id is required: the id of the IP policy (ipp_…) the rule belongs to")
+		return "", api.BadRequest(CodePolicyNotFound, "ip_policy_id", "ip_policy_id is required: the id of the IP policy (ipp_…) the rule belongs to")
 	}
-	notFound := api.BadRequest(CodePolicyNotFound, "ip_policy_id", "IP policy %s does not exist in this account", api.Describe(*id))
 	if !ids.Is(*id, ids.IPPolicy) {
-		return nil, notFound
+		return "", errPolicyNotFound(*id)
 	}
-	items, err := f.Kit.Read(ctx, r, store.ResourceKey(r.Caller().AccountID, *id))
-	if err != nil {
-		return nil, err
-	}
-	if items[0] == nil {
-		return nil, notFound
-	}
-	var pol PolicyItem
-	if err := store.Unmarshal(items[0], &pol); err != nil {
-		return nil, err
-	}
-	return &pol, nil
+	return *id, nil
+}
+
+// errPolicyNotFound is the 400 for a rule naming policy id, which the account does not have.
+func errPolicyNotFound(id string) error {
+	return api.BadRequest(CodePolicyNotFound, "ip_policy_id", "IP policy %s does not exist in this account", api.Describe(id))
 }
 
 // Update applies a PATCH body; a changed CIDR moves the rule in its policy's index.

@@ -203,6 +203,20 @@ func (a *Authenticator) Account(ctx context.Context, r *api.Request) (api.Accoun
 	return r.AccountState(), nil
 }
 
+// Assumed returns the account state r's next Commit guards on, without reading anything: the
+// one r's caller was verified against or, when r has not read the account item, no API IP
+// restriction (version 0). A write derived from it is as safe as one derived from Account: the
+// commit's guard conditions on exactly that state, so when the account has a restriction the
+// commit fails with ErrRetry and the retried operation reads it (as every write of such an
+// account does). Without a Restrictor the guard does not cover the restriction, so it reads as
+// Account does.
+func (a *Authenticator) Assumed(ctx context.Context, r *api.Request) (api.AccountState, error) {
+	if s := r.AccountState(); a.Restrictor != nil && !s.Stale {
+		return s, nil
+	}
+	return a.Account(ctx, r)
+}
+
 // refresh reads the token and account items and verifies the caller against them.
 func (a *Authenticator) refresh(ctx context.Context, r *api.Request) error {
 	c := r.Caller()

@@ -165,11 +165,12 @@ func (m *Mutation) RetryOn(label string) {
 // errRetry reports a commit that failed on a RetryOn label.
 var errRetry = errors.New("resource: state changed during the mutation")
 
-// Account returns the account state the caller was verified against (see
-// auth.Authenticator.Account), for writes derived from it: the commit's guard conditions on the
-// same state.
+// Account returns the account state the commit's guard conditions on (see
+// auth.Authenticator.Assumed), for writes derived from it: the state the caller was verified
+// against, or none when the operation has not read the account item, without reading it (a
+// commit that finds the account restricted after all is read and built again).
 func (m *Mutation) Account() (api.AccountState, error) {
-	return m.kit.Auth.Account(m.ctx, m.r)
+	return m.kit.Auth.Assumed(m.ctx, m.r)
 }
 
 // UpdateAccount applies upd to the caller's account item in this transaction (it is merged

@@ -24,7 +24,9 @@ type Tx struct {
 	items   []types.TransactWriteItem
 	labels  []string
 	keys    []Key
-	refusal map[string]error
+	refusal map[string]func(old Item) error
+	// wantOld are the labels whose failed writes return the item (RefuseWith).
+	wantOld map[string]bool
 	err     error
 }
 
@@ -32,21 +34,66 @@ type Tx struct {
 // instead of a *CanceledError, unless a write that is not refused failed too. Families use it
 // to turn a failed reference check into a 4xx.
 func (t *Tx) Refuse(label string, err error) {
-	if t.refusal == nil {
-		t.refusal = make(map[string]error)
+	t.setRefusal(label, func(Item) error { return err })
+}
+
+// RefuseWith is Refuse for a write whose condition can fail for several reasons: when it does
+// not hold, DynamoDB returns the item as it was then (ReturnValuesOnConditionCheckFailure
+// ALL_OLD; nil when it was absent) and Commit returns what explain makes of it. explain
+// returning nil means the item explains no refusal (it changed again meanwhile): Commit then
+// returns the *CanceledError, as for a write without a refusal. This is how a create validates
+// in its one transaction what it would otherwise read first (the item exists, has room, does
+// not hold the value yet) and still answers with the exact error of the check that failed. It
+// may be called before or after the write is added.
+func (t *Tx) RefuseWith(label string, explain func(old Item) error) {
+	t.setRefusal(label, explain)
+	if t.wantOld == nil {
+		t.wantOld = make(map[string]bool)
 	}
-	t.refusal[label] = err
+	t.wantOld[label] = true
+	for i, l := range t.labels {
+		if l == label {
+			returnOld(&t.items[i])
+		}
+	}
+}
+
+func (t *Tx) setRefusal(label string, explain func(Item) error) {
+	if t.refusal == nil {
+		t.refusal = make(map[string]func(Item) error)
+	}
+	t.refusal[label] = explain
+}
+
+// returnOld asks DynamoDB for the item as it was when the write's condition failed.
+func returnOld(it *types.TransactWriteItem) {
+	const all = types.ReturnValuesOnConditionCheckFailureAllOld
+	switch {
+	case it.Put != nil:
+		it.Put.ReturnValuesOnConditionCheckFailure = all
+	case it.Delete != nil:
+		it.Delete.ReturnValuesOnConditionCheckFailure = all
+	case it.Update != nil:
+		it.Update.ReturnValuesOnConditionCheckFailure = all
+	case it.ConditionCheck != nil:
+		it.ConditionCheck.ReturnValuesOnConditionCheckFailure = all
+	}
 }
 
 // refused is the refusal that explains the failed labels, or nil. A refusal explains a
 // cancellation only when every failed condition is refused: when a write without one failed too
 // (the item itself changed or vanished, the caller's guard no longer holds), the refusal may be
-// a symptom of that change, so the caller gets the *CanceledError and reads again.
-func (t *Tx) refused(failed []string) error {
+// a symptom of that change, so the caller gets the *CanceledError and reads again. old holds
+// the items DynamoDB returned for the failed writes, by label.
+func (t *Tx) refused(failed []string, old map[string]Item) error {
 	var first error
 	for _, l := range failed {
-		e, ok := t.refusal[l]
+		explain, ok := t.refusal[l]
 		if !ok {
+			return nil
+		}
+		e := explain(old[l])
+		if e == nil {
 			return nil
 		}
 		if first == nil {
@@ -129,6 +176,9 @@ func (t *Tx) Check(label string, k Key, cond expression.ConditionBuilder) {
 }
 
 func (t *Tx) add(label string, k Key, it types.TransactWriteItem) {
+	if t.wantOld[label] {
+		returnOld(&it)
+	}
 	t.items = append(t.items, it)
 	t.labels = append(t.labels, label)
 	t.keys = append(t.keys, k)
@@ -205,6 +255,9 @@ type CanceledError struct {
 	Failed   []string
 	Conflict bool
 	Reasons  []string
+	// Old holds, by label, the items DynamoDB returned for failed writes that asked for them
+	// (RefuseWith): each as it was when its condition failed, nil when it was absent.
+	Old map[string]Item
 }
 
 // Error implements error.
@@ -264,12 +317,16 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 			case "ConditionalCheckFailed":
 				if i < len(t.labels) {
 					c.Failed = append(c.Failed, t.labels[i])
+					if c.Old == nil {
+						c.Old = make(map[string]Item)
+					}
+					c.Old[t.labels[i]] = r.Item
 				}
 			case "TransactionConflict":
 				c.Conflict = true
 			}
 		}
-		if e := t.refused(c.Failed); e != nil {
+		if e := t.refused(c.Failed, c.Old); e != nil {
 			return e
 		}
 		return c
