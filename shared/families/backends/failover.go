@@ -18,16 +18,14 @@ type FailoverItem struct {
 
 // FailoverJSON is the wire form of a failover backend.
 type FailoverJSON struct {
-	header
+	resource.Head
 	Backends []string `json:"backends"`
 }
 
 type failoverBody struct {
-	described
+	api.Text
 	Backends *[]string `json:"backends"`
 }
-
-func (b failoverBody) supplied() bool { return b.Backends != nil }
 
 // MaxFailoverBackends is how many backends one failover backend may list.
 const MaxFailoverBackends = 20
@@ -35,25 +33,13 @@ const MaxFailoverBackends = 20
 var failoverRules = compositeRules{kind: failover, childCode: CodeFailoverChild, max: MaxFailoverBackends, maxCode: CodeTooManyFailover}
 
 // FailoverBackendsDescriptor is the /backends/failover family.
-var FailoverBackendsDescriptor = &resource.Descriptor{
-	Path: failover.path, Prefix: failover.prefix, ListKey: "backends", EventKind: "failover_backend",
-	Function: "FailoverBackendsFunction", Dir: "failover_backends",
-	Routes: serve[FailoverItem, *FailoverItem, failoverBody]("backends"),
-}
+var FailoverBackendsDescriptor = failover.descriptor(resource.ServeHooks[FailoverBackends]())
 
 // FailoverBackends is the failover backend family's rules.
 type FailoverBackends = Backends[FailoverItem, *FailoverItem, failoverBody]
 
-func (it *FailoverItem) wire(r *api.Request, h header) any {
-	return FailoverJSON{header: h, Backends: it.listed()}
-}
-
-// listed is the children, [] when there are none.
-func (c *Composite) listed() []string {
-	if c.Children == nil {
-		return []string{}
-	}
-	return c.Children
+func (it *FailoverItem) wire(r *api.Request, h resource.Head) any {
+	return FailoverJSON{Head: h, Backends: api.Slice(it.Children)}
 }
 
 // apply sets the ordered list of backends, each at most once.

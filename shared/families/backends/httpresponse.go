@@ -26,21 +26,17 @@ type HTTPResponseItem struct {
 
 // HTTPResponseJSON is the wire form of an HTTP response backend.
 type HTTPResponseJSON struct {
-	header
+	resource.Head
 	Body       string            `json:"body"`
 	Headers    map[string]string `json:"headers"`
 	StatusCode int               `json:"status_code"`
 }
 
 type httpResponseBody struct {
-	described
+	api.Text
 	Body       *string            `json:"body"`
 	Headers    *map[string]string `json:"headers"`
 	StatusCode *int               `json:"status_code"`
-}
-
-func (b httpResponseBody) supplied() bool {
-	return b.Body != nil || b.Headers != nil || b.StatusCode != nil
 }
 
 // Limits of an HTTP response backend, so that it, its audit event and its outbox copy fit in one
@@ -55,21 +51,13 @@ const (
 )
 
 // HTTPResponseBackendsDescriptor is the /backends/http_response family.
-var HTTPResponseBackendsDescriptor = &resource.Descriptor{
-	Path: httpResponse.path, Prefix: httpResponse.prefix, ListKey: "backends", EventKind: "http_response_backend",
-	Function: "HTTPResponseBackendsFunction", Dir: "http_response_backends",
-	Routes: serve[HTTPResponseItem, *HTTPResponseItem, httpResponseBody]("body", "headers", "status_code"),
-}
+var HTTPResponseBackendsDescriptor = httpResponse.descriptor(resource.ServeHooks[HTTPResponseBackends]())
 
 // HTTPResponseBackends is the HTTP response backend family's rules.
 type HTTPResponseBackends = Backends[HTTPResponseItem, *HTTPResponseItem, httpResponseBody]
 
-func (it *HTTPResponseItem) wire(r *api.Request, h header) any {
-	headers := it.Headers
-	if headers == nil {
-		headers = map[string]string{}
-	}
-	return HTTPResponseJSON{header: h, Body: it.Body, Headers: headers, StatusCode: it.StatusCode}
+func (it *HTTPResponseItem) wire(r *api.Request, h resource.Head) any {
+	return HTTPResponseJSON{Head: h, Body: it.Body, Headers: api.Map(it.Headers), StatusCode: it.StatusCode}
 }
 
 // apply sets the body (6516), the headers (6522, 6523) and the status code (6517; 200 unless

@@ -39,20 +39,34 @@ const (
 
 var textCodes = api.TextCodes{Description: CodeDescription, Metadata: CodeMetadata}
 
-// kind is what identifies a backend kind: its id prefix, its collection path and its name in
-// messages. It is plain data so that lookups by id need no descriptor.
+// kind is what identifies a backend kind, as plain data so that lookups by id need no
+// descriptor: its id prefix, its name in messages, and its name in snake and camel case, from
+// which its path, event kind, folder and Lambda function are formed alike for every kind.
 type kind struct {
-	prefix, path, name string
+	prefix, name, snake, camel string
+	path                       string
+}
+
+func newKind(prefix, name, snake, camel string) kind {
+	return kind{prefix: prefix, name: name, snake: snake, camel: camel, path: "/backends/" + snake}
 }
 
 var (
-	tunnelGroup  = kind{ids.TunnelGroupBackend, "/backends/tunnel_group", "tunnel group"}
-	static       = kind{ids.StaticBackend, "/backends/static", "static"}
-	httpResponse = kind{ids.HTTPResponseBackend, "/backends/http_response", "HTTP response"}
-	failover     = kind{ids.FailoverBackend, "/backends/failover", "failover"}
-	weighted     = kind{ids.WeightedBackend, "/backends/weighted", "weighted"}
+	tunnelGroup  = newKind(ids.TunnelGroupBackend, "tunnel group", "tunnel_group", "TunnelGroup")
+	static       = newKind(ids.StaticBackend, "static", "static", "Static")
+	httpResponse = newKind(ids.HTTPResponseBackend, "HTTP response", "http_response", "HTTPResponse")
+	failover     = newKind(ids.FailoverBackend, "failover", "failover", "Failover")
+	weighted     = newKind(ids.WeightedBackend, "weighted", "weighted", "Weighted")
 	kinds        = []kind{tunnelGroup, static, httpResponse, failover, weighted}
 )
+
+// descriptor returns the family descriptor of the backends of kind k, served by routes.
+func (k kind) descriptor(routes func(d *resource.Descriptor, kit *resource.Kit, mux api.Mux, s *api.Server)) *resource.Descriptor {
+	return &resource.Descriptor{
+		Path: k.path, Prefix: k.prefix, ListKey: "backends", EventKind: k.snake + "_backend",
+		Function: k.camel + "BackendsFunction", Dir: k.snake + "_backends", Routes: routes,
+	}
+}
 
 // kindOf returns the kind whose prefix id carries (ok false when it is no backend prefix) and
 // whether id is well formed.
@@ -113,17 +127,9 @@ func Release(m *resource.Mutation, id string) {
 // errInUse is the refusal to delete a backend that something references.
 var errInUse = api.BadRequest(CodeInUse, "id", "the backend is still referenced by another backend, an edge or a route; remove those references first")
 
-// header is the members every backend's wire form starts with.
-type header struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	resource.DescribedJSON
-}
-
 // item is what a backend kind's stored item (the pointer type P of T) supplies to the hooks the
 // kinds share: its free text, how a body's own members apply to it and its wire form.
-type item[T any, B body] interface {
+type item[T any, B api.Body] interface {
 	*T
 	store.Resource
 	described() *resource.Described
@@ -131,24 +137,10 @@ type item[T any, B body] interface {
 	// kind's defaults for those missing) and adds the writes they imply to m.
 	apply(ctx context.Context, k *resource.Kit, r *api.Request, in *B, m *resource.Mutation, create bool) error
 	// wire is the item's response form, starting with h.
-	wire(r *api.Request, h header) any
+	wire(r *api.Request, h resource.Head) any
 	// children are the backends the item references, released when it is deleted.
 	children() []string
 }
-
-// body is what a kind's request body supplies: its free text and whether any of the kind's own
-// members was given.
-type body interface {
-	text() api.Text
-	supplied() bool
-}
-
-// described is the free text every backend body carries.
-type described struct {
-	api.Text
-}
-
-func (d described) text() api.Text { return d.Text }
 
 // text is embedded by every backend item: the free text all resources carry, reachable through
 // the item interface.
@@ -164,31 +156,21 @@ type leaf struct{}
 func (leaf) children() []string { return nil }
 
 // Backends is the rules every backend kind shares; the kind's item type P supplies the rest.
-type Backends[T any, P item[T, B], B body] struct {
+// A kind's body type B embeds api.Text: its other pointer members are the kind's own, which a
+// PATCH must supply one of when it supplies neither description nor metadata.
+type Backends[T any, P item[T, B], B api.Body] struct {
 	*resource.Family[T, P]
-	// Members are the kind's own body members, named when an update supplies none.
-	Members []string
-}
-
-// serve returns the routes of a backend kind with item P and body B whose own body members (the
-// ones besides description and metadata) are members.
-func serve[T any, P item[T, B], B body](members ...string) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-	return resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] { return Backends[T, P, B]{f, members} })
 }
 
 // Render returns a backend as GET returns it.
 func (f Backends[T, P, B]) Render(r *api.Request, it P) any {
-	meta := it.Base()
-	return it.wire(r, header{ID: meta.ID, URI: f.URI(r, meta.ID), CreatedAt: api.Timestamp(meta.CreatedAt), DescribedJSON: it.described().Rendered()})
+	return it.wire(r, f.Head(r, it.Base(), *it.described()))
 }
 
 // Create fills a new backend from the request body.
 func (f Backends[T, P, B]) Create(ctx context.Context, r *api.Request, it P, m *resource.Mutation) (any, error) {
 	var in B
-	if err := api.Decode(r, &in); err != nil {
-		return nil, err
-	}
-	if err := it.described().SetText(textCodes, in.text()); err != nil {
+	if err := it.described().DecodeCreate(r, textCodes, bodyOf(&in)); err != nil {
 		return nil, err
 	}
 	return nil, it.apply(ctx, f.Kit, r, &in, m, true)
@@ -197,17 +179,15 @@ func (f Backends[T, P, B]) Create(ctx context.Context, r *api.Request, it P, m *
 // Update applies a PATCH body; at least one member must be given.
 func (f Backends[T, P, B]) Update(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
 	var in B
-	if err := api.Decode(r, &in); err != nil {
-		return err
-	}
-	if t := in.text(); t.Description == nil && t.Metadata == nil && !in.supplied() {
-		return textCodes.EmptyUpdate(append([]string{"description", "metadata"}, f.Members...)...)
-	}
-	if err := it.described().SetText(textCodes, in.text()); err != nil {
+	if err := it.described().DecodePatch(r, textCodes, bodyOf(&in)); err != nil {
 		return err
 	}
 	return it.apply(ctx, f.Kit, r, &in, m, false)
 }
+
+// bodyOf is in as a request body: B embeds api.Text (its constraint), whose methods a pointer
+// to a type parameter does not carry in Go's type system, though every *B has them.
+func bodyOf[B api.Body](in *B) api.Body { return any(in).(api.Body) }
 
 // Delete releases the backends the deleted one references.
 func (f Backends[T, P, B]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {

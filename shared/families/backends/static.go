@@ -23,7 +23,7 @@ type StaticItem struct {
 
 // StaticJSON is the wire form of a static backend.
 type StaticJSON struct {
-	header
+	resource.Head
 	Address string  `json:"address"`
 	TLS     TLSJSON `json:"tls"`
 }
@@ -34,28 +34,22 @@ type TLSJSON struct {
 }
 
 type staticBody struct {
-	described
+	api.Text
 	Address *string  `json:"address"`
 	TLS     *TLSJSON `json:"tls"`
 }
-
-func (b staticBody) supplied() bool { return b.Address != nil || b.TLS != nil }
 
 // MaxAddressBytes bounds a static backend's address: the longest DNS name, a colon and a port.
 const MaxAddressBytes = 253 + 6
 
 // StaticBackendsDescriptor is the /backends/static family.
-var StaticBackendsDescriptor = &resource.Descriptor{
-	Path: static.path, Prefix: static.prefix, ListKey: "backends", EventKind: "static_backend",
-	Function: "StaticBackendsFunction", Dir: "static_backends",
-	Routes: serve[StaticItem, *StaticItem, staticBody]("address", "tls"),
-}
+var StaticBackendsDescriptor = static.descriptor(resource.ServeHooks[StaticBackends]())
 
 // StaticBackends is the static backend family's rules.
 type StaticBackends = Backends[StaticItem, *StaticItem, staticBody]
 
-func (it *StaticItem) wire(r *api.Request, h header) any {
-	return StaticJSON{header: h, Address: it.Address, TLS: TLSJSON{Enabled: it.TLS}}
+func (it *StaticItem) wire(r *api.Request, h resource.Head) any {
+	return StaticJSON{Head: h, Address: it.Address, TLS: TLSJSON{Enabled: it.TLS}}
 }
 
 // apply sets the address (required on create) and the TLS setting (off unless given).

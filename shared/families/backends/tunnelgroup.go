@@ -21,7 +21,7 @@ type TunnelGroupItem struct {
 
 // TunnelGroupJSON is the wire form of a tunnel group backend.
 type TunnelGroupJSON struct {
-	header
+	resource.Head
 	Labels map[string]string `json:"labels"`
 	// Tunnels are the online tunnels matching the labels; this service has no tunnel sessions
 	// yet, so it is always an empty list (never null).
@@ -29,11 +29,9 @@ type TunnelGroupJSON struct {
 }
 
 type tunnelGroupBody struct {
-	described
+	api.Text
 	Labels *map[string]string `json:"labels"`
 }
-
-func (b tunnelGroupBody) supplied() bool { return b.Labels != nil }
 
 // Limits on labels, so one backend stays a small item.
 const (
@@ -42,21 +40,13 @@ const (
 )
 
 // TunnelGroupBackendsDescriptor is the /backends/tunnel_group family.
-var TunnelGroupBackendsDescriptor = &resource.Descriptor{
-	Path: tunnelGroup.path, Prefix: tunnelGroup.prefix, ListKey: "backends", EventKind: "tunnel_group_backend",
-	Function: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends",
-	Routes: serve[TunnelGroupItem, *TunnelGroupItem, tunnelGroupBody]("labels"),
-}
+var TunnelGroupBackendsDescriptor = tunnelGroup.descriptor(resource.ServeHooks[TunnelGroupBackends]())
 
 // TunnelGroupBackends is the tunnel group backend family's rules.
 type TunnelGroupBackends = Backends[TunnelGroupItem, *TunnelGroupItem, tunnelGroupBody]
 
-func (it *TunnelGroupItem) wire(r *api.Request, h header) any {
-	labels := it.Labels
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	return TunnelGroupJSON{header: h, Labels: labels, Tunnels: []api.Ref{}}
+func (it *TunnelGroupItem) wire(r *api.Request, h resource.Head) any {
+	return TunnelGroupJSON{Head: h, Labels: api.Map(it.Labels), Tunnels: []api.Ref{}}
 }
 
 func (it *TunnelGroupItem) apply(ctx context.Context, k *resource.Kit, r *api.Request, in *tunnelGroupBody, m *resource.Mutation, create bool) error {

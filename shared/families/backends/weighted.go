@@ -20,16 +20,14 @@ type WeightedItem struct {
 
 // WeightedJSON is the wire form of a weighted backend.
 type WeightedJSON struct {
-	header
+	resource.Head
 	Backends map[string]int64 `json:"backends"`
 }
 
 type weightedBody struct {
-	described
+	api.Text
 	Backends *map[string]int64 `json:"backends"`
 }
-
-func (b weightedBody) supplied() bool { return b.Backends != nil }
 
 // Limits of a weighted backend: how many backends it may weigh, and the range of a weight.
 const (
@@ -40,21 +38,13 @@ const (
 var weightedRules = compositeRules{kind: weighted, childCode: CodeWeightedChild, max: MaxWeightedBackends, maxCode: CodeTooManyWeighted}
 
 // WeightedBackendsDescriptor is the /backends/weighted family.
-var WeightedBackendsDescriptor = &resource.Descriptor{
-	Path: weighted.path, Prefix: weighted.prefix, ListKey: "backends", EventKind: "weighted_backend",
-	Function: "WeightedBackendsFunction", Dir: "weighted_backends",
-	Routes: serve[WeightedItem, *WeightedItem, weightedBody]("backends"),
-}
+var WeightedBackendsDescriptor = weighted.descriptor(resource.ServeHooks[WeightedBackends]())
 
 // WeightedBackends is the weighted backend family's rules.
 type WeightedBackends = Backends[WeightedItem, *WeightedItem, weightedBody]
 
-func (it *WeightedItem) wire(r *api.Request, h header) any {
-	weights := it.Weights
-	if weights == nil {
-		weights = map[string]int64{}
-	}
-	return WeightedJSON{header: h, Backends: weights}
+func (it *WeightedItem) wire(r *api.Request, h resource.Head) any {
+	return WeightedJSON{Head: h, Backends: api.Map(it.Weights)}
 }
 
 // apply sets the backends and their weights (0 to MaxWeight each).

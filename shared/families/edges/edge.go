@@ -103,12 +103,8 @@ type edgeBody struct {
 // Render returns an edge as GET returns it.
 func (f *Family[T, P]) Render(r *api.Request, it P) any {
 	e := it.Common()
-	hps := e.Hostports
-	if hps == nil {
-		hps = []string{}
-	}
 	return f.spec.Render(r, it, EdgeJSON{ID: e.ID, DescribedJSON: e.Described.Rendered(),
-		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: slices.Clone(hps)})
+		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: slices.Clone(api.Slice(e.Hostports))})
 }
 
 // Prepare checks the create body once per request, hostports and modules included, and fills

@@ -56,11 +56,7 @@ type Credentials struct {
 func (f Credentials) Render(r *api.Request, it *CredentialItem) any { return f.render(r, it, nil) }
 
 func (f Credentials) render(r *api.Request, it *CredentialItem, token *string) CredentialJSON {
-	rules := it.ACL
-	if rules == nil {
-		rules = []string{}
-	}
-	return CredentialJSON{Head: f.Head(r, &it.Meta, it.Described), Token: token, ACL: rules, OwnerID: it.OwnerID}
+	return CredentialJSON{Head: f.Head(r, &it.Meta, it.Described), Token: token, ACL: api.Slice(it.ACL), OwnerID: it.OwnerID}
 }
 
 // Create fills a new credential from the request body and issues its token, shown only in the

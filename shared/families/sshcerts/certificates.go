@@ -110,12 +110,8 @@ type Certificates struct {
 
 // Render returns a certificate as GET returns it, in the user or host form of its kind.
 func (f Certificates) Render(r *api.Request, it *Certificate) any {
-	principals := it.Principals
-	if principals == nil {
-		principals = []string{}
-	}
 	host := HostCertificateJSON{keyJSON: keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType},
-		SSHCertificateAuthorityID: it.AuthorityID, Principals: principals,
+		SSHCertificateAuthorityID: it.AuthorityID, Principals: api.Slice(it.Principals),
 		ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
 	if f.kind.certType == ssh.HostCert {
 		return host

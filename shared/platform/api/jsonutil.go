@@ -45,6 +45,24 @@ func Timestamp(unix int64) string {
 	return timeFromUnix(unix).Format("2006-01-02T15:04:05Z")
 }
 
+// Map returns m, or an empty map when m is nil: the wire renders a map member with no entries
+// as {}, never null.
+func Map[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
+}
+
+// Slice returns s, or an empty slice when s is nil: the wire renders a list member with no
+// elements as [], never null.
+func Slice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // MarshalUnescaped encodes v as JSON without escaping <, > and & (json.Marshal writes each as
 // a six-byte \u escape, which triples the size of an HTML page). For JSON that is stored or
 // queued, never embedded in HTML.
