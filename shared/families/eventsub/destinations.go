@@ -42,8 +42,8 @@ const FormatJSON = "json"
 // destinationBody is a create or PATCH body.
 type destinationBody struct {
 	api.Text
-	Format *string   `json:"format"`
-	Target *targetIn `json:"target"`
+	Format *string     `json:"format"`
+	Target *TargetJSON `json:"target"`
 }
 
 // errDestinationInUse refuses deleting a destination a subscription still references.
@@ -116,7 +116,7 @@ func setFormat(dst *string, in *string) error {
 }
 
 // setTarget validates the supplied target and seals its new secret, if any, to the item.
-func (f EventDestinations) setTarget(ctx context.Context, it *DestinationItem, in *targetIn, prev *Target) error {
+func (f EventDestinations) setTarget(ctx context.Context, it *DestinationItem, in *TargetJSON, prev *Target) error {
 	t, secret, err := parseTarget(in, prev)
 	if err != nil {
 		return err

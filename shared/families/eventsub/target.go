@@ -72,9 +72,28 @@ type Target struct {
 	Secret *seal.Sealed `dynamodbav:"secret,omitempty"`
 }
 
+// awsKind is what sets an AWS target kind apart; the rest (its auth, its delivery) is shared.
+type awsKind struct {
+	// member is the request and response member holding the ARN of the kind's resource.
+	member string
+	// service, resource and shape are what that ARN must be: its service, a pattern of its
+	// resource and, for messages, its form.
+	service  string
+	resource func() *regexp.Regexp
+	shape    string
+}
+
+// awsKinds are the AWS target kinds, by kind.
+var awsKinds = map[string]awsKind{
+	KindFirehose:       {"delivery_stream_arn", "firehose", deliveryRE, "arn:aws:firehose:<region>:<account>:deliverystream/<name>"},
+	KindKinesis:        {"stream_arn", "kinesis", streamRE, "arn:aws:kinesis:<region>:<account>:stream/<name>"},
+	KindCloudWatchLogs: {"log_group_arn", "logs", logGroupRE, "arn:aws:logs:<region>:<account>:log-group:<name>"},
+}
+
 // IsAWS reports whether the target is delivered through an AWS API.
 func (t *Target) IsAWS() bool {
-	return t.Kind == KindFirehose || t.Kind == KindKinesis || t.Kind == KindCloudWatchLogs
+	_, ok := awsKinds[t.Kind]
+	return ok
 }
 
 // Region is the AWS region of an AWS target's resource.
@@ -99,56 +118,9 @@ func (t *Target) ResourceName() string {
 	return name
 }
 
-// The request forms of a target: every field a pointer, so absent differs from empty.
-type (
-	awsRoleIn struct {
-		RoleARN *string `json:"role_arn"`
-	}
-	awsCredsIn struct {
-		AccessKeyID     *string `json:"aws_access_key_id"`
-		SecretAccessKey *string `json:"aws_secret_access_key"`
-	}
-	awsAuthIn struct {
-		Role  *awsRoleIn  `json:"role"`
-		Creds *awsCredsIn `json:"creds"`
-	}
-	firehoseIn struct {
-		Auth              *awsAuthIn `json:"auth"`
-		DeliveryStreamARN *string    `json:"delivery_stream_arn"`
-	}
-	kinesisIn struct {
-		Auth      *awsAuthIn `json:"auth"`
-		StreamARN *string    `json:"stream_arn"`
-	}
-	cloudwatchIn struct {
-		Auth        *awsAuthIn `json:"auth"`
-		LogGroupARN *string    `json:"log_group_arn"`
-	}
-	datadogIn struct {
-		APIKey  *string `json:"api_key"`
-		DDTags  *string `json:"ddtags"`
-		Service *string `json:"service"`
-		DDSite  *string `json:"ddsite"`
-	}
-	azureIn struct {
-		TenantID                 *string `json:"tenant_id"`
-		ClientID                 *string `json:"client_id"`
-		ClientSecret             *string `json:"client_secret"`
-		LogsIngestionURI         *string `json:"logs_ingestion_uri"`
-		DataCollectionRuleID     *string `json:"data_collection_rule_id"`
-		DataCollectionStreamName *string `json:"data_collection_stream_name"`
-	}
-	targetIn struct {
-		Firehose           *firehoseIn   `json:"firehose"`
-		Kinesis            *kinesisIn    `json:"kinesis"`
-		CloudwatchLogs     *cloudwatchIn `json:"cloudwatch_logs"`
-		Datadog            *datadogIn    `json:"datadog"`
-		AzureLogsIngestion *azureIn      `json:"azure_logs_ingestion"`
-	}
-)
-
-// The response forms of a target (EventTarget in the OpenAPI file). Secrets are write-only:
-// always null.
+// The forms of a target (EventTarget in the OpenAPI file), one for requests and responses:
+// every member a pointer, so that a request's absent member differs from an empty one. A
+// response sets every member of its kind but the secrets, which are write-only: always null.
 type (
 	// TargetJSON has exactly one non-null member, the destination's kind.
 	TargetJSON struct {
@@ -165,67 +137,65 @@ type (
 	}
 	// AWSRoleJSON is a role the service assumes to deliver.
 	AWSRoleJSON struct {
-		RoleARN string `json:"role_arn"`
+		RoleARN *string `json:"role_arn"`
 	}
-	// AWSCredsJSON is a long-term access key; its secret is never returned.
+	// AWSCredsJSON is a long-term access key.
 	AWSCredsJSON struct {
-		AccessKeyID     string  `json:"aws_access_key_id"`
+		AccessKeyID     *string `json:"aws_access_key_id"`
 		SecretAccessKey *string `json:"aws_secret_access_key"`
 	}
 	// FirehoseJSON is a Firehose delivery stream target.
 	FirehoseJSON struct {
-		Auth              AWSAuthJSON `json:"auth"`
-		DeliveryStreamARN string      `json:"delivery_stream_arn"`
+		Auth              *AWSAuthJSON `json:"auth"`
+		DeliveryStreamARN *string      `json:"delivery_stream_arn"`
 	}
 	// KinesisJSON is a Kinesis data stream target.
 	KinesisJSON struct {
-		Auth      AWSAuthJSON `json:"auth"`
-		StreamARN string      `json:"stream_arn"`
+		Auth      *AWSAuthJSON `json:"auth"`
+		StreamARN *string      `json:"stream_arn"`
 	}
 	// CloudwatchLogsJSON is a CloudWatch Logs log group target.
 	CloudwatchLogsJSON struct {
-		Auth        AWSAuthJSON `json:"auth"`
-		LogGroupARN string      `json:"log_group_arn"`
+		Auth        *AWSAuthJSON `json:"auth"`
+		LogGroupARN *string      `json:"log_group_arn"`
 	}
-	// DatadogJSON is a Datadog logs target; its API key is never returned.
+	// DatadogJSON is a Datadog logs target.
 	DatadogJSON struct {
 		APIKey  *string `json:"api_key"`
-		DDTags  string  `json:"ddtags"`
-		Service string  `json:"service"`
-		DDSite  string  `json:"ddsite"`
+		DDTags  *string `json:"ddtags"`
+		Service *string `json:"service"`
+		DDSite  *string `json:"ddsite"`
 	}
-	// AzureJSON is an Azure Monitor Logs Ingestion target; its client secret is never returned.
+	// AzureJSON is an Azure Monitor Logs Ingestion target.
 	AzureJSON struct {
-		TenantID                 string  `json:"tenant_id"`
-		ClientID                 string  `json:"client_id"`
+		TenantID                 *string `json:"tenant_id"`
+		ClientID                 *string `json:"client_id"`
 		ClientSecret             *string `json:"client_secret"`
-		LogsIngestionURI         string  `json:"logs_ingestion_uri"`
-		DataCollectionRuleID     string  `json:"data_collection_rule_id"`
-		DataCollectionStreamName string  `json:"data_collection_stream_name"`
+		LogsIngestionURI         *string `json:"logs_ingestion_uri"`
+		DataCollectionRuleID     *string `json:"data_collection_rule_id"`
+		DataCollectionStreamName *string `json:"data_collection_stream_name"`
 	}
 )
 
 // JSON renders the target as GET returns it.
 func (t *Target) JSON() TargetJSON {
 	var out TargetJSON
-	auth := func() AWSAuthJSON {
-		if t.RoleARN != "" {
-			return AWSAuthJSON{Role: &AWSRoleJSON{RoleARN: t.RoleARN}}
-		}
-		return AWSAuthJSON{Creds: &AWSCredsJSON{AccessKeyID: t.AccessKeyID}}
+	auth := &AWSAuthJSON{Creds: &AWSCredsJSON{AccessKeyID: &t.AccessKeyID}}
+	if t.RoleARN != "" {
+		auth = &AWSAuthJSON{Role: &AWSRoleJSON{RoleARN: &t.RoleARN}}
 	}
 	switch t.Kind {
 	case KindFirehose:
-		out.Firehose = &FirehoseJSON{Auth: auth(), DeliveryStreamARN: t.ARN}
+		out.Firehose = &FirehoseJSON{Auth: auth, DeliveryStreamARN: &t.ARN}
 	case KindKinesis:
-		out.Kinesis = &KinesisJSON{Auth: auth(), StreamARN: t.ARN}
+		out.Kinesis = &KinesisJSON{Auth: auth, StreamARN: &t.ARN}
 	case KindCloudWatchLogs:
-		out.CloudwatchLogs = &CloudwatchLogsJSON{Auth: auth(), LogGroupARN: t.ARN}
+		out.CloudwatchLogs = &CloudwatchLogsJSON{Auth: auth, LogGroupARN: &t.ARN}
 	case KindDatadog:
-		out.Datadog = &DatadogJSON{DDTags: t.DDTags, Service: t.Service, DDSite: t.DDSite}
+		out.Datadog = &DatadogJSON{DDTags: &t.DDTags, Service: &t.Service, DDSite: &t.DDSite}
 	case KindAzure:
-		out.AzureLogsIngestion = &AzureJSON{TenantID: t.TenantID, ClientID: t.ClientID, LogsIngestionURI: t.IngestionURI,
-			DataCollectionRuleID: t.RuleID, DataCollectionStreamName: t.StreamName}
+		out.AzureLogsIngestion = &AzureJSON{TenantID: &t.TenantID, ClientID: &t.ClientID, LogsIngestionURI: &t.IngestionURI,
+			DataCollectionRuleID: &t.RuleID, DataCollectionStreamName: &t.StreamName}
 	}
 	return out
 }
@@ -276,25 +246,21 @@ func badTarget(field, format string, args ...any) *api.Error {
 // create): the kind may not change, and an omitted secret keeps the stored one when the
 // target still authenticates the same way. It returns the new target (with prev's sealed
 // secret when kept) and the plaintext secret to seal, if a new one was supplied.
-func parseTarget(in *targetIn, prev *Target) (Target, *string, error) {
+func parseTarget(in *TargetJSON, prev *Target) (Target, *string, error) {
 	if in == nil {
 		return Target{}, nil, api.BadRequest(CodeNoTarget, "target", "target is required: one of firehose, kinesis, cloudwatch_logs, datadog or azure_logs_ingestion")
 	}
 	var kinds []string
-	if in.Firehose != nil {
-		kinds = append(kinds, KindFirehose)
-	}
-	if in.Kinesis != nil {
-		kinds = append(kinds, KindKinesis)
-	}
-	if in.CloudwatchLogs != nil {
-		kinds = append(kinds, KindCloudWatchLogs)
-	}
-	if in.Datadog != nil {
-		kinds = append(kinds, KindDatadog)
-	}
-	if in.AzureLogsIngestion != nil {
-		kinds = append(kinds, KindAzure)
+	for _, k := range []struct {
+		kind string
+		set  bool
+	}{
+		{KindFirehose, in.Firehose != nil}, {KindKinesis, in.Kinesis != nil}, {KindCloudWatchLogs, in.CloudwatchLogs != nil},
+		{KindDatadog, in.Datadog != nil}, {KindAzure, in.AzureLogsIngestion != nil},
+	} {
+		if k.set {
+			kinds = append(kinds, k.kind)
+		}
 	}
 	switch {
 	case len(kinds) == 0:
@@ -311,14 +277,11 @@ func parseTarget(in *targetIn, prev *Target) (Target, *string, error) {
 	field := "target." + kind
 	switch kind {
 	case KindFirehose:
-		return parseAWS(t, prev, field, in.Firehose.Auth, in.Firehose.DeliveryStreamARN, "delivery_stream_arn", "firehose", deliveryRE(),
-			"arn:aws:firehose:<region>:<account>:deliverystream/<name>")
+		return parseAWS(t, prev, field, in.Firehose.Auth, in.Firehose.DeliveryStreamARN)
 	case KindKinesis:
-		return parseAWS(t, prev, field, in.Kinesis.Auth, in.Kinesis.StreamARN, "stream_arn", "kinesis", streamRE(),
-			"arn:aws:kinesis:<region>:<account>:stream/<name>")
+		return parseAWS(t, prev, field, in.Kinesis.Auth, in.Kinesis.StreamARN)
 	case KindCloudWatchLogs:
-		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN, "log_group_arn", "logs", logGroupRE(),
-			"arn:aws:logs:<region>:<account>:log-group:<name>")
+		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN)
 	case KindDatadog:
 		return parseDatadog(t, prev, field, in.Datadog)
 	default:
@@ -326,13 +289,15 @@ func parseTarget(in *targetIn, prev *Target) (Target, *string, error) {
 	}
 }
 
-func parseAWS(t Target, prev *Target, field string, auth *awsAuthIn, arnIn *string, arnField, service string, re *regexp.Regexp, shape string) (Target, *string, error) {
-	f := field + "." + arnField
+// parseAWS validates the target of the AWS kind t.Kind: the ARN of its resource and its auth.
+func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *string) (Target, *string, error) {
+	k := awsKinds[t.Kind]
+	f := field + "." + k.member
 	if arnIn == nil || *arnIn == "" {
 		return t, nil, badTarget(f, "%s is required", f)
 	}
-	if !resourceARN(*arnIn, service, re) {
-		return t, nil, badTarget(f, "%s %s is not an ARN of the form %s", f, api.Describe(*arnIn), shape)
+	if !resourceARN(*arnIn, k.service, k.resource()) {
+		return t, nil, badTarget(f, "%s %s is not an ARN of the form %s", f, api.Describe(*arnIn), k.shape)
 	}
 	t.ARN = *arnIn
 	af := field + ".auth"
@@ -375,7 +340,7 @@ func parseAWS(t Target, prev *Target, field string, auth *awsAuthIn, arnIn *stri
 	return t, c.SecretAccessKey, nil
 }
 
-func parseDatadog(t Target, prev *Target, field string, in *datadogIn) (Target, *string, error) {
+func parseDatadog(t Target, prev *Target, field string, in *DatadogJSON) (Target, *string, error) {
 	t.DDSite = DefaultDatadogSite
 	if in.DDSite != nil {
 		site := strings.ToLower(*in.DDSite)
@@ -415,7 +380,7 @@ func parseDatadog(t Target, prev *Target, field string, in *datadogIn) (Target, 
 	return t, in.APIKey, nil
 }
 
-func parseAzure(t Target, prev *Target, field string, in *azureIn) (Target, *string, error) {
+func parseAzure(t Target, prev *Target, field string, in *AzureJSON) (Target, *string, error) {
 	req := func(name string, v *string, re *regexp.Regexp, shape string) (string, error) {
 		f := field + "." + name
 		if v == nil || *v == "" {
