@@ -3,6 +3,7 @@ package edges
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -271,25 +272,16 @@ func (s *Set[H]) Claim(c *Claim, h *H) {
 // each id only after holds, refused with the id's own error when it does not exist. An id held
 // by both is left alone: it is counted already, so it cannot be deleted meanwhile.
 func Transition(m *resource.Mutation, before, after Claim) {
-	for _, id := range sortedKeys(before.Refs) {
+	for _, id := range slices.Sorted(maps.Keys(before.Refs)) {
 		if _, kept := after.Refs[id]; !kept {
 			m.Reference(id, -1, nil)
 		}
 	}
-	for _, id := range sortedKeys(after.Refs) {
+	for _, id := range slices.Sorted(maps.Keys(after.Refs)) {
 		if _, kept := before.Refs[id]; !kept {
 			m.Reference(id, 1, after.Refs[id])
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Holder reads and changes the item holding a set's modules, named by a request's path: an

@@ -83,14 +83,20 @@ func FromSQS(m sqstypes.Message) lambdaevents.SQSMessage {
 	return out
 }
 
-// Start is the whole main of a queue worker's Lambda: build the handler from the environment
-// (no network I/O) with a JSON logger, exit naming the error if that fails, else serve it.
-func Start(build func(ctx context.Context, log *slog.Logger) (Handler, error)) {
+// Worker is what a queue worker's Lambda serves: Handle takes one batch.
+type Worker interface {
+	Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error)
+}
+
+// Start is the whole main of a queue worker's Lambda: build the worker from the environment
+// (no network I/O) with a JSON logger, exit naming the error if that fails, else serve its
+// Handle.
+func Start[W Worker](build func(ctx context.Context, log *slog.Logger) (W, error)) {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	h, err := build(context.Background(), log)
+	w, err := build(context.Background(), log)
 	if err != nil {
 		log.Error("init failed", "err", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(h)
+	lambda.Start(Handler(w.Handle))
 }

@@ -97,13 +97,7 @@ func envDuration(name string, def time.Duration) time.Duration {
 
 // Main is the certificate worker Lambda's whole main.
 func Main() {
-	queue.Start(func(ctx context.Context, log *slog.Logger) (queue.Handler, error) {
-		w, err := FromEnv(ctx, log)
-		if err != nil {
-			return nil, err
-		}
-		return w.Handle, nil
-	})
+	queue.Start(FromEnv)
 }
 
 // SchedulerMain is the scheduler Lambda's whole main: each scheduled invocation requests the

@@ -98,6 +98,22 @@ func (a *AWS) config(d *Destination) (aws.Config, error) {
 	return cfg, nil
 }
 
+// recordErrors is the outcome of each of n records a batch call of service answered with
+// results, whose failures carry an error code and message (failure returns them, nil codes for
+// a record written).
+func recordErrors[R any](service string, n int, results []R, failure func(r R) (code, msg *string)) []error {
+	if len(results) != n {
+		return every(n, fmt.Errorf("%s: %d results for %d records", service, len(results), n))
+	}
+	errs := make([]error, n)
+	for j, r := range results {
+		if code, msg := failure(r); code != nil {
+			errs[j] = fmt.Errorf("%s: %s: %s", service, aws.ToString(code), aws.ToString(msg))
+		}
+	}
+	return errs
+}
+
 func endpoint(ep string) *string {
 	if ep == "" {
 		return nil
@@ -105,23 +121,37 @@ func endpoint(ep string) *string {
 	return aws.String(ep)
 }
 
-// kinesisSink delivers with PutRecords; the partition key is the event id, so a consumer can
-// drop duplicates by key.
-type kinesisSink struct{ aws *AWS }
+// awsSink is the sink of an AWS target kind whose SDK client is C.
+type awsSink[C any] struct {
+	aws *AWS
+	// newClient makes the client of a destination's configuration, reaching the service at
+	// ep's override when it has one.
+	newClient func(cfg aws.Config, ep Endpoints) C
+	// put delivers the records to d with c.
+	put func(ctx context.Context, c C, d *Destination, recs []Record) []error
+}
 
-// Deliver implements Sink.
-func (s kinesisSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
-	cl, err := d.cachedClient(func() (any, error) {
+// Deliver implements Sink: the destination's client is made on its first delivery and cached
+// with it.
+func (s awsSink[C]) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
+	c, err := d.cachedClient(func() (any, error) {
 		cfg, err := s.aws.config(d)
 		if err != nil {
 			return nil, err
 		}
-		return kinesis.NewFromConfig(cfg, func(o *kinesis.Options) { o.BaseEndpoint = endpoint(s.aws.Endpoints.Kinesis) }), nil
+		return s.newClient(cfg, s.aws.Endpoints), nil
 	})
 	if err != nil {
 		return every(len(recs), err)
 	}
-	c := cl.(*kinesis.Client)
+	return s.put(ctx, c.(C), d, recs)
+}
+
+func (s awsSink[C]) builder() *AWS { return s.aws }
+
+// putKinesis delivers with PutRecords; the partition key is the event id, so a consumer can
+// drop duplicates by key.
+func putKinesis(ctx context.Context, c *kinesis.Client, d *Destination, recs []Record) []error {
 	// PutRecords: at most 500 records and 5 MiB (data plus partition keys) per call.
 	return deliverChunked(recs, 500, 5<<20, 64, func(idx []int) []error {
 		in := &kinesis.PutRecordsInput{StreamARN: aws.String(d.Target.ARN)}
@@ -132,35 +162,14 @@ func (s kinesisSink) Deliver(ctx context.Context, d *Destination, recs []Record)
 		if err != nil {
 			return every(len(idx), fmt.Errorf("kinesis: %w", err))
 		}
-		errs := make([]error, len(idx))
-		if len(out.Records) != len(idx) {
-			return every(len(idx), fmt.Errorf("kinesis: %d results for %d records", len(out.Records), len(idx)))
-		}
-		for j, r := range out.Records {
-			if r.ErrorCode != nil {
-				errs[j] = fmt.Errorf("kinesis: %s: %s", aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage))
-			}
-		}
-		return errs
+		return recordErrors("kinesis", len(idx), out.Records, func(r kintypes.PutRecordsResultEntry) (code, msg *string) {
+			return r.ErrorCode, r.ErrorMessage
+		})
 	})
 }
 
-// firehoseSink delivers with PutRecordBatch, one JSON document per line.
-type firehoseSink struct{ aws *AWS }
-
-// Deliver implements Sink.
-func (s firehoseSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
-	cl, err := d.cachedClient(func() (any, error) {
-		cfg, err := s.aws.config(d)
-		if err != nil {
-			return nil, err
-		}
-		return firehose.NewFromConfig(cfg, func(o *firehose.Options) { o.BaseEndpoint = endpoint(s.aws.Endpoints.Firehose) }), nil
-	})
-	if err != nil {
-		return every(len(recs), err)
-	}
-	c := cl.(*firehose.Client)
+// putFirehose delivers with PutRecordBatch, one JSON document per line.
+func putFirehose(ctx context.Context, c *firehose.Client, d *Destination, recs []Record) []error {
 	// PutRecordBatch: at most 500 records and 4 MiB per call.
 	return deliverChunked(recs, 500, 4<<20, 1, func(idx []int) []error {
 		in := &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String(d.Target.ResourceName())}
@@ -171,16 +180,9 @@ func (s firehoseSink) Deliver(ctx context.Context, d *Destination, recs []Record
 		if err != nil {
 			return every(len(idx), fmt.Errorf("firehose: %w", err))
 		}
-		if len(out.RequestResponses) != len(idx) {
-			return every(len(idx), fmt.Errorf("firehose: %d results for %d records", len(out.RequestResponses), len(idx)))
-		}
-		errs := make([]error, len(idx))
-		for j, r := range out.RequestResponses {
-			if r.ErrorCode != nil {
-				errs[j] = fmt.Errorf("firehose: %s: %s", aws.ToString(r.ErrorCode), aws.ToString(r.ErrorMessage))
-			}
-		}
-		return errs
+		return recordErrors("firehose", len(idx), out.RequestResponses, func(r fhtypes.PutRecordBatchResponseEntry) (code, msg *string) {
+			return r.ErrorCode, r.ErrorMessage
+		})
 	})
 }
 
@@ -188,22 +190,8 @@ func (s firehoseSink) Deliver(ctx context.Context, d *Destination, recs []Record
 // is created on first use.
 const LogStream = "tunnelapi-events"
 
-// cloudwatchSink delivers with PutLogEvents, in event time order as the API requires.
-type cloudwatchSink struct{ aws *AWS }
-
-// Deliver implements Sink.
-func (s cloudwatchSink) Deliver(ctx context.Context, d *Destination, recs []Record) []error {
-	cl, err := d.cachedClient(func() (any, error) {
-		cfg, err := s.aws.config(d)
-		if err != nil {
-			return nil, err
-		}
-		return cloudwatchlogs.NewFromConfig(cfg, func(o *cloudwatchlogs.Options) { o.BaseEndpoint = endpoint(s.aws.Endpoints.Logs) }), nil
-	})
-	if err != nil {
-		return every(len(recs), err)
-	}
-	c := cl.(*cloudwatchlogs.Client)
+// putLogs delivers with PutLogEvents, in event time order as the API requires.
+func putLogs(ctx context.Context, c *cloudwatchlogs.Client, d *Destination, recs []Record) []error {
 	order := make([]int, len(recs))
 	for i := range order {
 		order[i] = i
@@ -260,8 +248,14 @@ func (s cloudwatchSink) Deliver(ctx context.Context, d *Destination, recs []Reco
 // awsSinks are the sinks of the AWS target kinds.
 func awsSinks(a *AWS) map[string]Sink {
 	return map[string]Sink{
-		eventsub.KindKinesis:        kinesisSink{a},
-		eventsub.KindFirehose:       firehoseSink{a},
-		eventsub.KindCloudWatchLogs: cloudwatchSink{a},
+		eventsub.KindKinesis: awsSink[*kinesis.Client]{a, func(cfg aws.Config, ep Endpoints) *kinesis.Client {
+			return kinesis.NewFromConfig(cfg, func(o *kinesis.Options) { o.BaseEndpoint = endpoint(ep.Kinesis) })
+		}, putKinesis},
+		eventsub.KindFirehose: awsSink[*firehose.Client]{a, func(cfg aws.Config, ep Endpoints) *firehose.Client {
+			return firehose.NewFromConfig(cfg, func(o *firehose.Options) { o.BaseEndpoint = endpoint(ep.Firehose) })
+		}, putFirehose},
+		eventsub.KindCloudWatchLogs: awsSink[*cloudwatchlogs.Client]{a, func(cfg aws.Config, ep Endpoints) *cloudwatchlogs.Client {
+			return cloudwatchlogs.NewFromConfig(cfg, func(o *cloudwatchlogs.Options) { o.BaseEndpoint = endpoint(ep.Logs) })
+		}, putLogs},
 	}
 }

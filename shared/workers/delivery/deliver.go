@@ -91,6 +91,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		account, id string
 		version     int64
 		ps          []pendingDelivery
+		dest        *Destination
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -130,35 +131,46 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		}
 		return failed
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	live := make([]*group, 0, len(order))
 	for _, key := range order {
-		g := groups[key]
-		d := dests[key]
-		if d == nil {
+		if g := groups[key]; dests[key] == nil {
 			w.log().Info("destination gone; deliveries dropped", "destination", g.id, "count", len(g.ps))
-			continue
+		} else {
+			g.dest = dests[key]
+			live = append(live, g)
 		}
-		wg.Add(1)
-		work := func() {
-			defer wg.Done()
-			errs := w.send(ctx, d, g.ps)
-			for i, p := range g.ps {
-				if errs[i] == nil {
-					continue
-				}
-				if !w.retry(ctx, p, errs[i]) {
-					mu.Lock()
-					failed = append(failed, p.id)
-					mu.Unlock()
-				}
+	}
+	return append(failed, concurrently(live, func(g *group) []string {
+		errs := w.send(ctx, g.dest, g.ps)
+		var failed []string
+		for i, p := range g.ps {
+			if errs[i] != nil && !w.retry(ctx, p, errs[i]) {
+				failed = append(failed, p.id)
 			}
 		}
-		if len(order) == 1 {
-			work() // the common case needs no goroutine
-		} else {
-			go work()
-		}
+		return failed
+	})...)
+}
+
+// concurrently runs work for each group at once (in the calling goroutine when there is only
+// one, the common case) and returns the ids of the messages work reports failed.
+func concurrently[G any](groups []G, work func(g G) (failed []string)) []string {
+	if len(groups) == 1 {
+		return work(groups[0])
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var failed []string
+	for _, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if f := work(g); len(f) > 0 {
+				mu.Lock()
+				failed = append(failed, f...)
+				mu.Unlock()
+			}
+		}()
 	}
 	wg.Wait()
 	return failed

@@ -47,11 +47,5 @@ func FromEnv(ctx context.Context, log *slog.Logger) (*Worker, error) {
 
 // Main is the event worker Lambda's whole main.
 func Main() {
-	queue.Start(func(ctx context.Context, log *slog.Logger) (queue.Handler, error) {
-		w, err := FromEnv(ctx, log)
-		if err != nil {
-			return nil, err
-		}
-		return w.Handle, nil
-	})
+	queue.Start(FromEnv)
 }

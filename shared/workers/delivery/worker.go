@@ -14,8 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -93,8 +95,8 @@ func New(db *store.DB, q queue.API, queueURL, dlqURL string, sealer seal.Sealer,
 
 // AWS returns the worker's AWS client builder (tests tune its expiry window).
 func (w *Worker) AWS() *AWS {
-	if s, ok := w.Sinks[eventsub.KindKinesis].(kinesisSink); ok {
-		return s.aws
+	if s, ok := w.Sinks[eventsub.KindKinesis].(interface{ builder() *AWS }); ok {
+		return s.builder()
 	}
 	return nil
 }
@@ -214,36 +216,23 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 		}
 		byAccount[h.AccountID] = append(byAccount[h.AccountID], pendingEvent{m, h})
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for account, ps := range byAccount {
-		wg.Add(1)
-		work := func() {
-			defer wg.Done()
-			bad, err := w.fanOutAccount(ctx, account, ps)
-			for i, p := range ps {
-				if err == nil && bad[i] == nil {
-					continue
-				}
-				reason := err
-				if reason == nil {
-					reason = bad[i]
-				}
-				if !w.retryEvent(ctx, p.m, reason) {
-					mu.Lock()
-					failed = append(failed, p.m.MessageId)
-					mu.Unlock()
-				}
+	return append(failed, concurrently(slices.Collect(maps.Values(byAccount)), func(ps []pendingEvent) []string {
+		bad, err := w.fanOutAccount(ctx, ps[0].h.AccountID, ps)
+		var failed []string
+		for i, p := range ps {
+			if err == nil && bad[i] == nil {
+				continue
+			}
+			reason := err
+			if reason == nil {
+				reason = bad[i]
+			}
+			if !w.retryEvent(ctx, p.m, reason) {
+				failed = append(failed, p.m.MessageId)
 			}
 		}
-		if len(byAccount) == 1 {
-			work() // the common case needs no goroutine
-		} else {
-			go work()
-		}
-	}
-	wg.Wait()
-	return failed
+		return failed
+	})...)
 }
 
 // fanOutAccount routes the events of one account: one consistent Query of the account's
