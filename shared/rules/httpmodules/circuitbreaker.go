@@ -2,14 +2,14 @@ package httpmodules
 
 import "tunnelapi/shared/platform/api"
 
-// CircuitBreaker is a stored circuit_breaker module.
+// CircuitBreaker is a circuit_breaker module in its stored and its response form.
 type CircuitBreaker struct {
-	Enabled                  bool    `dynamodbav:"enabled"`
-	TrippedDuration          int64   `dynamodbav:"tripped_duration"`
-	RollingWindow            int64   `dynamodbav:"rolling_window"`
-	NumBuckets               int64   `dynamodbav:"num_buckets"`
-	VolumeThreshold          int64   `dynamodbav:"volume_threshold"`
-	ErrorThresholdPercentage float64 `dynamodbav:"error_threshold_percentage"`
+	Enabled                  bool    `dynamodbav:"enabled" json:"enabled"`
+	TrippedDuration          int64   `dynamodbav:"tripped_duration" json:"tripped_duration"`
+	RollingWindow            int64   `dynamodbav:"rolling_window" json:"rolling_window"`
+	NumBuckets               int64   `dynamodbav:"num_buckets" json:"num_buckets"`
+	VolumeThreshold          int64   `dynamodbav:"volume_threshold" json:"volume_threshold"`
+	ErrorThresholdPercentage float64 `dynamodbav:"error_threshold_percentage" json:"error_threshold_percentage"`
 }
 
 // CircuitBreakerIn is the request form of CircuitBreaker.
@@ -20,16 +20,6 @@ type CircuitBreakerIn struct {
 	NumBuckets               *int64   `json:"num_buckets"`
 	VolumeThreshold          *int64   `json:"volume_threshold"`
 	ErrorThresholdPercentage *float64 `json:"error_threshold_percentage"`
-}
-
-// CircuitBreakerJSON is the response form of CircuitBreaker.
-type CircuitBreakerJSON struct {
-	Enabled                  bool    `json:"enabled"`
-	TrippedDuration          int64   `json:"tripped_duration"`
-	RollingWindow            int64   `json:"rolling_window"`
-	NumBuckets               int64   `json:"num_buckets"`
-	VolumeThreshold          int64   `json:"volume_threshold"`
-	ErrorThresholdPercentage float64 `json:"error_threshold_percentage"`
 }
 
 // MaxBuckets is the largest num_buckets.
@@ -70,7 +60,4 @@ func (in CircuitBreakerIn) Check(field string) (CircuitBreaker, error) {
 }
 
 // JSON returns c's response form.
-func (c CircuitBreaker) JSON() *CircuitBreakerJSON {
-	j := CircuitBreakerJSON(c)
-	return &j
-}
+func (c CircuitBreaker) JSON() *CircuitBreaker { return &c }

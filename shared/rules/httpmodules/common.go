@@ -117,24 +117,14 @@ type sessionCodes struct {
 	cookieFormat, cookieLong, maxDuration string
 }
 
-// Session is the session configuration common to oauth, oidc and saml.
+// Session is the session configuration common to oauth, oidc and saml, in its stored and its
+// response form.
 type Session struct {
-	OptionsPassthrough bool   `dynamodbav:"options_passthrough"`
-	CookiePrefix       string `dynamodbav:"cookie_prefix"`
-	InactivityTimeout  int64  `dynamodbav:"inactivity_timeout"`
-	MaximumDuration    int64  `dynamodbav:"maximum_duration"`
+	OptionsPassthrough bool   `dynamodbav:"options_passthrough" json:"options_passthrough"`
+	CookiePrefix       string `dynamodbav:"cookie_prefix" json:"cookie_prefix"`
+	InactivityTimeout  int64  `dynamodbav:"inactivity_timeout" json:"inactivity_timeout"`
+	MaximumDuration    int64  `dynamodbav:"maximum_duration" json:"maximum_duration"`
 }
-
-// SessionJSON is the response form of Session.
-type SessionJSON struct {
-	OptionsPassthrough bool   `json:"options_passthrough"`
-	CookiePrefix       string `json:"cookie_prefix"`
-	InactivityTimeout  int64  `json:"inactivity_timeout"`
-	MaximumDuration    int64  `json:"maximum_duration"`
-}
-
-// JSON returns s's response form.
-func (s Session) JSON() SessionJSON { return SessionJSON(s) }
 
 // SessionIn is the request form of Session.
 type SessionIn struct {

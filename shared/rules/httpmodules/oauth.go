@@ -41,26 +41,33 @@ type OAuthApp struct {
 
 // OAuthIn is the request form of OAuth.
 type OAuthIn struct {
-	Enabled  *bool            `json:"enabled"`
-	Provider *OAuthProviderIn `json:"provider"`
+	Enabled  *bool              `json:"enabled"`
+	Provider *OAuthProviderForm `json:"provider"`
 	SessionIn
 	AuthCheckInterval *int64 `json:"auth_check_interval"`
 }
 
-// OAuthProviderIn holds one member per provider; exactly one may be given.
-type OAuthProviderIn struct {
-	GitHub    *OAuthGitHubIn `json:"github"`
-	Facebook  *OAuthAppIn    `json:"facebook"`
-	Microsoft *OAuthAppIn    `json:"microsoft"`
-	Google    *OAuthAppIn    `json:"google"`
-	LinkedIn  *OAuthAppIn    `json:"linkedin"`
-	GitLab    *OAuthAppIn    `json:"gitlab"`
-	Twitch    *OAuthAppIn    `json:"twitch"`
-	Amazon    *OAuthAppIn    `json:"amazon"`
+// OAuthProviderForm is the request and the response form of the provider: one member per
+// provider, exactly one of them non-null.
+type OAuthProviderForm struct {
+	GitHub    *OAuthGitHubForm `json:"github"`
+	Facebook  *OAuthAppForm    `json:"facebook"`
+	Microsoft *OAuthAppForm    `json:"microsoft"`
+	Google    *OAuthAppForm    `json:"google"`
+	LinkedIn  *OAuthAppForm    `json:"linkedin"`
+	GitLab    *OAuthAppForm    `json:"gitlab"`
+	Twitch    *OAuthAppForm    `json:"twitch"`
+	Amazon    *OAuthAppForm    `json:"amazon"`
 }
 
-// OAuthAppIn is the request form of a provider's configuration.
-type OAuthAppIn struct {
+// others are p's members of the providers after GitHub, in OAuthProviders' order.
+func (p *OAuthProviderForm) others() []**OAuthAppForm {
+	return []**OAuthAppForm{&p.Facebook, &p.Microsoft, &p.Google, &p.LinkedIn, &p.GitLab, &p.Twitch, &p.Amazon}
+}
+
+// OAuthAppForm is the request and the response form of a provider's configuration; the client
+// secret is write-only, always null in a response.
+type OAuthAppForm struct {
 	ClientID       *string  `json:"client_id"`
 	ClientSecret   *string  `json:"client_secret"`
 	Scopes         []string `json:"scopes"`
@@ -68,51 +75,19 @@ type OAuthAppIn struct {
 	EmailDomains   []string `json:"email_domains"`
 }
 
-// OAuthGitHubIn is GitHub's configuration, which may also name teams and organizations.
-type OAuthGitHubIn struct {
-	OAuthAppIn
+// OAuthGitHubForm is GitHub's configuration, which may also name teams and organizations.
+type OAuthGitHubForm struct {
+	OAuthAppForm
 	Teams         []string `json:"teams"`
 	Organizations []string `json:"organizations"`
 }
 
 // OAuthJSON is the response form of OAuth.
 type OAuthJSON struct {
-	Enabled            bool               `json:"enabled"`
-	Provider           *OAuthProviderJSON `json:"provider"`
-	OptionsPassthrough bool               `json:"options_passthrough"`
-	CookiePrefix       string             `json:"cookie_prefix"`
-	InactivityTimeout  int64              `json:"inactivity_timeout"`
-	MaximumDuration    int64              `json:"maximum_duration"`
-	AuthCheckInterval  int64              `json:"auth_check_interval"`
-}
-
-// OAuthProviderJSON has one non-null member, the configured provider.
-type OAuthProviderJSON struct {
-	GitHub    *OAuthGitHubJSON `json:"github"`
-	Facebook  *OAuthAppJSON    `json:"facebook"`
-	Microsoft *OAuthAppJSON    `json:"microsoft"`
-	Google    *OAuthAppJSON    `json:"google"`
-	LinkedIn  *OAuthAppJSON    `json:"linkedin"`
-	GitLab    *OAuthAppJSON    `json:"gitlab"`
-	Twitch    *OAuthAppJSON    `json:"twitch"`
-	Amazon    *OAuthAppJSON    `json:"amazon"`
-}
-
-// OAuthAppJSON is a provider's configuration as returned: the client secret is write-only,
-// always null.
-type OAuthAppJSON struct {
-	ClientID       *string  `json:"client_id"`
-	ClientSecret   *string  `json:"client_secret"`
-	Scopes         []string `json:"scopes"`
-	EmailAddresses []string `json:"email_addresses"`
-	EmailDomains   []string `json:"email_domains"`
-}
-
-// OAuthGitHubJSON is GitHub's configuration as returned.
-type OAuthGitHubJSON struct {
-	OAuthAppJSON
-	Teams         []string `json:"teams"`
-	Organizations []string `json:"organizations"`
+	Enabled  bool               `json:"enabled"`
+	Provider *OAuthProviderForm `json:"provider"`
+	Session
+	AuthCheckInterval int64 `json:"auth_check_interval"`
 }
 
 var oauthSession = sessionCodes{cookieFormat: CodeCookiePrefix, cookieLong: CodeOAuthCookieLong, maxDuration: CodeOAuthDurationLong}
@@ -135,12 +110,15 @@ func (in OAuthIn) Check(field string) (OAuth, error) {
 		return o, api.BadRequest(CodeAuthCheckLong, f, "%s must be at most one year (%d seconds)", f, MaxSessionSeconds)
 	}
 	pf := path(field, "provider")
-	var app *OAuthAppIn
-	var gh *OAuthGitHubIn
+	var app *OAuthAppForm
+	var gh *OAuthGitHubForm
 	if p := in.Provider; p != nil {
-		apps := []*OAuthAppIn{nil, p.Facebook, p.Microsoft, p.Google, p.LinkedIn, p.GitLab, p.Twitch, p.Amazon}
+		apps := []*OAuthAppForm{nil}
+		for _, a := range p.others() {
+			apps = append(apps, *a)
+		}
 		if p.GitHub != nil {
-			apps[0], gh = &p.GitHub.OAuthAppIn, p.GitHub
+			apps[0], gh = &p.GitHub.OAuthAppForm, p.GitHub
 		}
 		for i, a := range apps {
 			if a == nil {
@@ -167,7 +145,7 @@ func (in OAuthIn) Check(field string) (OAuth, error) {
 	return o, nil
 }
 
-func (in *OAuthAppIn) check(field string) (OAuthApp, error) {
+func (in *OAuthAppForm) check(field string) (OAuthApp, error) {
 	var a OAuthApp
 	id, secret := "", ""
 	api.Set(&id, in.ClientID)
@@ -211,7 +189,7 @@ func (in *OAuthAppIn) check(field string) (OAuthApp, error) {
 	return a, nil
 }
 
-func (a *OAuthApp) checkGitHub(field string, in *OAuthGitHubIn) error {
+func (a *OAuthApp) checkGitHub(field string, in *OAuthGitHubForm) error {
 	f := path(field, "teams")
 	if err := checkList(f, in.Teams, MaxGitHubTeams, MaxGitHubNameBytes, CodeTooManyTeams, CodeEmptyTeam, CodeTeamLong, CodeDupTeam, true); err != nil {
 		return err
@@ -318,31 +296,16 @@ func (o *OAuth) SealSecrets(ctx context.Context, s seal.Sealer, aad map[string]s
 
 // JSON returns o's response form.
 func (o OAuth) JSON() *OAuthJSON {
-	app := OAuthAppJSON{Scopes: orEmpty(o.App.Scopes), EmailAddresses: orEmpty(o.App.EmailAddresses), EmailDomains: orEmpty(o.App.EmailDomains)}
+	app := OAuthAppForm{Scopes: orEmpty(o.App.Scopes), EmailAddresses: orEmpty(o.App.EmailAddresses), EmailDomains: orEmpty(o.App.EmailDomains)}
 	if o.App.ClientID != "" {
 		id := o.App.ClientID
 		app.ClientID = &id
 	}
-	p := &OAuthProviderJSON{}
-	switch o.Provider {
-	case "github":
-		p.GitHub = &OAuthGitHubJSON{OAuthAppJSON: app, Teams: orEmpty(o.App.Teams), Organizations: orEmpty(o.App.Organizations)}
-	case "facebook":
-		p.Facebook = &app
-	case "microsoft":
-		p.Microsoft = &app
-	case "google":
-		p.Google = &app
-	case "linkedin":
-		p.LinkedIn = &app
-	case "gitlab":
-		p.GitLab = &app
-	case "twitch":
-		p.Twitch = &app
-	case "amazon":
-		p.Amazon = &app
+	p := &OAuthProviderForm{}
+	if i := slices.Index(OAuthProviders, o.Provider); i == 0 {
+		p.GitHub = &OAuthGitHubForm{OAuthAppForm: app, Teams: orEmpty(o.App.Teams), Organizations: orEmpty(o.App.Organizations)}
+	} else if i > 0 {
+		*p.others()[i-1] = &app
 	}
-	return &OAuthJSON{Enabled: o.Enabled, Provider: p, OptionsPassthrough: o.OptionsPassthrough,
-		CookiePrefix: o.CookiePrefix, InactivityTimeout: o.InactivityTimeout, MaximumDuration: o.MaximumDuration,
-		AuthCheckInterval: o.AuthCheckInterval}
+	return &OAuthJSON{Enabled: o.Enabled, Provider: p, Session: o.Session, AuthCheckInterval: o.AuthCheckInterval}
 }

@@ -32,7 +32,7 @@ type OIDCIn struct {
 // OIDCJSON is the response form of OIDC: the client secret is write-only, always null.
 type OIDCJSON struct {
 	Enabled bool `json:"enabled"`
-	SessionJSON
+	Session
 	Issuer       string   `json:"issuer"`
 	ClientID     string   `json:"client_id"`
 	ClientSecret *string  `json:"client_secret"`
@@ -95,6 +95,6 @@ func (o *OIDC) SealSecrets(ctx context.Context, s seal.Sealer, aad map[string]st
 
 // JSON returns o's response form.
 func (o OIDC) JSON() *OIDCJSON {
-	return &OIDCJSON{Enabled: o.Enabled, SessionJSON: o.Session.JSON(), Issuer: o.Issuer,
+	return &OIDCJSON{Enabled: o.Enabled, Session: o.Session, Issuer: o.Issuer,
 		ClientID: o.ClientID, Scopes: orEmpty(o.Scopes)}
 }

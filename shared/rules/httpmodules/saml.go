@@ -67,7 +67,7 @@ type SAMLIn struct {
 // SAMLJSON is the response form of SAML, with the service provider's derived members.
 type SAMLJSON struct {
 	Enabled bool `json:"enabled"`
-	SessionJSON
+	Session
 	IdPMetadata                  string   `json:"idp_metadata"`
 	ForceAuthn                   bool     `json:"force_authn"`
 	AllowIdPInitiated            bool     `json:"allow_idp_initiated"`
@@ -208,20 +208,20 @@ func (s SAML) SPMetadata(sp SPURLs) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("httpmodules: SAML certificate: %w", err)
 	}
-	acs, err := url.Parse(sp.ACS)
-	if err != nil {
-		return nil, fmt.Errorf("httpmodules: ACS URL: %w", err)
-	}
-	slo, err := url.Parse(sp.SLO)
-	if err != nil {
-		return nil, fmt.Errorf("httpmodules: SLO URL: %w", err)
-	}
-	md, err := url.Parse(sp.Metadata)
-	if err != nil {
-		return nil, fmt.Errorf("httpmodules: metadata URL: %w", err)
+	var acs, slo, md url.URL
+	for _, u := range []struct {
+		name string
+		raw  string
+		dst  *url.URL
+	}{{"ACS", sp.ACS, &acs}, {"SLO", sp.SLO, &slo}, {"metadata", sp.Metadata, &md}} {
+		parsed, err := url.Parse(u.raw)
+		if err != nil {
+			return nil, fmt.Errorf("httpmodules: %s URL: %w", u.name, err)
+		}
+		*u.dst = *parsed
 	}
 	provider := saml.ServiceProvider{
-		EntityID: sp.EntityID, Certificate: cert, MetadataURL: *md, AcsURL: *acs, SloURL: *slo,
+		EntityID: sp.EntityID, Certificate: cert, MetadataURL: md, AcsURL: acs, SloURL: slo,
 		AuthnNameIDFormat: saml.NameIDFormat(s.NameIDFormat), SignatureMethod: dsig.RSASHA256SignatureMethod,
 		LogoutBindings:    []string{saml.HTTPPostBinding, saml.HTTPRedirectBinding},
 		AllowIDPInitiated: s.AllowIdPInitiated, ForceAuthn: &s.ForceAuthn,
@@ -235,7 +235,7 @@ func (s SAML) SPMetadata(sp SPURLs) ([]byte, error) {
 
 // JSON returns s's response form for sp.
 func (s SAML) JSON(sp SPURLs) *SAMLJSON {
-	return &SAMLJSON{Enabled: s.Enabled, SessionJSON: s.Session.JSON(), IdPMetadata: s.IdPMetadata,
+	return &SAMLJSON{Enabled: s.Enabled, Session: s.Session, IdPMetadata: s.IdPMetadata,
 		ForceAuthn: s.ForceAuthn, AllowIdPInitiated: s.AllowIdPInitiated, AuthorizedGroups: orEmpty(s.AuthorizedGroups),
 		EntityID: sp.EntityID, AssertionConsumerServiceURL: sp.ACS, SingleLogoutURL: sp.SLO,
 		RequestSigningCertificatePEM: s.CertificatePEM(), MetadataURL: sp.Metadata, NameIDFormat: s.NameIDFormat}
