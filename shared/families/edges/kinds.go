@@ -100,30 +100,25 @@ type IPRestrictionJSON struct {
 var IPRestrictionModule = &Kind[IPRestrictionMutate, IPRestriction, IPRestrictionJSON]{
 	Name: "ip_restriction",
 	Check: func(ctx context.Context, field string, in *IPRestrictionMutate) (*IPRestriction, error) {
-		f := Field(field, "ip_policy_ids")
-		var list []string
-		if in.IPPolicyIDs != nil {
-			list = *in.IPPolicyIDs
-		}
-		switch {
-		case len(list) == 0:
+		list := in.IPPolicyIDs
+		if f := Field(field, ipPolicyList.member); list == nil || len(*list) == 0 {
 			return nil, api.BadRequest(CodeNoIPPolicy, f, "an IP restriction module needs at least one IP policy in %s", f)
-		case len(list) > MaxIPPolicies:
-			return nil, api.BadRequest(CodeTooManyIPPolicies, f, "%s lists %d IP policies; the limit is %d", f, len(list), MaxIPPolicies)
 		}
-		if err := checkIDs(f, list, ids.IPPolicy, CodeIPPolicyMissing, "IP policy"); err != nil {
+		checked, err := ipPolicyList.check(field, list)
+		if err != nil {
 			return nil, err
 		}
-		return &IPRestriction{Enabled: enabledOr(in.Enabled), IPPolicyIDs: slices.Clone(list)}, nil
+		return &IPRestriction{Enabled: enabledOr(in.Enabled), IPPolicyIDs: checked}, nil
 	},
-	Refs: func(s *IPRestriction) []string { return s.IPPolicyIDs },
-	Missing: func(field, id string) error {
-		return api.BadRequest(CodeIPPolicyMissing, Field(field, "ip_policy_ids"), "IP policy %s does not exist in this account", id)
-	},
+	Refs:    func(s *IPRestriction) []string { return s.IPPolicyIDs },
+	Missing: ipPolicyList.missing,
 	Render: func(r *api.Request, s *IPRestriction) *IPRestrictionJSON {
-		return &IPRestrictionJSON{Enabled: s.Enabled, IPPolicies: refs(r, access.IPPoliciesDescriptor.Path, s.IPPolicyIDs)}
+		return &IPRestrictionJSON{Enabled: s.Enabled, IPPolicies: ipPolicyList.refs(r, s.IPPolicyIDs)}
 	},
 }
+
+var ipPolicyList = idList{member: "ip_policy_ids", prefix: ids.IPPolicy, what: "IP policy", whats: "IP policies",
+	max: MaxIPPolicies, maxCode: CodeTooManyIPPolicies, missingCode: CodeIPPolicyMissing, path: access.IPPoliciesDescriptor.Path}
 
 // MutualTLSMutate is the request form of a mutual TLS module.
 type MutualTLSMutate struct {
@@ -148,28 +143,23 @@ type MutualTLSJSON struct {
 var MutualTLSModule = &Kind[MutualTLSMutate, MutualTLS, MutualTLSJSON]{
 	Name: "mutual_tls",
 	Check: func(ctx context.Context, field string, in *MutualTLSMutate) (*MutualTLS, error) {
-		f := Field(field, "certificate_authority_ids")
-		var list []string
-		if in.CertificateAuthorityIDs != nil {
-			list = *in.CertificateAuthorityIDs
-		}
-		if len(list) > MaxCAs {
-			return nil, api.BadRequest(CodeTooManyCAs, f, "%s lists %d certificate authorities; the limit is %d", f, len(list), MaxCAs)
-		}
-		if err := checkIDs(f, list, ids.CertificateAuthority, CodeCAMissing, "certificate authority"); err != nil {
+		checked, err := caList.check(field, in.CertificateAuthorityIDs)
+		if err != nil {
 			return nil, err
 		}
-		return &MutualTLS{Enabled: enabledOr(in.Enabled), CertificateAuthorityIDs: slices.Clone(list)}, nil
+		return &MutualTLS{Enabled: enabledOr(in.Enabled), CertificateAuthorityIDs: checked}, nil
 	},
-	Refs: func(s *MutualTLS) []string { return s.CertificateAuthorityIDs },
-	Missing: func(field, id string) error {
-		return api.BadRequest(CodeCAMissing, Field(field, "certificate_authority_ids"), "certificate authority %s does not exist in this account", id)
-	},
+	Refs:    func(s *MutualTLS) []string { return s.CertificateAuthorityIDs },
+	Missing: caList.missing,
 	Render: func(r *api.Request, s *MutualTLS) *MutualTLSJSON {
-		return &MutualTLSJSON{Enabled: s.Enabled, CertificateAuthorities: refs(r, tlscerts.CertificateAuthoritiesDescriptor.Path, s.CertificateAuthorityIDs)}
+		return &MutualTLSJSON{Enabled: s.Enabled, CertificateAuthorities: caList.refs(r, s.CertificateAuthorityIDs)}
 	},
 	NeedsTermination: true,
 }
+
+var caList = idList{member: "certificate_authority_ids", prefix: ids.CertificateAuthority, what: "certificate authority",
+	whats: "certificate authorities", max: MaxCAs, maxCode: CodeTooManyCAs, missingCode: CodeCAMissing,
+	path: tlscerts.CertificateAuthoritiesDescriptor.Path}
 
 // Values of a TLS termination module.
 const (
@@ -285,26 +275,50 @@ var TrafficPolicyModule = &Kind[TrafficPolicy, TrafficPolicy, TrafficPolicyJSON]
 	},
 }
 
-// checkIDs refuses a list of ids that holds one not of kind prefix (code: it cannot exist) or
-// the same id twice.
-func checkIDs(field string, list []string, prefix, code, what string) error {
-	for i, id := range list {
-		f := field + "[" + strconv.Itoa(i) + "]"
-		if !ids.Is(id, prefix) {
-			return api.BadRequest(code, f, "%s %s is not an id of a %s (%s_…)", f, api.Describe(id), what, prefix)
-		}
-		if slices.Contains(list[:i], id) {
-			return api.Invalid(f, "%s %s is listed twice", what, id)
-		}
-	}
-	return nil
+// idList is a module member listing ids of one family of the account, which the module
+// references: the member's name, the ids' prefix, what one and several of them are called in
+// messages, how many it may list (maxCode past that), the code of an id that names none of the
+// account's, and the family's path.
+type idList struct {
+	member, prefix, what, whats string
+	max                         int
+	maxCode, missingCode, path  string
 }
 
-// refs is the response form of references to ids of the family at path.
-func refs(r *api.Request, path string, list []string) []api.Ref {
+// check returns the ids of in, the list's value in the module at field: at most l.max, each of
+// the family's prefix (l.missingCode: it cannot exist) and listed once.
+func (l idList) check(field string, in *[]string) ([]string, error) {
+	f := Field(field, l.member)
+	var list []string
+	if in != nil {
+		list = *in
+	}
+	if len(list) > l.max {
+		return nil, api.BadRequest(l.maxCode, f, "%s lists %d %s; the limit is %d", f, len(list), l.whats, l.max)
+	}
+	for i, id := range list {
+		f := f + "[" + strconv.Itoa(i) + "]"
+		if !ids.Is(id, l.prefix) {
+			return nil, api.BadRequest(l.missingCode, f, "%s %s is not an id of a %s (%s_…)", f, api.Describe(id), l.what, l.prefix)
+		}
+		if slices.Contains(list[:i], id) {
+			return nil, api.Invalid(f, "%s %s is listed twice", l.what, id)
+		}
+	}
+	return slices.Clone(list), nil
+}
+
+// missing is the refusal of the id, listed in the module at field, that names nothing of the
+// account's.
+func (l idList) missing(field, id string) error {
+	return api.BadRequest(l.missingCode, Field(field, l.member), "%s %s does not exist in this account", l.what, id)
+}
+
+// refs is the response form of the references in list.
+func (l idList) refs(r *api.Request, list []string) []api.Ref {
 	out := make([]api.Ref, 0, len(list))
 	for _, id := range list {
-		out = append(out, api.Ref{ID: id, URI: r.URI(path + "/" + id)})
+		out = append(out, api.Ref{ID: id, URI: r.URI(l.path + "/" + id)})
 	}
 	return out
 }

@@ -89,31 +89,25 @@ func (p *parser) or(d int) (node, error) {
 	if d > maxDepth {
 		return nil, &Error{p.peek().pos, "filter is nested too deeply"}
 	}
-	l, err := p.and(d)
-	if err != nil {
-		return nil, err
-	}
-	for p.accept("||") {
-		r, err := p.and(d)
-		if err != nil {
-			return nil, err
-		}
-		l = orNode{l, r}
-	}
-	return l, nil
+	return p.binary(d, "||", p.and, func(l, r node) node { return orNode{l, r} })
 }
 
 func (p *parser) and(d int) (node, error) {
-	l, err := p.unary(d)
+	return p.binary(d, "&&", p.unary, func(l, r node) node { return andNode{l, r} })
+}
+
+// binary parses operands joined by op, which associates to the left: join(join(a, b), c).
+func (p *parser) binary(d int, op string, operand func(d int) (node, error), join func(l, r node) node) (node, error) {
+	l, err := operand(d)
 	if err != nil {
 		return nil, err
 	}
-	for p.accept("&&") {
-		r, err := p.unary(d)
+	for p.accept(op) {
+		r, err := operand(d)
 		if err != nil {
 			return nil, err
 		}
-		l = andNode{l, r}
+		l = join(l, r)
 	}
 	return l, nil
 }
