@@ -48,9 +48,7 @@ type addrCreate struct {
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: "/reserved_addrs", Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
-	Routes: serveConfigured(func(f *resource.Family[AddrItem, *AddrItem], cfg *Config) resource.Hooks[*AddrItem] {
-		return ReservedAddrs{f, cfg}
-	}),
+	Routes: serveConfigured[ReservedAddrs](),
 }
 
 // ReservedAddrs is the reserved address family's rules.

@@ -206,14 +206,32 @@ func mustConfig() *Config {
 	return c
 }
 
-// serveConfigured is resource.Serve for a family whose hooks need the configuration, read when
-// the routes are registered.
-func serveConfigured[T any, P interface {
+// configuredHooks is the shape of a hooks type that holds its family and the configuration
+// (struct{ *resource.Family[T, P]; Config *Config }).
+type configuredHooks[T any, P interface {
 	*T
 	store.Resource
-}](hooks func(f *resource.Family[T, P], cfg *Config) resource.Hooks[P]) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
+}] interface {
+	~struct {
+		*resource.Family[T, P]
+		Config *Config
+	}
+	resource.Hooks[P]
+}
+
+// serveConfigured is resource.ServeHooks for a family whose hooks H hold the configuration as
+// well, read when the routes are registered.
+func serveConfigured[H configuredHooks[T, P], T any, P interface {
+	*T
+	store.Resource
+}]() func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
 	return func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
 		cfg := mustConfig()
-		resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] { return hooks(f, cfg) })(d, k, mux, s)
+		resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] {
+			return H(struct {
+				*resource.Family[T, P]
+				Config *Config
+			}{f, cfg})
+		})(d, k, mux, s)
 	}
 }

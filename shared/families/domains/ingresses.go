@@ -56,9 +56,7 @@ type ingressCreate struct {
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
-	Routes: serveConfigured(func(f *resource.Family[IngressItem, *IngressItem], cfg *Config) resource.Hooks[*IngressItem] {
-		return AgentIngresses{f, cfg}
-	}),
+	Routes: serveConfigured[AgentIngresses](),
 }
 
 // AgentIngresses is the agent ingress family's rules.
