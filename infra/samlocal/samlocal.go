@@ -99,7 +99,7 @@ func (s Stack) Values() (map[string]string, error) {
 	}
 	// The certificate worker: challenge records in the local challtestsrv rather than Route 53,
 	// orders from the local pebble, the local renewal window.
-	v["HOSTED_ZONE_ID"] = ""
+	v["HOSTED_ZONE_ID"], v["DELEGATION_SET_ID"] = "", ""
 	v["CERT_RENEW_BEFORE"] = os.Getenv("CERT_RENEW_BEFORE")
 	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
 	for _, name := range []string{"ACME_DIRECTORY", "CHALLTESTSRV_URL"} {

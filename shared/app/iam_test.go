@@ -1,9 +1,12 @@
 package app_test
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/workers/certs"
 )
 
 // familyActions are the DynamoDB actions the generic family's requests need: the auth read with
@@ -133,6 +137,46 @@ func TestHTTPFunctionsHaveNoSQS(t *testing.T) {
 		}
 		if grants(dig(tpl[f.Name].(map[string]any), "Properties", "Policies")) {
 			t.Errorf("%s's policy grants an SQS action in template.yaml", f.Name)
+		}
+	}
+}
+
+// The certificate worker's role may make exactly the Route 53 calls its provider makes (the
+// methods of certs.Route53API): one missing fails every job in AWS only, one more is a grant
+// nothing needs. The grants for agent ingress zones (any hosted zone, creation) exist only with
+// a delegation set, and the worker is told its id and the service's zone.
+func TestCertWorkerRoute53GrantsAreItsCalls(t *testing.T) {
+	calls := map[string]bool{}
+	api := reflect.TypeFor[certs.Route53API]()
+	for i := range api.NumMethod() {
+		calls["route53:"+api.Method(i).Name] = true
+	}
+	granted := map[string]bool{}
+	for _, a := range grantedActions(t, "CertWorkerFunction") {
+		if strings.HasPrefix(a, "route53:") {
+			granted[a] = true
+		}
+	}
+	if !maps.Equal(calls, granted) {
+		t.Errorf("CertWorkerFunction is granted %v; its Route 53 client calls %v", slices.Sorted(maps.Keys(granted)), slices.Sorted(maps.Keys(calls)))
+	}
+	fn := templateMap(t)["Resources"].(map[string]any)["CertWorkerFunction"]
+	env, _ := dig(fn, "Properties", "Environment", "Variables").(map[string]any)
+	if ref := dig(env, "DELEGATION_SET_ID", "Ref"); ref != "DelegationSetId" {
+		t.Errorf("CertWorkerFunction's DELEGATION_SET_ID is %v, want the DelegationSetId parameter", env["DELEGATION_SET_ID"])
+	}
+	if ref := dig(env, "HOSTED_ZONE_ID", "Ref"); ref != "HostedZone" {
+		t.Errorf("CertWorkerFunction's HOSTED_ZONE_ID is %v, want the HostedZone", env["HOSTED_ZONE_ID"])
+	}
+	for _, st := range dig(fn, "Properties", "Policies").([]any)[0].(map[string]any)["Statement"].([]any) {
+		cond, _ := dig(st, "Fn::If").([]any)
+		action := fmt.Sprint(dig(st, "Action"))
+		if len(cond) == 3 {
+			action = fmt.Sprint(dig(cond[1], "Action"))
+		}
+		wide := strings.Contains(action, "CreateHostedZone") || strings.Contains(action, "DeleteHostedZone")
+		if wide && (len(cond) != 3 || cond[0] != "HasDelegationSet") {
+			t.Errorf("%s is granted without the HasDelegationSet condition", action)
 		}
 	}
 }

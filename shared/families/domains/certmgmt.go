@@ -182,12 +182,21 @@ func (c *CertManagement) release(tx *store.Tx, account string) {
 }
 
 // CertJobMessage is a certificate job as the certificate worker receives it: the message body
-// is this, in JSON. The worker runs it only while it is the resource's pending job.
+// is this, in JSON. A certificate job (no Kind) runs only while it is the resource's pending
+// job; a JobDeleteZone job deletes the DNS zone of a deleted agent ingress.
 type CertJobMessage struct {
 	JobID      string `json:"job_id"`
 	AccountID  string `json:"account_id"`
 	ResourceID string `json:"resource_id"`
+	Kind       string `json:"kind,omitempty"`
+	// Domain is the deleted agent ingress's domain (JobDeleteZone).
+	Domain string `json:"domain,omitempty"`
 }
+
+// JobDeleteZone is the kind of job that deletes a deleted agent ingress's DNS zone (a Route 53
+// hosted zone in AWS) with its records. It leaves with the deletion's transaction, like every
+// job, so the zone's deletion waits for the worker rather than the request.
+const JobDeleteZone = "delete_zone"
 
 // CertJobItem is a requested job as the table's stream carries it to the certificate jobs
 // queue: written once, in the transaction that records the job on its resource, and expiring
@@ -206,7 +215,7 @@ type CertJobItem struct {
 // carries it to the certificate jobs queue (the CertJobsPipe in AWS, the local stream reader
 // otherwise), exactly as committed events leave.
 func EnqueueCertJob(tx *store.Tx, job CertJobMessage, now time.Time) {
-	payload, _ := json.Marshal(job) // three strings: cannot fail
+	payload, _ := json.Marshal(job) // strings only: cannot fail
 	tx.Put("cert.job", CertJobItem{Key: store.CertJobKey(job.JobID), JobID: job.JobID, AccountID: job.AccountID,
 		ResourceID: job.ResourceID, Payload: string(payload), Created: now.Unix(), TTL: now.Add(audit.OutboxRetention).Unix()})
 }

@@ -95,4 +95,7 @@
 //     (there is no DELETE route for it here) and the certificate already issued stays a TLS
 //     certificate of the account. Over-long description and metadata are 6700 and 6701; an
 //     empty PATCH 606.
+//   - Deleting an ingress also writes a job of kind JobDeleteZone (its id and domain) in the
+//     deletion's transaction: the certificate worker deletes the domain's DNS zone (a Route 53
+//     hosted zone in AWS, made by its first certificate job) off the request path.
 package domains

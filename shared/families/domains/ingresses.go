@@ -126,10 +126,15 @@ func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressI
 	return f.setPolicy(it, in.Policy.Value, m)
 }
 
-// Delete releases the domain's guard and deletes the managed certificate.
+// Delete releases the domain's guard, deletes the managed certificate and requests the
+// deletion of the domain's DNS zone (the certificate worker's, through the job queue: a hosted
+// zone is deleted record by record, too slow for a request).
 func (AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
 	m.Delete("ingress.release", ingressGuardKey(it.Domain))
 	it.release(m.Tx, it.AccountID)
+	now := time.Now()
+	EnqueueCertJob(m.Tx, CertJobMessage{JobID: ids.NewAt(ids.CertJob, now), AccountID: it.AccountID, ResourceID: it.ID,
+		Kind: JobDeleteZone, Domain: it.Domain}, now)
 	return nil
 }
 

@@ -1,6 +1,6 @@
 // Package standin runs local HTTP servers that stand in for the event sinks (Kinesis, Firehose,
-// CloudWatch Logs, STS, Datadog's log intake, Azure's token and Logs Ingestion endpoints) in
-// tests and benchmarks. Each checks what the real service checks before accepting a request:
+// CloudWatch Logs, STS, Datadog's log intake, Azure's token and Logs Ingestion endpoints) and
+// for Route 53 (the certificate worker's DNS provider in AWS) in tests and benchmarks. Each checks what the real service checks before accepting a request:
 // the operation and content type, the request shape and limits, and authentication (a SigV4
 // signature verified against the issued secret, an API key, a bearer token), and records what
 // it accepted.

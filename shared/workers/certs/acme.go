@@ -145,26 +145,39 @@ func NewKey(keyType string) (crypto.Signer, error) {
 	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 }
 
-// challengeSolver publishes each name's DNS-01 record: at _acme-challenge.<name> for names
-// delegated to the service, or at the name its _acme-challenge CNAME points to (records).
+// challengeSolver publishes each name's DNS-01 record: at _acme-challenge.<name> in the
+// delegated zone for names delegated to the service (an agent ingress's own zone), or in the
+// service's zone at the name its _acme-challenge CNAME points to (records).
 type challengeSolver struct {
-	dns     DNS
-	records map[string]string
+	delegated, service Records
+	records            map[string]string
 }
 
-func (s challengeSolver) record(ch acme.Challenge) string {
+func (s challengeSolver) record(ch acme.Challenge) (Records, string) {
 	if r, ok := s.records[ch.Identifier.Value]; ok {
-		return r
+		return s.service, r
 	}
-	return ch.DNS01TXTRecordName()
+	return s.delegated, ch.DNS01TXTRecordName()
 }
 
 // Present publishes the challenge's TXT record.
 func (s challengeSolver) Present(ctx context.Context, ch acme.Challenge) error {
-	return s.dns.SetTXT(ctx, s.record(ch), ch.DNS01KeyAuthorization())
+	zone, name := s.record(ch)
+	return zone.SetTXT(ctx, name, ch.DNS01KeyAuthorization())
+}
+
+// Wait returns once the record is served (acmez calls it after presenting every challenge, so
+// the records of one order propagate together).
+func (s challengeSolver) Wait(ctx context.Context, ch acme.Challenge) error {
+	zone, name := s.record(ch)
+	if sy, ok := zone.(Syncer); ok {
+		return sy.WaitTXT(ctx, name, ch.DNS01KeyAuthorization())
+	}
+	return nil
 }
 
 // CleanUp removes it once the authority has validated (or refused) it.
 func (s challengeSolver) CleanUp(ctx context.Context, ch acme.Challenge) error {
-	return s.dns.ClearTXT(ctx, s.record(ch))
+	zone, name := s.record(ch)
+	return zone.ClearTXT(ctx, name)
 }

@@ -9,17 +9,32 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/route53"
-	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
 )
 
-// DNS is where the worker publishes DNS-01 challenge records: Route 53 in AWS, challtestsrv's
-// management API locally. Names are fully qualified, without the trailing dot.
-type DNS interface {
+// Records is a DNS zone the worker publishes DNS-01 challenge records in. Names are fully
+// qualified, without the trailing dot. A zone whose records take a while to be served also
+// implements Syncer.
+type Records interface {
 	SetTXT(ctx context.Context, name, value string) error
 	ClearTXT(ctx context.Context, name string) error
+}
+
+// Syncer is a zone whose records are served some time after SetTXT returns (Route 53's name
+// servers): WaitTXT returns once value at name is served.
+type Syncer interface {
+	WaitTXT(ctx context.Context, name, value string) error
+}
+
+// DNS is where the worker publishes challenge records: Route 53 in AWS, challtestsrv's
+// management API locally. The service's zone holds custom domains'
+// acme_challenge_cname_targets; an agent ingress domain, delegated to the service, has a zone
+// of its own.
+type DNS interface {
+	ServiceZone() Records
+	// IngressZone returns the zone of the agent ingress id's domain, creating it the first time.
+	IngressZone(ctx context.Context, id, domain string) (Records, error)
+	// DeleteIngressZone deletes that zone and its records; there being none is success.
+	DeleteIngressZone(ctx context.Context, id, domain string) error
 }
 
 // Resolver looks up what a name is a CNAME to: the user's _acme-challenge record of a custom
@@ -61,6 +76,15 @@ func (c ChallTestSrv) SetCNAME(ctx context.Context, name, target string) error {
 	return c.post(ctx, "/set-cname", map[string]string{"host": fqdn(name), "target": fqdn(target)})
 }
 
+// ServiceZone is challtestsrv itself: it answers for every name.
+func (c ChallTestSrv) ServiceZone() Records { return c }
+
+// IngressZone is challtestsrv itself: it answers for every name.
+func (c ChallTestSrv) IngressZone(context.Context, string, string) (Records, error) { return c, nil }
+
+// DeleteIngressZone has nothing to delete: challtestsrv keeps no zones.
+func (c ChallTestSrv) DeleteIngressZone(context.Context, string, string) error { return nil }
+
 // ClearCNAME removes the CNAME at name.
 func (c ChallTestSrv) ClearCNAME(ctx context.Context, name string) error {
 	return c.post(ctx, "/clear-cname", map[string]string{"host": fqdn(name)})
@@ -85,58 +109,6 @@ func (c ChallTestSrv) post(ctx context.Context, path string, body any) error {
 		return fmt.Errorf("challtestsrv %s: status %d", path, resp.StatusCode)
 	}
 	return nil
-}
-
-// Route53API is the part of the Route 53 client the worker calls.
-type Route53API interface {
-	ChangeResourceRecordSets(ctx context.Context, in *route53.ChangeResourceRecordSetsInput, opts ...func(*route53.Options)) (*route53.ChangeResourceRecordSetsOutput, error)
-	route53.GetChangeAPIClient
-}
-
-// Route53 publishes records in the service's hosted zone (template.yaml's HostedZone; the
-// function's role may change only that zone). A challenge's TXT record is short-lived: TTL 60.
-type Route53 struct {
-	Client Route53API
-	ZoneID string
-}
-
-// SetTXT upserts the TXT record at name with value and waits until Route 53's name servers
-// serve it (INSYNC), so the authority never looks before it is there.
-func (r Route53) SetTXT(ctx context.Context, name, value string) error {
-	out, err := r.change(ctx, r53types.ChangeActionUpsert, name, value)
-	if err != nil {
-		return err
-	}
-	w := route53.NewResourceRecordSetsChangedWaiter(r.Client)
-	if err := w.Wait(ctx, &route53.GetChangeInput{Id: out.ChangeInfo.Id}, 2*time.Minute); err != nil {
-		return fmt.Errorf("route53: waiting for TXT %s: %w", name, err)
-	}
-	return nil
-}
-
-// ClearTXT deletes the TXT record at name. Route 53 deletes only an exact record set, and the
-// value is not known here; an upsert to a placeholder, then its deletion, removes whatever was
-// there.
-func (r Route53) ClearTXT(ctx context.Context, name string) error {
-	if _, err := r.change(ctx, r53types.ChangeActionUpsert, name, "cleared"); err != nil {
-		return err
-	}
-	_, err := r.change(ctx, r53types.ChangeActionDelete, name, "cleared")
-	return err
-}
-
-func (r Route53) change(ctx context.Context, action r53types.ChangeAction, name, value string) (*route53.ChangeResourceRecordSetsOutput, error) {
-	out, err := r.Client.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
-		HostedZoneId: aws.String(r.ZoneID),
-		ChangeBatch: &r53types.ChangeBatch{Changes: []r53types.Change{{Action: action, ResourceRecordSet: &r53types.ResourceRecordSet{
-			Name: aws.String(fqdn(name)), Type: r53types.RRTypeTxt, TTL: aws.Int64(60),
-			ResourceRecords: []r53types.ResourceRecord{{Value: aws.String(`"` + value + `"`)}},
-		}}}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("route53 %s TXT %s: %w", action, name, err)
-	}
-	return out, nil
 }
 
 // fqdn is name with the trailing dot DNS APIs want.

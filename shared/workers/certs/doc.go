@@ -22,10 +22,28 @@
 //     redelivered or duplicated message does nothing. It writes provisioning_job (started_at,
 //     msg) while it runs.
 //   - Agent ingress domains are delegated to the service: the challenge record is written at
-//     _acme-challenge.<region domain>. A custom reserved domain is validated through the user's
-//     CNAME from _acme-challenge.<domain> to its acme_challenge_cname_target, which the worker
-//     checks first (a missing or wrong CNAME is DNS_ERROR naming the record to create) and then
-//     writes the record at the target.
+//     _acme-challenge.<region domain> in the ingress domain's own zone (DNS.IngressZone). A
+//     custom reserved domain is validated through the user's CNAME from _acme-challenge.<domain>
+//     to its acme_challenge_cname_target, which the worker checks first (a missing or wrong
+//     CNAME is DNS_ERROR naming the record to create) and then writes the record at the target,
+//     in the service's zone (DNS.ServiceZone).
+//   - DNS in AWS (Route53): the service's zone is template.yaml's HostedZone (HOSTED_ZONE_ID).
+//     An ingress domain's NS records point at the name servers of one reusable delegation set
+//     (DELEGATION_SET_ID; NAME_SERVERS, its ns_targets, are that set's), so its first job
+//     creates a hosted zone for the domain on that set (CreateHostedZone, CallerReference the
+//     ingress id: a concurrent or retried creation fails with HostedZoneAlreadyExists and finds
+//     the zone by name and caller reference instead of making a second). Records are written
+//     with UPSERT (TXT values quoted, TTL 60), waited for until INSYNC once every challenge of
+//     the order is presented (acmez's Waiter), and deleted exactly as listed back. A zone Route 53
+//     refuses because another ingress's domain is its parent or child (ConflictingDomainExists;
+//     the same name servers cannot serve both) is DNS_ERROR naming the domain; the same name
+//     left by a deleted ingress whose zone is not deleted yet, throttling and every other
+//     Route 53 error are INTERNAL_ERROR. Locally challtestsrv is every zone at once.
+//   - Deleting an agent ingress writes a job of kind delete_zone (domains.JobDeleteZone) in the
+//     deletion's transaction; the worker deletes the zone's records other than its SOA and NS,
+//     then the zone (no zone is success), retried by redelivery until it succeeds. A job still
+//     running when its ingress is deleted may create the zone after that cleanup looked: when its
+//     last write finds the ingress gone, it deletes the zone itself.
 //   - Success: in one transaction the issued chain becomes a TLS certificate of the account
 //     (issued_at set, its private key sealed), the resource points at it (its previous managed
 //     certificate deleted), renews_at is set to the leaf's expiry minus CERT_RENEW_BEFORE,
@@ -48,8 +66,9 @@
 //     the sealed key; the loser of a race reads the winner's) and registered on first use.
 //
 // Environment: CERT_JOBS_QUEUE_URL; ACME_DIRECTORY (default Let's Encrypt) and ACME_CA_FILE
-// (extra roots for the directory's TLS, pebble's locally); HOSTED_ZONE_ID (Route 53) or
-// CHALLTESTSRV_URL (pebble-challtestsrv's management API) for the challenge records;
+// (extra roots for the directory's TLS, pebble's locally); HOSTED_ZONE_ID and DELEGATION_SET_ID
+// (Route 53) or CHALLTESTSRV_URL (pebble-challtestsrv's management API) for the challenge
+// records;
 // DNS_RESOLVER (host:port of the DNS server CNAMEs are checked through; default the system's);
 // CERT_RENEW_BEFORE (default 720h), CERT_RETRY_BACKOFF (1m), CERT_RETRY_MAX_BACKOFF (6h),
 // CERT_DNS_RETRY (24h), all Go durations.

@@ -52,7 +52,8 @@ func New(db *store.DB, q queue.API, queueURL string, sealer seal.Sealer, log *sl
 	case os.Getenv("CHALLTESTSRV_URL") != "":
 		w.DNS = ChallTestSrv{URL: os.Getenv("CHALLTESTSRV_URL")}
 	case os.Getenv("HOSTED_ZONE_ID") != "":
-		w.DNS = Route53{Client: route53.NewFromConfig(awsconfig.FromEnv()), ZoneID: os.Getenv("HOSTED_ZONE_ID")}
+		w.DNS = &Route53{Client: route53.NewFromConfig(awsconfig.FromEnv()), ZoneID: os.Getenv("HOSTED_ZONE_ID"),
+			DelegationSetID: os.Getenv("DELEGATION_SET_ID")}
 	default:
 		return nil, fmt.Errorf("certs: neither HOSTED_ZONE_ID (Route 53) nor CHALLTESTSRV_URL is set: no DNS provider for challenges")
 	}

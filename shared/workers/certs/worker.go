@@ -120,8 +120,17 @@ func (w *Worker) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaev
 
 func (w *Worker) handleOne(ctx context.Context, m lambdaevents.SQSMessage) (retry bool, err error) {
 	var job domains.CertJobMessage
-	if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.JobID == "" || job.AccountID == "" || job.ResourceID == "" {
+	if err := json.Unmarshal([]byte(m.Body), &job); err != nil || job.JobID == "" || job.AccountID == "" || job.ResourceID == "" ||
+		job.Kind != "" && (job.Kind != domains.JobDeleteZone || job.Domain == "") {
 		w.log().Error("dropping a message that is not a certificate job", "message_id", m.MessageId)
+		return false, nil
+	}
+	if job.Kind == domains.JobDeleteZone {
+		// Retried by redelivery until it succeeds (then the dead-letter queue).
+		if err := w.DNS.DeleteIngressZone(ctx, job.ResourceID, job.Domain); err != nil {
+			w.log().Error("deleting a deleted agent ingress's DNS zone failed", "job_id", job.JobID, "resource_id", job.ResourceID, "err", err.Error())
+			return true, err
+		}
 		return false, nil
 	}
 	receives, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
@@ -185,13 +194,33 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 		return 0, err
 	}
 	chain, err := w.obtain(ctx, t, key)
+	stale := false
 	if err != nil {
-		return w.fail(ctx, t, job, started, attempt, err)
-	}
-	if w.Fault != nil && w.Fault(job) {
+		wait, stale, err = w.fail(ctx, t, job, started, attempt, err)
+	} else if w.Fault != nil && w.Fault(job) {
 		return 0, ErrCrashed
+	} else {
+		stale, err = w.store(ctx, t, job, chain, key)
 	}
-	return 0, w.store(ctx, t, job, chain, key)
+	if stale && err == nil && t.ingress() {
+		err = w.dropOrphanZone(ctx, t)
+	}
+	return wait, err
+}
+
+// ingress reports the target an agent ingress: its domain is delegated to the service and has
+// a DNS zone of its own.
+func (t *target) ingress() bool { return strings.HasPrefix(t.ID, ids.AgentIngress+"_") }
+
+// dropOrphanZone deletes the DNS zone of an agent ingress deleted while its job ran: the job
+// may have created the zone after the deletion's cleanup job found none.
+func (w *Worker) dropOrphanZone(ctx context.Context, t *target) error {
+	var it target
+	err := w.DB.Get(ctx, t.Key, &it)
+	if !store.IsNotFound(err) {
+		return err
+	}
+	return w.DNS.DeleteIngressZone(ctx, t.ID, t.Domain)
 }
 
 // load reads the job's resource; nil when the job is no longer its pending one (the resource
@@ -244,9 +273,19 @@ type dnsProblem struct{ msg string }
 
 func (e *dnsProblem) Error() string { return e.msg }
 
-// obtain checks a custom domain's _acme-challenge CNAME, then orders the certificate.
+// obtain checks a custom domain's _acme-challenge CNAME, then orders the certificate. An agent
+// ingress's challenge records go in its domain's zone (created by its first job), a custom
+// domain's in the service's zone at its acme_challenge_cname_target.
 func (w *Worker) obtain(ctx context.Context, t *target, key crypto.Signer) (string, error) {
 	records := map[string]string{}
+	solver := challengeSolver{delegated: w.DNS.ServiceZone(), service: w.DNS.ServiceZone(), records: records}
+	if t.ingress() {
+		zone, err := w.DNS.IngressZone(ctx, t.ID, t.Domain)
+		if err != nil {
+			return "", err
+		}
+		solver.delegated = zone
+	}
 	if t.ACMETarget != "" {
 		for _, name := range t.Pending.Domains {
 			base := strings.TrimPrefix(name, "*.")
@@ -256,7 +295,7 @@ func (w *Worker) obtain(ctx context.Context, t *target, key crypto.Signer) (stri
 			records[base] = t.ACMETarget
 		}
 	}
-	return w.Issuer.Obtain(ctx, t.Pending.Domains, key, challengeSolver{dns: w.DNS, records: records})
+	return w.Issuer.Obtain(ctx, t.Pending.Domains, key, solver)
 }
 
 // checkCNAME requires record to be a CNAME to want.
@@ -302,9 +341,9 @@ func classify(err error, names []string) (code, msg string) {
 // fail records a failed job: DNS_ERROR retried after DNSRetry (or a PATCH of the policy),
 // INTERNAL_ERROR after a backoff that doubles with every attempt. The due entry moves to
 // retries_at, so the scheduler retries the job even if its message is lost.
-func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage, started int64, attempt int, cause error) (time.Duration, error) {
+func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage, started int64, attempt int, cause error) (wait time.Duration, stale bool, err error) {
 	code, msg := classify(cause, t.Pending.Domains)
-	wait := durationOr(w.DNSRetry, DefaultDNSRetry)
+	wait = durationOr(w.DNSRetry, DefaultDNSRetry)
 	if code == InternalError {
 		wait = durationOr(w.Backoff, DefaultBackoff) << min(attempt-1, 20)
 		wait = min(wait, durationOr(w.MaxBackoff, DefaultMaxBackoff))
@@ -323,28 +362,29 @@ func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage
 		due += int64(schedulerGrace / time.Second)
 	}
 	if stale, err := w.setJob(ctx, t, job, state, store.CertDueKey(due, t.AccountID, t.ID).SK); err != nil || stale {
-		return 0, err
+		return 0, stale, err
 	}
 	if code == DNSError {
-		return 0, nil
+		return 0, false, nil
 	}
-	return time.Until(time.Unix(at, 0)), nil
+	return time.Until(time.Unix(at, 0)), false, nil
 }
 
 // store keeps the issued chain as a TLS certificate of the account (its key sealed, issued_at
 // set) and points the resource at it, in one transaction that also deletes the certificate it
-// replaces, clears the job and schedules the renewal. A job no longer pending stores nothing.
-func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessage, chainPEM string, key crypto.Signer) error {
+// replaces, clears the job and schedules the renewal. A job no longer pending stores nothing
+// (stale).
+func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessage, chainPEM string, key crypto.Signer) (stale bool, err error) {
 	chain, err := tlscerts.ParseChain(chainPEM)
 	if err != nil {
-		return fmt.Errorf("the issued chain: %w", err)
+		return false, fmt.Errorf("the issued chain: %w", err)
 	}
 	leaf := chain[0]
 	now := time.Now()
 	id := ids.NewAt(ids.TLSCertificate, now)
 	sealed, err := seal.SealPrivateKey(ctx, w.Seal, key, t.AccountID, id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	keyType := domains.KeyTypeRSA
 	if _, ok := key.(*ecdsa.PrivateKey); ok {
@@ -368,11 +408,11 @@ func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessag
 		tx.Delete("cert.old", store.ResourceKey(t.AccountID, old))
 	}
 	t.MoveDue(tx, t.AccountID, t.ID, due)
-	stale, err := w.commit(ctx, tx)
+	stale, err = w.commit(ctx, tx)
 	if stale {
 		w.log().Info("certificate job superseded; its certificate is discarded", "job_id", job.JobID, "resource_id", t.ID)
 	}
-	return err
+	return stale, err
 }
 
 // JobsConsumer is the stream consumer carrying certificate jobs to their queue, its QueueURL
