@@ -91,6 +91,13 @@ func (z r53Zone) WaitTXT(ctx context.Context, name, value string) error {
 // ClearTXT deletes the TXT record set at name, whatever its values: Route 53 deletes only an
 // exact record set, so it is read first. No record there is success.
 func (z r53Zone) ClearTXT(ctx context.Context, name string) error {
+	// A record never waited for (its order failed first) is waited for no more.
+	z.r.pending.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), z.id+" "+name+" ") {
+			z.r.pending.Delete(k)
+		}
+		return true
+	})
 	out, err := z.r.Client.ListResourceRecordSets(ctx, &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(z.id),
 		StartRecordName: aws.String(fqdn(name)), StartRecordType: r53types.RRTypeTxt, MaxItems: aws.Int32(1)})
 	if err != nil {

@@ -342,6 +342,9 @@ func TestAgentIngressIssuedThroughRoute53(t *testing.T) {
 			t.Errorf("no challenge written at _acme-challenge.%s.", rd)
 		}
 	}
+	if n := e.st.OpCalls("GetChange"); n < len(regions) {
+		t.Errorf("GetChange called %d times: the worker did not wait for its %d records to be served", n, len(regions))
+	}
 	for key := range zones[0].Records {
 		if strings.HasSuffix(key, " TXT") {
 			t.Errorf("challenge record %s left in the zone", key)
