@@ -42,6 +42,31 @@ type AccountItem struct {
 	Created     int64 `dynamodbav:"created"`
 }
 
+// decodeToken is store.Unmarshal of a token item without reflection: VerifyRead decodes one on
+// every request.
+func decodeToken(it store.Item) (TokenItem, error) {
+	a := store.Attrs{Item: it}
+	t := TokenItem{Key: a.Key(), Kind: a.String("kind"), AccountID: a.String("account"),
+		PrincipalID: a.String("principal"), Subject: a.String("subject"), Admin: a.Bool("admin"),
+		ResourceID: a.String("rid")}
+	if err := a.Err(); err != nil {
+		return TokenItem{}, fmt.Errorf("auth: decode token item: %w", err)
+	}
+	return t, nil
+}
+
+// decodeAccount is store.Unmarshal of an account item without reflection: VerifyRead decodes
+// one on every request.
+func decodeAccount(it store.Item) (AccountItem, error) {
+	a := store.Attrs{Item: it}
+	acct := AccountItem{Key: a.Key(), ID: a.String("id"), Revoked: a.Strings("revoked"),
+		Restriction: a.Int("ipx_v"), Created: a.Int("created")}
+	if err := a.Err(); err != nil {
+		return AccountItem{}, fmt.Errorf("auth: decode account item: %w", err)
+	}
+	return acct, nil
+}
+
 // IsRevoked reports whether keys owned by principal are refused.
 func (a *AccountItem) IsRevoked(principal string) bool {
 	for _, p := range a.Revoked {
@@ -169,13 +194,13 @@ func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, a
 	if c == nil || token == nil || account == nil {
 		return ErrUnknownKey
 	}
-	var t TokenItem
-	var acct AccountItem
-	if err := store.Unmarshal(token, &t); err != nil {
-		return fmt.Errorf("auth: decode token item: %w", err)
+	t, err := decodeToken(token)
+	if err != nil {
+		return err
 	}
-	if err := store.Unmarshal(account, &acct); err != nil {
-		return fmt.Errorf("auth: decode account item: %w", err)
+	acct, err := decodeAccount(account)
+	if err != nil {
+		return err
 	}
 	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID || acct.IsRevoked(c.PrincipalID) {
 		return ErrUnknownKey
