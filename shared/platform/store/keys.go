@@ -52,9 +52,14 @@ func Collection(account, prefix string) string {
 // ResourceKey is the key of the resource id in account. The kind comes from the id's prefix,
 // so a key for any referenced id can be built without knowing its family.
 func ResourceKey(account, id string) Key {
-	prefix, _, _ := strings.Cut(id, "_")
-	if p, _, err := ids.Parse(id); err == nil {
-		prefix = p
+	// A well-formed id's prefix ends at its last underscore (ids.Parse), any other's at its
+	// first: the same place unless the id has several, the only case worth decoding its KSUID
+	// for (keys are built on every request).
+	prefix, rest, _ := strings.Cut(id, "_")
+	if strings.IndexByte(rest, '_') >= 0 {
+		if p, _, err := ids.Parse(id); err == nil {
+			prefix = p
+		}
 	}
 	return Key{PK: Collection(account, prefix), SK: id}
 }

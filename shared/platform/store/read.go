@@ -44,12 +44,10 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 	if len(keys) > MaxBatchGet {
 		return nil, fmt.Errorf("store: %d keys in one read, more than %d", len(keys), MaxBatchGet)
 	}
-	found := make(map[Key]Item, len(keys))
-	var req []map[string]types.AttributeValue
-	seen := make(map[Key]bool, len(keys))
-	for _, k := range keys {
-		if !seen[k] { // a batch may not name a key twice
-			seen[k] = true
+	out := make([]Item, len(keys))
+	req := make([]map[string]types.AttributeValue, 0, len(keys))
+	for i, k := range keys {
+		if firstIndex(keys, k) == i { // a batch may not name a key twice
 			req = append(req, k.AV())
 		}
 	}
@@ -71,15 +69,27 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 			return nil, err
 		}
 		for _, it := range res.Responses[db.Table] {
-			found[keyOf(it)] = it
+			k := keyOf(it)
+			for i := firstIndex(keys, k); i < len(keys); i++ {
+				if keys[i] == k {
+					out[i] = it
+				}
+			}
 		}
 		req = res.UnprocessedKeys[db.Table].Keys
 	}
-	out := make([]Item, len(keys))
-	for i, k := range keys {
-		out[i] = found[k]
-	}
 	return out, nil
+}
+
+// firstIndex returns the index of k's first occurrence in keys (len(keys) if none). A scan, not
+// a map: a request's batches are a few keys, read on every request.
+func firstIndex(keys []Key, k Key) int {
+	for i := range keys {
+		if keys[i] == k {
+			return i
+		}
+	}
+	return len(keys)
 }
 
 // MaxBatchGet is DynamoDB's limit on the keys of one BatchGetItem.

@@ -37,6 +37,9 @@ func TestKeys(t *testing.T) {
 	}{
 		{"resource", store.ResourceKey("acct", id), store.Key{PK: "A#acct#" + ids.APIKey, SK: id}},
 		{"resource without a valid id keeps the prefix", store.ResourceKey("acct", "xx_notanid"), store.Key{PK: "A#acct#xx", SK: "xx_notanid"}},
+		{"resource id with underscores before its KSUID", store.ResourceKey("acct", "x_y_"+id[3:]), store.Key{PK: "A#acct#x_y", SK: "x_y_" + id[3:]}},
+		{"resource id with underscores and no KSUID", store.ResourceKey("acct", "x_y_z"), store.Key{PK: "A#acct#x", SK: "x_y_z"}},
+		{"resource id without an underscore", store.ResourceKey("acct", "xyz"), store.Key{PK: "A#acct#xyz", SK: "xyz"}},
 		{"account", store.AccountKey("acct"), store.Key{PK: "A#acct", SK: "ACCOUNT"}},
 		{"ipx", store.IPXKey("acct", 42), store.Key{PK: "A#acct", SK: "IPX#42"}},
 		{"token", store.TokenKey("abc"), store.Key{PK: "T#abc", SK: "T"}},
