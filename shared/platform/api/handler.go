@@ -133,8 +133,9 @@ func (s *Server) Handle(status int, h Handler) http.Handler {
 		} else {
 			writeJSON(w, status, v)
 		}
-		s.logger().Info("request", "op", r.OpID, "method", hr.Method, "path", hr.URL.Path,
-			"status", code, "ms", time.Since(start).Milliseconds())
+		// Typed attributes: nothing is boxed or formatted when the level is off.
+		s.logger().LogAttrs(hr.Context(), slog.LevelInfo, "request", slog.String("op", r.OpID), slog.String("method", hr.Method),
+			slog.String("path", hr.URL.Path), slog.Int("status", code), slog.Int64("ms", time.Since(start).Milliseconds()))
 	})
 }
 
