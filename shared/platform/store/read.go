@@ -45,9 +45,10 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 		return nil, fmt.Errorf("store: %d keys in one read, more than %d", len(keys), MaxBatchGet)
 	}
 	out := make([]Item, len(keys))
+	idx := indexKeys(keys)
 	req := make([]map[string]types.AttributeValue, 0, len(keys))
 	for i, k := range keys {
-		if firstIndex(keys, k) == i { // a batch may not name a key twice
+		if idx.first(k) == i { // a batch may not name a key twice
 			req = append(req, k.AV())
 		}
 	}
@@ -69,27 +70,56 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 			return nil, err
 		}
 		for _, it := range res.Responses[db.Table] {
-			k := keyOf(it)
-			for i := firstIndex(keys, k); i < len(keys); i++ {
-				if keys[i] == k {
-					out[i] = it
-				}
+			if i := idx.first(keyOf(it)); i < len(keys) {
+				out[i] = it
 			}
 		}
 		req = res.UnprocessedKeys[db.Table].Keys
 	}
+	for i, k := range keys {
+		if f := idx.first(k); f != i {
+			out[i] = out[f]
+		}
+	}
 	return out, nil
 }
 
-// firstIndex returns the index of k's first occurrence in keys (len(keys) if none). A scan, not
-// a map: a request's batches are a few keys, read on every request.
-func firstIndex(keys []Key, k Key) int {
-	for i := range keys {
-		if keys[i] == k {
+// keyIndex finds the first position of a key in a batch: by scan for the few keys of a
+// request's read (on every request, where building a map costs more than the scans), by map for
+// larger batches.
+type keyIndex struct {
+	keys  []Key
+	byKey map[Key]int
+}
+
+// scanKeys is the largest batch keyIndex scans.
+const scanKeys = 8
+
+func indexKeys(keys []Key) keyIndex {
+	x := keyIndex{keys: keys}
+	if len(keys) > scanKeys {
+		x.byKey = make(map[Key]int, len(keys))
+		for i := len(keys) - 1; i >= 0; i-- {
+			x.byKey[keys[i]] = i
+		}
+	}
+	return x
+}
+
+// first returns the index of k's first occurrence (len(keys) if none).
+func (x keyIndex) first(k Key) int {
+	if x.byKey != nil {
+		if i, ok := x.byKey[k]; ok {
+			return i
+		}
+		return len(x.keys)
+	}
+	for i := range x.keys {
+		if x.keys[i] == k {
 			return i
 		}
 	}
-	return len(keys)
+	return len(x.keys)
 }
 
 // MaxBatchGet is DynamoDB's limit on the keys of one BatchGetItem.

@@ -116,6 +116,36 @@ func TestGetMany(t *testing.T) {
 		t.Errorf("order: items[2] is %s, want %s", got.ID, a.ID)
 	}
 
+	// Small batches (a request's read) and large ones (a sweep) find keys differently; both
+	// return each key's item at its position, duplicates and missing keys included.
+	for _, n := range []int{3, 40} {
+		var keys []store.Key
+		for i := range n {
+			th := newThing("batch", 100+i)
+			if i%3 != 2 {
+				f.Seed(th)
+			}
+			keys = append(keys, th.Key)
+			if i%4 == 1 {
+				keys = append(keys, th.Key)
+			}
+		}
+		keys = append(keys, keys[0])
+		items, err := db.GetMany(ctx, keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, k := range keys {
+			var th thing
+			if items[i] != nil {
+				store.Unmarshal(items[i], &th)
+			}
+			if stored := f.Item(k.PK, k.SK) != nil; (items[i] != nil) != stored || stored && th.Key != k {
+				t.Fatalf("%d keys: item %d (%v) is %v", len(keys), i, k, items[i])
+			}
+		}
+	}
+
 	// Keys left unprocessed are asked for again, a bounded number of times.
 	f.LeaveUnprocessed(2)
 	if items, err = db.GetMany(ctx, a.Key); err != nil || items[0] == nil {
