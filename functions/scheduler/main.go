@@ -2,6 +2,6 @@
 // that have come due (renewals and retries).
 package main
 
-import "tunnelapi/shared/workers/certs"
+import "tunnelapi/shared/workers/scheduler"
 
-func main() { certs.SchedulerMain() }
+func main() { scheduler.Main() }

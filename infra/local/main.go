@@ -29,6 +29,7 @@ import (
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 func main() {
@@ -137,7 +138,7 @@ func serve(ctx context.Context) error {
 		d.Kit.Log.Warn("certificate worker not started", "err", err.Error())
 	} else {
 		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, d.Kit.Log, certWorker.Handle)
-		go schedule(ctx, &certs.Scheduler{DB: db}, d.Kit.Log)
+		go schedule(ctx, &scheduler.Scheduler{DB: db}, d.Kit.Log)
 	}
 	b, err := principals.Bootstrap(ctx, db, "admin@local", "local admin key")
 	if err != nil {
@@ -184,7 +185,7 @@ Ctrl-C stops the server.
 
 // schedule runs the scheduler every SCHEDULE_EVERY (a Go duration, default 1m), as the
 // template's EventBridge schedule runs the scheduler function.
-func schedule(ctx context.Context, s *certs.Scheduler, log *slog.Logger) {
+func schedule(ctx context.Context, s *scheduler.Scheduler, log *slog.Logger) {
 	every, err := time.ParseDuration(os.Getenv("SCHEDULE_EVERY"))
 	if err != nil || every <= 0 {
 		every = time.Minute

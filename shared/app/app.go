@@ -22,6 +22,7 @@ import (
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 // Families is every resource family of the service.
@@ -100,7 +101,7 @@ type Worker struct {
 var Workers = []Worker{
 	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
 	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main},
-	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: certs.SchedulerMain},
+	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main},
 }
 
 // Pipe is one consumer of the table's stream: in AWS the EventBridge Pipe of that logical id

@@ -35,6 +35,7 @@ import (
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 const root = "../.."
@@ -408,7 +409,7 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return err
 			}
-			_, err := (&certs.Scheduler{DB: s.DB}).Run(ctx, time.Now())
+			_, err := (&scheduler.Scheduler{DB: s.DB}).Run(ctx, time.Now())
 			return err
 		},
 		"event_worker": sqsHandler(w.Handle),

@@ -14,6 +14,7 @@ import (
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/workers/certs"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 // regionDomains are the region domains of an agent ingress on domain, as the API renders them.
@@ -48,7 +49,7 @@ func TestAgentIngressIssued(t *testing.T) {
 		t.Errorf("private_key_type %v, want rsa", cert["private_key_type"])
 	}
 	// Not due: the scheduler requests nothing.
-	if n, err := (&certs.Scheduler{DB: h.s.DB}).Run(context.Background(), time.Now()); err != nil || n != 0 {
+	if n, err := (&scheduler.Scheduler{DB: h.s.DB}).Run(context.Background(), time.Now()); err != nil || n != 0 {
 		t.Errorf("scheduler requested %d (%v) with nothing due", n, err)
 	}
 }
@@ -193,7 +194,7 @@ func TestRenewalBySchedule(t *testing.T) {
 	var requested atomic.Int64
 	for range 2 {
 		wg.Go(func() {
-			n, err := (&certs.Scheduler{DB: h.s.DB}).Run(ctx, time.Now())
+			n, err := (&scheduler.Scheduler{DB: h.s.DB}).Run(ctx, time.Now())
 			if err != nil {
 				t.Error(err)
 			}
@@ -204,7 +205,7 @@ func TestRenewalBySchedule(t *testing.T) {
 	if requested.Load() != 1 {
 		t.Fatalf("two concurrent scheduler runs requested %d renewals, want 1", requested.Load())
 	}
-	if n, err := (&certs.Scheduler{DB: h.s.DB}).Run(ctx, time.Now()); err != nil || n != 0 {
+	if n, err := (&scheduler.Scheduler{DB: h.s.DB}).Run(ctx, time.Now()); err != nil || n != 0 {
 		t.Errorf("a run while the renewal is pending requested %d (%v), want 0", n, err)
 	}
 	body := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, func(b map[string]any) bool {
@@ -271,7 +272,7 @@ func TestDNSErrorRetriedDailyByScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sched := &certs.Scheduler{DB: h.s.DB}
+	sched := &scheduler.Scheduler{DB: h.s.DB}
 	if n, err := sched.Run(ctx, retries.Add(-time.Minute)); err != nil || n != 0 {
 		t.Fatalf("before retries_at the scheduler requested %d (%v), want 0", n, err)
 	}
@@ -318,7 +319,7 @@ func TestLostJobRequestedAgain(t *testing.T) {
 	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("lost"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
-	sched := &certs.Scheduler{DB: h.s.DB}
+	sched := &scheduler.Scheduler{DB: h.s.DB}
 	if n, err := sched.Run(ctx, time.Now()); err != nil || n != 0 {
 		t.Fatalf("the scheduler requested %d (%v) for a job just requested, want 0", n, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 
 	"tunnelapi/shared/platform/awsconfig"
@@ -99,22 +98,4 @@ func envDuration(name string, def time.Duration) time.Duration {
 // Main is the certificate worker Lambda's whole main.
 func Main() {
 	queue.Start(FromEnv)
-}
-
-// SchedulerMain is the scheduler Lambda's whole main: each scheduled invocation requests the
-// jobs due by then.
-func SchedulerMain() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	cfg := awsconfig.FromEnv()
-	db, err := store.Open(context.Background(), store.Options{Config: &cfg})
-	if err != nil {
-		log.Error("init failed", "err", err.Error())
-		os.Exit(1)
-	}
-	s := &Scheduler{DB: db}
-	lambda.Start(func(ctx context.Context) error {
-		n, err := s.Run(ctx, time.Now())
-		log.Info("scheduled certificate jobs", "requested", n)
-		return err
-	})
 }

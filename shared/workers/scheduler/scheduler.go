@@ -1,13 +1,18 @@
-package certs
+package scheduler
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -21,6 +26,12 @@ type Scheduler struct {
 	DB *store.DB
 	// Batch bounds the entries one run takes (DefaultScheduleBatch); the next run takes the rest.
 	Batch int
+}
+
+// target is the part of a reserved domain or an agent ingress the scheduler reads.
+type target struct {
+	store.Meta
+	domains.CertManagement
 }
 
 // Run requests a job for every entry due by now and returns how many it requested. Taking an
@@ -89,4 +100,22 @@ func (s *Scheduler) commit(ctx context.Context, tx *store.Tx) (lost bool, err er
 		return true, nil
 	}
 	return false, err
+}
+
+// Main is the scheduler Lambda's whole main: each scheduled invocation requests the jobs due by
+// then.
+func Main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	cfg := awsconfig.FromEnv()
+	db, err := store.Open(context.Background(), store.Options{Config: &cfg})
+	if err != nil {
+		log.Error("init failed", "err", err.Error())
+		os.Exit(1)
+	}
+	s := &Scheduler{DB: db}
+	lambda.Start(func(ctx context.Context) error {
+		n, err := s.Run(ctx, time.Now())
+		log.Info("scheduled certificate jobs", "requested", n)
+		return err
+	})
 }
