@@ -1,17 +1,18 @@
-// Package coldstart measures what DESIGN.md property 11 promises: each function's zip is small
-// and its time from exec to its first poll of the Lambda Runtime API is close to that of a
-// hello-world aws-lambda-go binary built with the same flags.
+// Package coldstart measures the deployment's size and start-up promises: each function's zip
+// is small and no larger than at commit before, and its time from exec to its first poll of the
+// Lambda Runtime API is close to that of a hello-world aws-lambda-go binary built with the same
+// flags and no worse than that of the same function at commit before.
 package coldstart
 
 import (
-	"archive/zip"
-	"bytes"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,31 +23,72 @@ import (
 // buildFlags are the Makefile's Lambda build flags.
 var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w"}
 
-func build(t testing.TB, goarch, pkg, out string) {
+// before is the commit the functions are compared with: the seed before the architecture change
+// (issue 8), whose functions' zips and cold starts the change must not make worse.
+const before = "cf5b7ba"
+
+// build builds pkg of the module at root ("../.." for this checkout) for linux/goarch.
+func build(t testing.TB, root, goarch, pkg, out string) {
 	t.Helper()
 	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", out, pkg)...)
-	cmd.Dir = "../.."
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", pkg, err, b)
 	}
 }
 
-// TestZipSizes builds every function as `make build` does (arm64) and checks each zip ≤ 5 MB.
+// TestZipSizes builds every function as `make build` does (arm64, zipped by infra/stack/zipfn),
+// checks each zip ≤ 5 MB and prints it against the same function's zip at commit before
+// (testdata/zip-cf5b7ba.tsv says how those were measured).
 func TestZipSizes(t *testing.T) {
 	if os.Getenv("ZIP_CHECK") == "" {
 		t.Skip("builds every function for arm64: run by make bench (ZIP_CHECK=1)")
 	}
+	old := beforeZips(t)
 	dir := t.TempDir()
+	zipfn := filepath.Join(dir, "zipfn")
+	build(t, "../..", runtime.GOARCH, "./infra/stack/zipfn", zipfn)
+	var larger, compared int
 	for _, fn := range functionDirs() {
 		bin := filepath.Join(dir, fn)
-		build(t, "arm64", "./functions/"+fn, bin)
-		size := zipSize(t, bin)
-		t.Logf("%-28s zip %7d bytes", fn, size)
+		build(t, "../..", "arm64", "./functions/"+fn, bin)
+		size := zipSize(t, zipfn, bin)
+		if was, ok := old[fn]; ok {
+			compared++
+			if size > was {
+				larger++
+			}
+			t.Logf("%-28s zip %7d bytes, %s %7d: %+7d (%+.2f%%)", fn, size, before, was, size-was, 100*float64(size-was)/float64(was))
+		} else {
+			t.Logf("%-28s zip %7d bytes (new since %s)", fn, size, before)
+		}
 		if size > 5<<20 {
 			t.Errorf("%s zip is %d bytes, over 5 MB", fn, size)
 		}
 	}
+	t.Logf("%d of the %d functions that existed at %s have a larger zip now (goal: none)", larger, compared, before)
+}
+
+// beforeZips reads testdata/zip-cf5b7ba.tsv: function folder → zip bytes at commit before.
+func beforeZips(t testing.TB) map[string]int {
+	b, err := os.ReadFile("testdata/zip-" + before + ".tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for line := range strings.Lines(string(b)) {
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		fn, size, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		n, err := strconv.Atoi(size)
+		if !ok || err != nil {
+			t.Fatalf("testdata/zip-%s.tsv: malformed line %q", before, line)
+		}
+		out[fn] = n
+	}
+	return out
 }
 
 // functionDirs lists every function's folder: the HTTP families and the workers.
@@ -61,20 +103,17 @@ func functionDirs() []string {
 	return out
 }
 
-func zipSize(t testing.TB, bin string) int {
-	b, err := os.ReadFile(bin)
+// zipSize zips bin with infra/stack/zipfn, as `make build` does, and returns the zip's size.
+func zipSize(t testing.TB, zipfn, bin string) int {
+	out := bin + ".zip"
+	if b, err := exec.Command(zipfn, out, bin).CombinedOutput(); err != nil {
+		t.Fatalf("zipfn %s: %v\n%s", bin, err, b)
+	}
+	fi, err := os.Stat(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	w, err := zw.Create("bootstrap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(b)
-	zw.Close()
-	return buf.Len()
+	return int(fi.Size())
 }
 
 // runtimeStub is a minimal Lambda Runtime API: it notes when the first poll arrives and then
@@ -127,13 +166,41 @@ func (s *runtimeStub) start(t testing.TB, bin string) time.Duration {
 func BenchmarkColdStart(b *testing.B) {
 	dir := b.TempDir()
 	hello := filepath.Join(dir, "hello")
-	build(b, runtime.GOARCH, "./infra/coldstart/hello", hello)
+	build(b, "../..", runtime.GOARCH, "./infra/coldstart/hello", hello)
 	stub := newStub(b)
 	for _, fn := range functionDirs() {
 		bin := filepath.Join(dir, fn)
-		build(b, runtime.GOARCH, "./functions/"+fn, bin)
+		build(b, "../..", runtime.GOARCH, "./functions/"+fn, bin)
 		b.Run(fn, func(b *testing.B) {
 			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, hello) })
+		})
+	}
+}
+
+// BenchmarkColdStartVsBefore reports, per function that existed at commit before, the p50 from
+// exec to first Runtime API poll divided by that of the same function built from commit
+// before (both built here with the Lambda flags, run interleaved; goal: ≤ 1, within the noise).
+// The old sources come from this checkout's git history (git archive); without it, it skips.
+func BenchmarkColdStartVsBefore(b *testing.B) {
+	dir := b.TempDir()
+	old := filepath.Join(dir, before)
+	if err := os.Mkdir(old, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", "../..", before, old)
+	if out, err := archive.CombinedOutput(); err != nil {
+		b.Skipf("commit %s is not in this checkout's history (%v): %s", before, err, out)
+	}
+	stub := newStub(b)
+	for _, fn := range functionDirs() {
+		if _, err := os.Stat(filepath.Join(old, "functions", fn)); err != nil {
+			continue // new since before
+		}
+		bin, was := filepath.Join(dir, fn), filepath.Join(dir, fn+"-"+before)
+		build(b, "../..", runtime.GOARCH, "./functions/"+fn, bin)
+		build(b, old, runtime.GOARCH, "./functions/"+fn, was)
+		b.Run(fn, func(b *testing.B) {
+			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, was) })
 		})
 	}
 }
