@@ -37,6 +37,9 @@ type Route53 struct {
 	// dot) and its values unquoted, none for a deletion. Tests forward them to challtestsrv, so
 	// an ACME server resolving through it sees what Route 53 would serve.
 	Mirror func(name string, values []string)
+	// Before, when set, is called with each request's operation before the stand-in serves it
+	// (outside its lock, so other requests go on meanwhile): a test acts at that moment.
+	Before func(op string)
 }
 
 // R53Zone is a hosted zone as the stand-in holds it.
@@ -182,6 +185,9 @@ func (r *Route53) serve(w http.ResponseWriter, req *http.Request) {
 	default:
 		r.fail(w, http.StatusNotFound, "UnknownOperationException", "unsupported %s %s", req.Method, req.URL.Path)
 		return
+	}
+	if r.Before != nil {
+		r.Before(op)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

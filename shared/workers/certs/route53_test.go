@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	r53types "github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/workers/certs"
 )
@@ -404,5 +405,61 @@ func TestRoute53ThrottledJobRetried(t *testing.T) {
 	h.waitFor(t, "/agent_ingresses/"+id, 60*time.Second, issued)
 	if len(e.ingressZones()) != 1 {
 		t.Errorf("%d ingress zones, want 1", len(e.ingressZones()))
+	}
+}
+
+// An ingress deleted while its first job runs, after the deletion's cleanup job found no zone
+// but before the job created it: the job's last write finds the ingress gone and deletes the
+// zone itself, so no zone outlives its ingress.
+func TestRoute53ZoneOfIngressDeletedMidJob(t *testing.T) {
+	h, e := newR53Harness(t, 0)
+	// A second worker instance on the queue, as Lambda runs one beside a busy one: it takes the
+	// cleanup job while the first holds the certificate job.
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { queue.Poll(ctx, h.q.Client, h.q.Events, 5, quiet(), h.w.Handle) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var once sync.Once
+	idCh := make(chan string, 1)
+	cleanupLooked := make(chan struct{})
+	e.st.Before = func(op string) {
+		if op != "CreateHostedZone" {
+			return
+		}
+		once.Do(func() {
+			before := e.st.OpCalls("ListHostedZonesByName")
+			h.a.Do(t, "DELETE", "/agent_ingresses/"+<-idCh, nil).Expect(t, http.StatusNoContent)
+			// The cleanup job lists the zones of that name (none yet) and is done.
+			deadline := time.Now().Add(20 * time.Second)
+			for e.st.OpCalls("ListHostedZonesByName") == before {
+				if time.Now().After(deadline) {
+					t.Error("the deletion's cleanup job never looked for the zone")
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond) // and finished
+			close(cleanupLooked)
+		})
+	}
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("r53gone"),
+		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
+	idCh <- created["id"].(string)
+	select {
+	case <-cleanupLooked:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the job never created the zone")
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(e.ingressZones()) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the zone of the deleted ingress is still there: %+v", e.ingressZones())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The service's zone and the ingress's were created; the ingress's deleted once.
+	if e.st.OpCalls("CreateHostedZone") != 2 || e.st.OpCalls("DeleteHostedZone") != 1 {
+		t.Errorf("CreateHostedZone %d, DeleteHostedZone %d: want the ingress's zone created and deleted once",
+			e.st.OpCalls("CreateHostedZone"), e.st.OpCalls("DeleteHostedZone"))
 	}
 }
