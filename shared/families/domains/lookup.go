@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -30,6 +31,16 @@ type Reservations struct {
 type DB interface {
 	GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error)
 }
+
+// guards is what this process knows of the name and address guards (who holds a name or an
+// address) that creates of other families look reservations up in.
+var guards = resource.NewFacts("account", "id")
+
+// Known returns the guards as this process knows them, as a DB for Lookup and Holders: each
+// answer is a condition of m's transaction (resource.Facts), so a create that looks its
+// reservations up through it makes no read in a warm process and can never reference a
+// reservation that no longer holds the name or address at commit.
+func Known(m *resource.Mutation) DB { return guards.On(m) }
 
 // LookupKeys are the items Lookup reads for host and, when it is not "", the address addr
 // (host:port of a tcp URL): the guards of the reservation of host itself, of the wildcard over

@@ -163,7 +163,9 @@ func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *reso
 	it.PrincipalID = r.Caller().PrincipalID
 	it.UpdatedAt = it.CreatedAt
 	claim(m, it)
-	return nil, reference(ctx, m, it, u, "url")
+	// The reservations are looked up in what the process knows of them, which the transaction
+	// asserts: warm, the create is one DynamoDB call.
+	return nil, reference(ctx, domains.Known(m), m, it, u, "url")
 }
 
 // UpdateReads are the reservation guards a new URL is looked up in (its host's reserved
@@ -227,7 +229,7 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 		release(m, it)
 		it.URL, it.PoolingEnabled = u.String(), pooling
 		claim(m, it)
-		if err := reference(ctx, m, it, u, "url"); err != nil {
+		if err := reference(ctx, m, m, it, u, "url"); err != nil {
 			return err
 		}
 	case pooling != it.PoolingEnabled:
@@ -258,12 +260,12 @@ func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resour
 
 // reference points the endpoint (its bindings set) at the reservations of its account that u
 // is on (the reserved domain of its host and, for a tcp URL, the reserved address of its
-// host:port), dropping the references to those it was on, in the endpoint's transaction. A
-// reservation deleted meanwhile makes the whole mutation run again, finding it gone then. An
-// address another account reserved is refused (309), and a public tcp URL that is no
-// reservation of the account (307, checkReserved), both naming field.
-func reference(ctx context.Context, m *resource.Mutation, it *Item, u URL, field string) error {
-	res, err := domains.Lookup(ctx, m, it.AccountID, u.Host, reservedAddr(u))
+// host:port), looked up through db, dropping the references to those it was on, in the
+// endpoint's transaction. A reservation deleted meanwhile makes the whole mutation run again,
+// finding it gone then. An address another account reserved is refused (309), and a public tcp
+// URL that is no reservation of the account (307, checkReserved), both naming field.
+func reference(ctx context.Context, db domains.DB, m *resource.Mutation, it *Item, u URL, field string) error {
+	res, err := domains.Lookup(ctx, db, it.AccountID, u.Host, reservedAddr(u))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package principals_test
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,7 +11,9 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -378,5 +381,46 @@ func TestListFilter(t *testing.T) {
 	emptyCreds := a.Do(t, "GET", "/credentials?filter="+url.QueryEscape(`obj.description == ""`), nil).Expect(t, 200)["credentials"].([]any)
 	if len(emptyCreds) != 1 || emptyCreds[0].(map[string]any)["id"] != c["id"] {
 		t.Fatalf("credentials without a description: %v", emptyCreds)
+	}
+}
+
+// A key or credential for another owner copies what its token needs of the owner (a bot's name,
+// a user's email and admin flag) from what the process knows of it, asserted by its one
+// transaction: warm, it is one TransactWriteItems; a renamed, deleted or re-created owner is
+// never copied stale.
+func TestOwnerFactsOneCallAndNeverStale(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	subject := func(res map[string]any) string {
+		var tok auth.TokenItem
+		if err := s.DB.Get(t.Context(), store.TokenKey(store.TokenHash(res["token"].(string))), &tok); err != nil {
+			t.Fatal(err)
+		}
+		return tok.Subject
+	}
+	one := map[string]int{"TransactWriteItems": 1}
+	for _, path := range []string{"/api_keys", "/credentials"} {
+		bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "first"}).Expect(t, http.StatusCreated)["id"].(string)
+		body := map[string]any{"owner_id": bot}
+		a.Do(t, "POST", path, body).Expect(t, http.StatusCreated) // the process learns the bot
+		var res map[string]any
+		if got := s.RoundTripsOf(t, func() { res = a.Do(t, "POST", path, body).Expect(t, http.StatusCreated) }); !maps.Equal(got, one) {
+			t.Errorf("%s for a known owner made DynamoDB calls %v, want %v", path, got, one)
+		}
+		if res["owner_id"] != bot || subject(res) != "first" {
+			t.Fatalf("%s: owner %v subject %q", path, res["owner_id"], subject(res))
+		}
+		// Renamed: the known name fails the commit and the token carries the new one.
+		a.Do(t, "PATCH", "/bot_users/"+bot, map[string]any{"name": "second"}).Expect(t, http.StatusOK)
+		if got := subject(a.Do(t, "POST", path, body).Expect(t, http.StatusCreated)); got != "second" {
+			t.Fatalf("%s after a rename: token subject %q, want second", path, got)
+		}
+		// Deleted: refused as an unknown owner would be, storing nothing.
+		a.Do(t, "DELETE", "/bot_users/"+bot, nil).Expect(t, http.StatusNoContent)
+		a.Do(t, "POST", path, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "owner_id")
+	}
+	// A user of the account: its email and admin flag are copied as they are.
+	if got := subject(a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": a.UserID}).Expect(t, http.StatusCreated)); got == "" {
+		t.Fatalf("a key for the admin user has no subject")
 	}
 }

@@ -30,7 +30,7 @@ func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *
 	if err := s.SetSecretText(text); err != nil {
 		return "", err
 	}
-	o, err := ResolveOwner(ctx, k, r, m, owner)
+	o, err := ResolveOwner(r, m, owner)
 	if err != nil {
 		return "", err
 	}

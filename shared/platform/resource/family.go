@@ -103,6 +103,7 @@ func (c *core) register(mux api.Mux, s *api.Server) {
 
 func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.create(%s)", c.EventKind)
+	ctx = withReads(ctx) // a refusal resting on facts (Facts) reads them once, whatever the retries
 	caller, err := c.kit.Auth.Resolve(ctx, r)
 	if err != nil {
 		return nil, err

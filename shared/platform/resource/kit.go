@@ -135,6 +135,8 @@ type Mutation struct {
 	retry      map[string]bool
 	// read holds the items read ahead with the operation's own read (UpdateReader), by key.
 	read map[store.Key]store.Item
+	// assumed holds the facts the mutation used (Facts.Assume), by the label of their check.
+	assumed map[string]assumption
 }
 
 // GetMany returns the items at keys (nil for absent ones) as GetMany of package store does:
@@ -217,7 +219,7 @@ func (k *Kit) commit(ctx context.Context, r *api.Request, read map[store.Key]sto
 	err := k.Auth.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
 		m = &Mutation{Tx: tx, ctx: ctx, kit: k, r: r, read: read}
 		if err := build(m); err != nil {
-			return nil, err
+			return nil, m.confirm(ctx, err)
 		}
 		return m.acctUpdate, nil
 	})
@@ -228,6 +230,7 @@ func (k *Kit) commit(ctx context.Context, r *api.Request, read map[store.Key]sto
 			return m.tooLarge(big)
 		}
 		if m != nil && errors.As(err, &c) {
+			m.learnFailed(c)
 			for _, l := range c.Failed {
 				if m.retry[l] {
 					return errRetry

@@ -47,6 +47,13 @@ func (t *Tx) Refuse(label string, err error) {
 // may be called before or after the write is added.
 func (t *Tx) RefuseWith(label string, explain func(old Item) error) {
 	t.setRefusal(label, explain)
+	t.KeepOld(label)
+}
+
+// KeepOld asks DynamoDB to return the item of the write labelled label as it was when the
+// write's condition failed (ReturnValuesOnConditionCheckFailure ALL_OLD): a *CanceledError
+// holds it in Old. It may be called before or after the write is added.
+func (t *Tx) KeepOld(label string) {
 	if t.wantOld == nil {
 		t.wantOld = make(map[string]bool)
 	}
@@ -349,4 +356,22 @@ func setTable(it *types.TransactWriteItem, table string) {
 	case it.ConditionCheck != nil:
 		it.ConditionCheck.TableName = &table
 	}
+}
+
+// Holds is the condition that the item is as seen shows it for attrs: absent when seen is nil;
+// else present with each of attrs equal to its value in seen, or absent where seen has none.
+func Holds(seen Item, attrs ...string) expression.ConditionBuilder {
+	if seen == nil {
+		return Absent()
+	}
+	conds := []expression.ConditionBuilder{Exists()}
+	for _, a := range attrs {
+		if v, ok := seen[a]; ok {
+			conds = append(conds, expression.Name(a).Equal(expression.Value(v))) // an AttributeValue is marshalled as it is
+		} else {
+			conds = append(conds, expression.AttributeNotExists(expression.Name(a)))
+		}
+	}
+	c, _ := all(conds)
+	return c
 }
