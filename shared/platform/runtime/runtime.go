@@ -1,6 +1,5 @@
 // Package runtime is the one way a family's handlers are served: the same mux runs behind
-// API Gateway's HTTP API (its events converted to requests as aws-lambda-go-api-proxy does, see
-// lambda.go) and in the local all-in-one server.
+// API Gateway's HTTP API (through aws-lambda-go-api-proxy) and in the local all-in-one server.
 package runtime
 
 import (
@@ -11,6 +10,7 @@ import (
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
@@ -73,7 +73,7 @@ func (d *Deps) Mux(families ...*resource.Descriptor) http.Handler {
 
 // Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving families.
 func (d *Deps) Handler(families ...*resource.Descriptor) func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
-	return proxy(d.Mux(families...))
+	return httpadapter.NewV2(d.Mux(families...)).ProxyWithContext
 }
 
 // Main is a function's whole main: build the dependencies and serve families on Lambda.
