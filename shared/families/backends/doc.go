@@ -13,6 +13,12 @@
 // referrer keeps on it (resource.Mutation.Reference). Other families reference a backend of any
 // kind with Reference and Release, check an id with CheckID and render it with Ref.
 //
+// A kind is one row of the kind table (its id prefix and names, from which its path, event
+// kind, folder and Lambda function follow alike for every kind), its item, body and wire types,
+// and the item's apply and wire methods. The shared hooks read bodies with
+// resource.Described.DecodeCreate and DecodePatch (a PATCH supplies at least one of the body's
+// pointer members) and open every wire form with resource.Head.
+//
 // # Codes
 //
 // 6501 a referenced backend does not exist in the account; 6502 a referenced backend cannot be

@@ -116,7 +116,7 @@ func (f Certificates) Render(r *api.Request, it *Certificate) any {
 	if f.kind.certType == ssh.HostCert {
 		return host
 	}
-	return UserCertificateJSON{HostCertificateJSON: host, CriticalOptions: orEmpty(it.CriticalOptions), Extensions: orEmpty(it.Extensions)}
+	return UserCertificateJSON{HostCertificateJSON: host, CriticalOptions: api.Map(it.CriticalOptions), Extensions: api.Map(it.Extensions)}
 }
 
 // Prepare validates the body and signs the certificate, once per request; each transaction
@@ -266,11 +266,4 @@ func NewCertificate(signer ssh.Signer, pub ssh.PublicKey, certType uint32, it *C
 		return nil, err
 	}
 	return cert, nil
-}
-
-func orEmpty(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
 }

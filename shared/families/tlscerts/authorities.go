@@ -54,7 +54,7 @@ func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority)
 		Head: f.Head(r, &it.Meta, it.Described), CAPEM: it.CAPEM,
 		SubjectCommonName: it.SubjectCommonName,
 		NotBefore:         api.Timestamp(it.NotBefore), NotAfter: api.Timestamp(it.NotAfter),
-		KeyUsages: list(it.KeyUsages), ExtendedKeyUsages: list(it.ExtendedKeyUsages),
+		KeyUsages: api.Slice(it.KeyUsages), ExtendedKeyUsages: api.Slice(it.ExtendedKeyUsages),
 	}
 }
 

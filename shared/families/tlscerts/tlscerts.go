@@ -92,9 +92,9 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 	return TLSCertificateJSON{IssuedAt: issued,
 		Head: f.Head(r, &it.Meta, it.Described), CertificatePEM: it.CertificatePEM,
 		SubjectCommonName:       d.SubjectCommonName,
-		SubjectAlternativeNames: SANs{DNSNames: list(d.DNSNames), IPs: list(d.IPs)},
+		SubjectAlternativeNames: SANs{DNSNames: api.Slice(d.DNSNames), IPs: api.Slice(d.IPs)},
 		NotBefore:               api.Timestamp(d.NotBefore), NotAfter: api.Timestamp(d.NotAfter),
-		KeyUsages: list(d.KeyUsages), ExtendedKeyUsages: list(d.ExtendedKeyUsages),
+		KeyUsages: api.Slice(d.KeyUsages), ExtendedKeyUsages: api.Slice(d.ExtendedKeyUsages),
 		PrivateKeyType: it.PrivateKeyType, IssuerCommonName: d.IssuerCommonName, SerialNumber: d.SerialNumber,
 		SubjectOrganization: d.SubjectOrganization, SubjectOrganizationalUnit: d.SubjectOrganizationalUnit,
 		SubjectLocality: d.SubjectLocality, SubjectProvince: d.SubjectProvince, SubjectCountry: d.SubjectCountry,
@@ -144,12 +144,4 @@ func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertif
 // InUse is the refusal to delete a certificate a reserved domain still references.
 func (TLSCertificates) InUse() *api.Error {
 	return api.BadRequest(CodeInUse, "id", "the certificate is used by a reserved domain; detach it there first (DELETE /reserved_domains/{id}/certificate)")
-}
-
-// list returns v, or an empty list for nil, so that JSON shows [] rather than null.
-func list(v []string) []string {
-	if v == nil {
-		return []string{}
-	}
-	return v
 }

@@ -9,7 +9,8 @@
 //
 // Responses: create 201, get/list/update 200 with JSON, delete 204 with no body. Timestamps are
 // RFC 3339 UTC with whole seconds and Z. `uri` members are absolute URLs on the host the request
-// came to. Every response carries Ngrok-Operation-Id (op_…), also in error details and logs.
+// came to. A list or map member with nothing in it is [] or {}, never null (Slice, Map). Every
+// response carries Ngrok-Operation-Id (op_…), also in error details and logs.
 //
 // Errors: {"error_code","status_code","msg","details"}: status_code equals the HTTP status,
 // details is a flat string map that always has operation_id (and field when one input is at

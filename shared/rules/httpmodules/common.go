@@ -200,11 +200,3 @@ func checkList(field string, list []string, max, maxBytes int, many, empty, long
 	}
 	return nil
 }
-
-// orEmpty returns list, or an empty list for nil, so that responses carry [] rather than null.
-func orEmpty[T any](list []T) []T {
-	if list == nil {
-		return []T{}
-	}
-	return list
-}

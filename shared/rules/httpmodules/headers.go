@@ -92,12 +92,5 @@ func checkHeaderName(field, name string) error {
 
 // JSON returns h's response form.
 func (h Headers) JSON() *HeadersJSON {
-	return &HeadersJSON{Enabled: h.Enabled, Add: orEmptyMap(h.Add), Remove: orEmpty(h.Remove)}
-}
-
-func orEmptyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
+	return &HeadersJSON{Enabled: h.Enabled, Add: api.Map(h.Add), Remove: api.Slice(h.Remove)}
 }

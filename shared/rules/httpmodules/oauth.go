@@ -185,7 +185,7 @@ func (in *OAuthAppForm) check(field string) (OAuthApp, error) {
 			return a, err
 		}
 	}
-	a.Scopes, a.EmailAddresses, a.EmailDomains = orEmpty(slices.Clone(in.Scopes)), orEmpty(slices.Clone(in.EmailAddresses)), orEmpty(slices.Clone(in.EmailDomains))
+	a.Scopes, a.EmailAddresses, a.EmailDomains = api.Slice(slices.Clone(in.Scopes)), api.Slice(slices.Clone(in.EmailAddresses)), api.Slice(slices.Clone(in.EmailDomains))
 	return a, nil
 }
 
@@ -203,7 +203,7 @@ func (a *OAuthApp) checkGitHub(field string, in *OAuthGitHubForm) error {
 	if err := checkList(f, in.Organizations, MaxGitHubOrgs, MaxGitHubNameBytes, CodeTooManyOrgs, CodeEmptyOrg, CodeOrgLong, CodeDupOrg, true); err != nil {
 		return err
 	}
-	a.Teams, a.Organizations = orEmpty(slices.Clone(in.Teams)), orEmpty(slices.Clone(in.Organizations))
+	a.Teams, a.Organizations = api.Slice(slices.Clone(in.Teams)), api.Slice(slices.Clone(in.Organizations))
 	// The account's own app asks only for the scopes it lists: each rule must be answerable.
 	if len(a.Scopes) > 0 {
 		sf := path(field, "scopes")
@@ -296,14 +296,14 @@ func (o *OAuth) SealSecrets(ctx context.Context, s seal.Sealer, aad map[string]s
 
 // JSON returns o's response form.
 func (o OAuth) JSON() *OAuthJSON {
-	app := OAuthAppForm{Scopes: orEmpty(o.App.Scopes), EmailAddresses: orEmpty(o.App.EmailAddresses), EmailDomains: orEmpty(o.App.EmailDomains)}
+	app := OAuthAppForm{Scopes: api.Slice(o.App.Scopes), EmailAddresses: api.Slice(o.App.EmailAddresses), EmailDomains: api.Slice(o.App.EmailDomains)}
 	if o.App.ClientID != "" {
 		id := o.App.ClientID
 		app.ClientID = &id
 	}
 	p := &OAuthProviderForm{}
 	if i := slices.Index(OAuthProviders, o.Provider); i == 0 {
-		p.GitHub = &OAuthGitHubForm{OAuthAppForm: app, Teams: orEmpty(o.App.Teams), Organizations: orEmpty(o.App.Organizations)}
+		p.GitHub = &OAuthGitHubForm{OAuthAppForm: app, Teams: api.Slice(o.App.Teams), Organizations: api.Slice(o.App.Organizations)}
 	} else if i > 0 {
 		*p.others()[i-1] = &app
 	}

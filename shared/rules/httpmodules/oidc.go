@@ -78,7 +78,7 @@ func (in OIDCIn) Check(field string) (OIDC, error) {
 	if err := checkList(f, in.Scopes, MaxScopes, MaxScopeBytes, CodeOIDCTooManyScopes, api.CodeBadFieldValue, CodeOIDCScopeLong, api.CodeBadFieldValue, false); err != nil {
 		return o, err
 	}
-	o.Scopes = orEmpty(slices.Clone(in.Scopes))
+	o.Scopes = api.Slice(slices.Clone(in.Scopes))
 	return o, nil
 }
 
@@ -96,5 +96,5 @@ func (o *OIDC) SealSecrets(ctx context.Context, s seal.Sealer, aad map[string]st
 // JSON returns o's response form.
 func (o OIDC) JSON() *OIDCJSON {
 	return &OIDCJSON{Enabled: o.Enabled, Session: o.Session, Issuer: o.Issuer,
-		ClientID: o.ClientID, Scopes: orEmpty(o.Scopes)}
+		ClientID: o.ClientID, Scopes: api.Slice(o.Scopes)}
 }

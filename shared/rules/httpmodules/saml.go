@@ -113,7 +113,7 @@ func (in SAMLIn) Check(field string) (SAML, error) {
 	if err := checkList(f, in.AuthorizedGroups, MaxAuthorizedGroups, MaxGroupBytes, api.CodeBadFieldValue, api.CodeBadFieldValue, api.CodeBadFieldValue, api.CodeBadFieldValue, false); err != nil {
 		return s, err
 	}
-	s.AuthorizedGroups = orEmpty(slices.Clone(in.AuthorizedGroups))
+	s.AuthorizedGroups = api.Slice(slices.Clone(in.AuthorizedGroups))
 	return s, nil
 }
 
@@ -236,7 +236,7 @@ func (s SAML) SPMetadata(sp SPURLs) ([]byte, error) {
 // JSON returns s's response form for sp.
 func (s SAML) JSON(sp SPURLs) *SAMLJSON {
 	return &SAMLJSON{Enabled: s.Enabled, Session: s.Session, IdPMetadata: s.IdPMetadata,
-		ForceAuthn: s.ForceAuthn, AllowIdPInitiated: s.AllowIdPInitiated, AuthorizedGroups: orEmpty(s.AuthorizedGroups),
+		ForceAuthn: s.ForceAuthn, AllowIdPInitiated: s.AllowIdPInitiated, AuthorizedGroups: api.Slice(s.AuthorizedGroups),
 		EntityID: sp.EntityID, AssertionConsumerServiceURL: sp.ACS, SingleLogoutURL: sp.SLO,
 		RequestSigningCertificatePEM: s.CertificatePEM(), MetadataURL: sp.Metadata, NameIDFormat: s.NameIDFormat}
 }

@@ -61,11 +61,11 @@ func (in UserAgentFilterIn) Check(field string) (UserAgentFilter, error) {
 			}
 		}
 	}
-	u.Allow, u.Deny = orEmpty(slices.Clone(in.Allow)), orEmpty(slices.Clone(in.Deny))
+	u.Allow, u.Deny = api.Slice(slices.Clone(in.Allow)), api.Slice(slices.Clone(in.Deny))
 	return u, nil
 }
 
 // JSON returns u's response form.
 func (u UserAgentFilter) JSON() *UserAgentFilterJSON {
-	return &UserAgentFilterJSON{Enabled: u.Enabled, Allow: orEmpty(u.Allow), Deny: orEmpty(u.Deny)}
+	return &UserAgentFilterJSON{Enabled: u.Enabled, Allow: api.Slice(u.Allow), Deny: api.Slice(u.Deny)}
 }
