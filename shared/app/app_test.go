@@ -315,8 +315,7 @@ func readSample(t *testing.T, file string, vars map[string]string) events.APIGat
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
 // handler: create, list, get, update, delete, each with its documented status.
 func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for _, f := range app.Functions() {
 		t.Run(f.Dir, func(t *testing.T) {
 			files, err := app.SampleFiles(root, f.Dir)
@@ -419,7 +418,7 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 // The sample events in events/<dir>/ of every worker go through its real Lambda handler and
 // succeed (no batch item failures).
 func TestWorkerSampleEvents(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	handlers := workerHandlers(t, s)
 	for _, w := range app.Workers {
 		t.Run(w.Dir, func(t *testing.T) {
@@ -480,8 +479,7 @@ func TestListFiltersFollowTheOpenAPI(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &spec); err != nil {
 		t.Fatal(err)
 	}
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	checked := 0
 	for _, path := range collections("GET") {
 		hasFilter := false
@@ -663,8 +661,7 @@ func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
 	if openAPI() == nil {
 		t.Skip("the platform's OpenAPI reference is not beside this checkout")
 	}
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	checked := 0
 	for _, path := range collections("POST") {
 		schema, _ := dig(openAPI(), "paths", path, "post", "requestBody", "content", "application/json", "schema").(map[string]any)

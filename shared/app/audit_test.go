@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -12,8 +11,7 @@ import (
 // Every mutation of the access, backend (every kind) and endpoint families records its audit event, with the
 // resource as GET returns it, in the mutation's own transaction.
 func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	type step struct {
 		path, kind  string
 		body, patch any

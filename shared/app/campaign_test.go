@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/rules/trafficpolicy/policytest"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -177,8 +176,7 @@ func campaignLarge() bool { return os.Getenv("CAMPAIGN") == "large" }
 // is wrong, never a 5xx. make test runs it at a smaller size; make fuzz (CAMPAIGN=large) adds
 // every adversarial policy on both policy routes, bodies over the size cap and more path forms.
 func TestCampaign(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	t.Run("reported inputs", func(t *testing.T) {
 		for _, c := range campaign() {
 			t.Run(c.name, func(t *testing.T) {

@@ -70,7 +70,7 @@ func FuzzAllRoutes(f *testing.F) {
 	var a *testkit.Account
 	f.Fuzz(func(t *testing.T, route uint16, pathValue, query, body string, trick uint8) {
 		if s == nil {
-			s = testkit.Shared(t, app.Families...)
+			s = testkit.App(t)
 			a = s.NewAccount(t)
 		}
 		r := int(route) % len(routes)

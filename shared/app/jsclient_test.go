@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -109,7 +108,7 @@ type jsModule struct {
 // and rejects, so testdata/jsclient.cjs calls that endpoint directly (see its header). The
 // create and update bodies are the sample events' (events/<dir>/), with their setups.
 func TestJavaScriptClient(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	module, err := filepath.Abs(filepath.Join(root, ".local", "npm", "node_modules", "@ngrok", "ngrok-api"))
 	if err != nil {
 		t.Fatal(err)

@@ -78,8 +78,7 @@ func headers(kv ...string) http.Header {
 // are a 400, and a path that is not canonical is a 404 in the envelope, never a redirect to
 // another resource.
 func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "target"}).Expect(t, http.StatusCreated)["id"].(string)
 	one := headers("Authorization", "Bearer "+a.Token, "Ngrok-Version", "2")
 	cases := []struct {
@@ -147,8 +146,7 @@ func TestCORSPreflight(t *testing.T) {
 	if served == nil {
 		t.Fatalf("%s is not in app.Functions", app.PreflightFunction)
 	}
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	const origin = "https://console.example.com"
 	preflight := headers("Origin", origin, "Access-Control-Request-Method", "PATCH",
 		"Access-Control-Request-Headers", "authorization,content-type,ngrok-version")

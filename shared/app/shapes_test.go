@@ -85,8 +85,7 @@ var cloudEndpointMembers = []string{"id", "uri", "created_at", "updated_at", "ty
 // when empty (and present once set), in the create, get, list, update and audit forms alike;
 // a cloud endpoint carries exactly its members.
 func TestResponseShapes(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	for _, form := range sampleForms(t, a) {
 		t.Run(strings.TrimPrefix(form.Path, "/"), func(t *testing.T) {
 			create := maps.Clone(form.Create)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/iprestrict"
@@ -18,8 +17,6 @@ import (
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
-
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 func newPolicy(t testing.TB, a *testkit.Account) string {
 	return a.Do(t, "POST", "/ip_policies", map[string]any{"description": "p"}).Expect(t, http.StatusCreated)["id"].(string)
@@ -30,7 +27,7 @@ func newRule(t testing.TB, a *testkit.Account, policy, cidr, action string) map[
 }
 
 func TestIPPoliciesConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: access.IPPoliciesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -42,7 +39,7 @@ func TestIPPoliciesConformance(t *testing.T) {
 }
 
 func TestIPPolicyRulesConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: access.IPPolicyRulesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -56,7 +53,7 @@ func TestIPPolicyRulesConformance(t *testing.T) {
 }
 
 func TestIPRestrictionsConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: access.IPRestrictionsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -68,8 +65,7 @@ func TestIPRestrictionsConformance(t *testing.T) {
 }
 
 func TestRuleShapeAndNormalisation(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	p := newPolicy(t, a)
 	r := a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": p, "cidr": "2001:DB8:0::/32", "action": "deny"}).Expect(t, 201)
 	if r["cidr"] != "2001:db8::/32" || r["action"] != "deny" {
@@ -93,7 +89,7 @@ func countItems(t *testing.T, a *testkit.Account, path, key string) int {
 }
 
 func TestBadInputsStoreNothing(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	p := newPolicy(t, a)
 	other := newPolicy(t, b)
@@ -160,8 +156,7 @@ func TestBadInputsStoreNothing(t *testing.T) {
 }
 
 func TestPolicyDeleteCascadesAndRefs(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	p := newPolicy(t, a)
 	var rules []string
 	for i := 0; i < 5; i++ {
@@ -185,8 +180,7 @@ func TestPolicyDeleteCascadesAndRefs(t *testing.T) {
 // An api restriction is enforced on this API itself, from the caller's address: here the
 // httptest server sees 127.0.0.1, and requests sent as Lambda events carry a chosen sourceIp.
 func TestAPIRestrictionEnforcement(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	const admin = "10.9.8.7" // a source the test's restriction allows; only a field of the event
 	ten := newPolicy(t, a)
 	newRule(t, a, ten, "10.0.0.0/8", "allow")
@@ -248,8 +242,7 @@ func TestAPIRestrictionEnforcement(t *testing.T) {
 // Creating or updating an enforced api restriction (or a rule of one) that would refuse the
 // calling address is a 400 that says so, and changes nothing.
 func TestLockoutRefused(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	ten := newPolicy(t, a)
 	newRule(t, a, ten, "10.0.0.0/8", "allow")
 	loop := newPolicy(t, a)
@@ -277,8 +270,7 @@ func TestLockoutRefused(t *testing.T) {
 // 20 parallel attempts to delete a policy race creates of rules and restrictions against it;
 // afterwards no rule or restriction points at a missing policy.
 func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for round := 0; round < 3; round++ {
 		p := newPolicy(t, a)
 		codes := map[int]int{}
@@ -363,8 +355,7 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 // hundreds of KB with many rules) is read once per process and restriction version, so a warm
 // request stays one round trip however many rules the account has.
 func TestCompiledRestrictionReadOncePerVersion(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	pol := a.Do(t, "POST", "/ip_policies", map[string]any{}).Expect(t, 201)["id"].(string)
 	for i := 0; i < 50; i++ {
 		a.Do(t, "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": pol, "cidr": fmt.Sprintf("10.1.%d.0/24", i), "action": "deny"}).Expect(t, 201)
@@ -399,8 +390,7 @@ func TestCompiledRestrictionReadOncePerVersion(t *testing.T) {
 // transaction: the policies a restriction is set to are read with it, and a rule's new CIDR is
 // checked by its policy's index at commit (a CIDR the policy has is still a 400).
 func TestReferenceChangingUpdatesRoundTrips(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	p1, p2 := newPolicy(t, a), newPolicy(t, a)
 	rule := newRule(t, a, p1, "10.0.0.0/8", "allow")["id"].(string)
 	newRule(t, a, p1, "10.1.0.0/16", "allow")

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -14,7 +13,7 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestTunnelGroupBackendsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: backends.TunnelGroupBackendsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -26,8 +25,7 @@ func TestTunnelGroupBackendsConformance(t *testing.T) {
 }
 
 func TestTunnelGroupLabels(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	b := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{}).Expect(t, http.StatusCreated)
 	if labels, ok := b["labels"].(map[string]any); !ok || len(labels) != 0 {
 		t.Fatalf("labels %v, want {}", b["labels"])

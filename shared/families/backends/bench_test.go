@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/benchkit"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -13,8 +12,7 @@ import (
 // (one level of nesting to walk, proved in the update's transaction) against a PATCH adding a
 // static child (no walk), interleaved; each starts from a failover backend without children.
 func BenchmarkCycleCheck(b *testing.B) {
-	s := testkit.Shared(b, app.Families...)
-	a := s.NewAccount(b)
+	_, a := testkit.AppAccount(b)
 	newB := func(path string, body any) string {
 		return a.Do(b, "POST", path, body).Expect(b, http.StatusCreated)["id"].(string)
 	}

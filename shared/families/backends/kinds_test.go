@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/testing/testkit"
@@ -21,7 +20,7 @@ func newBackend(t *testing.T, a *testkit.Account, path string, body any) string 
 }
 
 func TestStaticBackendsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: backends.StaticBackendsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -33,7 +32,7 @@ func TestStaticBackendsConformance(t *testing.T) {
 }
 
 func TestHTTPResponseBackendsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: backends.HTTPResponseBackendsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -45,7 +44,7 @@ func TestHTTPResponseBackendsConformance(t *testing.T) {
 }
 
 func TestFailoverBackendsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	var first, second string
 	s.Conformance(t, testkit.FamilySpec{
 		Family: backends.FailoverBackendsDescriptor,
@@ -60,7 +59,7 @@ func TestFailoverBackendsConformance(t *testing.T) {
 }
 
 func TestWeightedBackendsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: backends.WeightedBackendsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -107,8 +106,7 @@ func jsonEqual(b []byte, v map[string]any) bool {
 }
 
 func TestStaticBackendFields(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	for _, ok := range []string{"example.com:80", "10.0.0.1:65535", "[2001:db8::1]:443", "my_host.internal:1", "localhost:8080", "a.b.c.:9"} {
 		got := a.Do(t, "POST", "/backends/static", map[string]any{"address": ok}).Expect(t, http.StatusCreated)
 		if got["address"] != ok || got["tls"].(map[string]any)["enabled"] != false {
@@ -148,8 +146,7 @@ func TestStaticBackendFields(t *testing.T) {
 }
 
 func TestHTTPResponseBackendFields(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	got := a.Do(t, "POST", "/backends/http_response", map[string]any{}).Expect(t, http.StatusCreated)
 	if got["status_code"] != float64(200) || got["body"] != "" || len(got["headers"].(map[string]any)) != 0 {
 		t.Fatalf("defaults: %v", got)
@@ -186,8 +183,7 @@ func TestHTTPResponseBackendFields(t *testing.T) {
 // Failover and weighted backends accept every other kind, keep their order or weights, and
 // refuse what their rules name, changing nothing.
 func TestCompositeBackendFields(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	tg := newBackend(t, a, "/backends/tunnel_group", map[string]any{})
 	st := newBackend(t, a, "/backends/static", map[string]any{"address": "a.example.com:1"})
 	hr := newBackend(t, a, "/backends/http_response", map[string]any{})
@@ -264,8 +260,7 @@ func TestCompositeBackendFields(t *testing.T) {
 
 // A failover or weighted backend never references itself or closes a cycle, however long.
 func TestNoReferenceCycles(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	f1 := newBackend(t, a, "/backends/failover", map[string]any{})
 	w1 := newBackend(t, a, "/backends/weighted", map[string]any{"backends": map[string]int{f1: 1}})
 	f2 := newBackend(t, a, "/backends/failover", map[string]any{"backends": []string{w1}})
@@ -283,8 +278,7 @@ func TestNoReferenceCycles(t *testing.T) {
 // Two PATCHes that each add one reference, together closing a cycle, never both succeed: run
 // at once many times, with cycles of two and of four backends.
 func TestConcurrentPatchesCannotCloseACycle(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	type patch struct {
 		path string
 		body any
@@ -356,8 +350,7 @@ func TestConcurrentPatchesCannotCloseACycle(t *testing.T) {
 // a read and a transaction; an update adding failover or weighted children reads once more per
 // level of them it walks (the cycle check).
 func TestBackendRoundTrips(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	st := newBackend(t, a, "/backends/static", map[string]any{"address": "a.example.com:1"})
 	w := newBackend(t, a, "/backends/weighted", map[string]any{"backends": map[string]int{st: 1}})
 	f2 := newBackend(t, a, "/backends/failover", map[string]any{"backends": []string{w}})

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -14,7 +13,7 @@ import (
 // ref, and the address cannot be deleted while the endpoint uses it (446); an address another
 // account reserved is refused (309) and stores nothing.
 func TestEndpointsOnReservedAddrs(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	addr := func(acct *testkit.Account) (id, hostport string) {
 		got := acct.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
@@ -81,8 +80,7 @@ func TestEndpointsOnReservedAddrs(t *testing.T) {
 // kept (446), or the address was deleted first and the endpoint, finding no reservation left,
 // is refused (307) and stored nothing; an endpoint never refers to a deleted address.
 func TestEndpointsAndAddrDeletionsRace(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	const n = 10
 	ids, addrs := make([]string, n), make([]string, n)
 	for i := range n {

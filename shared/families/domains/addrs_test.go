@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
@@ -54,7 +53,7 @@ func checkGuards(s *testkit.Stack) error {
 }
 
 func TestReservedAddrsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: domains.ReservedAddrsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -66,8 +65,7 @@ func TestReservedAddrsConformance(t *testing.T) {
 }
 
 func TestReservedAddrDefaultsAndShape(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	got := a.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
 	cfg, err := domains.Parse(func(string) string { return "" })
 	if err != nil {
@@ -87,8 +85,7 @@ func TestReservedAddrDefaultsAndShape(t *testing.T) {
 
 // Every bad input gets its code, names its field and stores nothing.
 func TestReservedAddrBadInput(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	id := a.Do(t, "POST", "/reserved_addrs", map[string]any{"description": "keep"}).Expect(t, http.StatusCreated)["id"].(string)
 	long := strings.Repeat("x", 256)
 	cases := []struct {

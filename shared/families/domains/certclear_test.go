@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
@@ -67,8 +66,7 @@ func stopped(t *testing.T, s *testkit.Stack, account, id string, due store.Key, 
 // transaction; a certificate already issued stays an account certificate. {} sets the policy
 // with its defaults; null again is a no-op.
 func TestAgentIngressPolicyCleared(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	id := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": unique("clear", "example.com"),
 		"certificate_management_policy": map[string]any{"private_key_type": "ecdsa"}}).Expect(t, http.StatusCreated)["id"].(string)
 	cert := uploadCert(t, a, "tunnel.us.example.com")
@@ -96,8 +94,7 @@ func TestAgentIngressPolicyCleared(t *testing.T) {
 // issued certificate stays attached (detached by DELETE …/certificate); one PATCH may stop the
 // policy and attach an uploaded certificate at once.
 func TestReservedDomainPolicyCleared(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	name := unique("clear", "example.org")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)["id"].(string)
@@ -128,8 +125,7 @@ func TestReservedDomainPolicyCleared(t *testing.T) {
 
 // Bad policy members on PATCH get their code and leave the policy and its job as they were.
 func TestPolicyPatchBadInput(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	policy := map[string]any{"private_key_type": "ecdsa"}
 	paths := map[string]string{
 		"/agent_ingresses":  a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": unique("bad", "example.com"), "certificate_management_policy": policy}).Expect(t, http.StatusCreated)["id"].(string),

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -49,7 +48,7 @@ func mustWalk(t *testing.T, acct *testkit.Account) []string {
 // wildcard over another account's name, and a name under another account's wildcard, are 417
 // and store nothing; the same account may hold both; deleting releases the claim.
 func TestWildcardConflictsAcrossAccounts(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	parent := unique("cover", "example.com")
 	foo := reserve(t, a, "foo."+parent).Expect(t, http.StatusCreated)["id"].(string)
@@ -101,7 +100,7 @@ func TestWildcardConflictsAcrossAccounts(t *testing.T) {
 // whatever the order of commits, no account holds a name under the parent while the other
 // holds the wildcard; every answer is a 201 or the refusal its outcome implies.
 func TestConcurrentWildcardReservations(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	for round := 0; round < 3; round++ {
 		accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
 		parent := unique("wrace", "example.com")

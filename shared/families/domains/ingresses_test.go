@@ -6,14 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
 
 func TestAgentIngressesConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: domains.AgentIngressesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -25,8 +24,7 @@ func TestAgentIngressesConformance(t *testing.T) {
 }
 
 func TestAgentIngressShape(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	name := unique("ingress", "example.com")
 	got := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
 	if fmt.Sprint(got["ns_targets"]) != "[ns1.dns."+base+" ns2.dns."+base+"]" {
@@ -64,8 +62,7 @@ func TestAgentIngressShape(t *testing.T) {
 }
 
 func TestAgentIngressBadInput(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	id := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": unique("keep", "example.com"), "description": "keep"}).Expect(t, http.StatusCreated)["id"].(string)
 	cases := []struct {
 		name, method string

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
@@ -27,7 +26,7 @@ func unique(prefix, parent string) string {
 const base = domains.DefaultBaseDomain
 
 func TestReservedDomainsConformance(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: domains.ReservedDomainsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -39,8 +38,7 @@ func TestReservedDomainsConformance(t *testing.T) {
 }
 
 func TestReservedDomainShapes(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	mine := unique("app", base)
 	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": strings.ToUpper(mine)}).Expect(t, http.StatusCreated)
 	for k, want := range map[string]any{"domain": mine, "cname_target": nil, "acme_challenge_cname_target": nil, "region": nil,
@@ -94,8 +92,7 @@ func TestReservedDomainShapes(t *testing.T) {
 
 // Every bad input gets its code, names its field and stores nothing.
 func TestReservedDomainBadInput(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	keep := unique("keep", "example.com")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": keep, "description": "keep"}).Expect(t, http.StatusCreated)["id"].(string)
 	other := s.NewAccount(t)
@@ -203,7 +200,7 @@ func TestReservedDomainBadInput(t *testing.T) {
 // A name is reserved once across all accounts: 413 for the account holding it, 414 for another,
 // whatever the case it is written in; deleting the reservation frees it.
 func TestReservedDomainUniqueness(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	name := unique("dup", "example.com")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)["id"].(string)
@@ -220,7 +217,7 @@ func TestReservedDomainUniqueness(t *testing.T) {
 // 20 concurrent reservations of one name from two accounts: exactly one wins; the winner's
 // account is told 413 and the other 414.
 func TestConcurrentReservationsOfOneDomain(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
 	name := unique("race", "example.com")
 	const n = 20
@@ -260,8 +257,7 @@ func TestConcurrentReservationsOfOneDomain(t *testing.T) {
 // An uploaded certificate covering the domain is referenced by it: the certificate cannot be
 // deleted until the domain detaches it.
 func TestReservedDomainCertificate(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	parent := unique("certs", "example.org")
 	wild := uploadCert(t, a, "*."+parent)
 	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "www." + parent, "certificate_id": wild}).Expect(t, http.StatusCreated)
@@ -293,7 +289,7 @@ func TestReservedDomainCertificate(t *testing.T) {
 // A cloud endpoint on a reserved domain (or under a reserved wildcard) of its account carries
 // the domain's ref, and the domain cannot be deleted while the endpoint exists (446).
 func TestEndpointsOnReservedDomains(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	host := unique("api", "example.net")
 	wild := unique("apps", "example.net")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"tunnelapi/shared/testing/benchkit"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // BenchmarkTLSEdgeVsBareOperations measures, through the server (auth included), GET
@@ -14,8 +15,7 @@ import (
 // against its read and its one transaction replayed bare on a twin edge in the same state. It
 // also reports the DynamoDB calls of each: GET 1, PUT 2 (the read, one transaction).
 func BenchmarkTLSEdgeVsBareOperations(b *testing.B) {
-	s := start(b)
-	a := s.NewAccount(b)
+	s, a := testkit.AppAccount(b)
 	calls := func(method, path string, body any, status int) int {
 		s.Calls.Reset()
 		if res := a.Do(b, method, path, body); res.Status != status {

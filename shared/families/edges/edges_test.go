@@ -89,7 +89,7 @@ func (f family) full(t testing.TB, a *testkit.Account) (map[string]any, map[stri
 }
 
 func TestConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			s.Conformance(t, testkit.FamilySpec{
@@ -113,8 +113,7 @@ func TestConformance(t *testing.T) {
 // Every module is rendered in response form (refs with URIs, enabled defaulting to true) and
 // absent ones are null; GET and the list show the edge as the create returned it.
 func TestModulesInResponseForm(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			bare := f.create(t, a, map[string]any{})
@@ -186,8 +185,7 @@ func compact(t testing.TB, b []byte) []byte {
 // A module supplied in PATCH replaces the stored one; every omitted module stays byte for byte;
 // a PATCH of other members leaves every module.
 func TestUpdateReplacesOnlySuppliedModules(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			edge, _ := f.full(t, a)
@@ -231,7 +229,7 @@ func TestUpdateReplacesOnlySuppliedModules(t *testing.T) {
 // Each module's routes: PUT replaces (the module object, or {"module": …} as the JavaScript
 // client sends it), GET returns it, DELETE removes it: GET is then 404 and the edge shows null.
 func TestModuleRoutes(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
@@ -279,8 +277,7 @@ func TestModuleRoutes(t *testing.T) {
 // What a module references cannot be deleted while it is stored (IP policy 1420, backend 6502,
 // certificate authority, reservation 446); once the edge lets go, it can.
 func TestReferencedResourcesCannotBeDeleted(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	codes := map[string]string{"backend": "ERR_NGROK_6502", "ip_restriction": "ERR_NGROK_1420", "mutual_tls": "ERR_NGROK_1966"}
 	paths := map[string]string{"backend": "/backends/tunnel_group/", "ip_restriction": "/ip_policies/", "mutual_tls": "/certificate_authorities/"}
 	for _, f := range families {
@@ -316,8 +313,7 @@ func TestReferencedResourcesCannotBeDeleted(t *testing.T) {
 // A hostport belongs to one edge: the second claim is 7122, also when two creates race; a
 // PATCH moving hostports releases the old ones.
 func TestHostportBelongsToOneEdge(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			hp, _ := f.hostport(t, a)
@@ -355,8 +351,7 @@ func TestHostportBelongsToOneEdge(t *testing.T) {
 // 20 deletes of a backend and of an IP policy race with creates of edges referencing them: no
 // edge is left referencing a missing resource, and each survivor's count equals its referrers.
 func TestConcurrentDeletesLeaveNoDanglingReference(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			backend, policy := newBackend(t, a), newPolicy(t, a)
@@ -415,8 +410,7 @@ func TestConcurrentDeletesLeaveNoDanglingReference(t *testing.T) {
 // Every mutation records its event: create, update, each module's PUT and DELETE (updated,
 // with the whole edge) and delete.
 func TestAuditEvents(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			mods := f.modules(t, a)
@@ -445,8 +439,7 @@ func TestAuditEvents(t *testing.T) {
 // GET of an edge with every module is one DynamoDB call (the auth items and the edge in one
 // batch); a module PUT is that read and one transaction.
 func TestRoundTrips(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for _, f := range families {
 		t.Run(f.d.Path, func(t *testing.T) {
 			edge, mods := f.full(t, a)

@@ -32,7 +32,7 @@ func FuzzEdgeBodies(f *testing.F) {
 	var routes [][2]string
 	f.Fuzz(func(t *testing.T, route uint8, body string) {
 		if s == nil {
-			s = start(t)
+			s = testkit.App(t)
 			a = s.NewAccount(t)
 			for _, fam := range families {
 				edge, _ := fam.full(t, a)

@@ -20,7 +20,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -112,8 +111,6 @@ func checkEdges(s *testkit.Stack) error {
 	}
 	return nil
 }
-
-func start(t testing.TB) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 var serial atomic.Int64
 

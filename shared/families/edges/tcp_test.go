@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/testing/testkit"
 )
 
 func TestTCPEdgeBadInput(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, other := s.NewAccount(t), s.NewAccount(t)
 	mine, _ := newAddr(t, a)
 	theirs, _ := newAddr(t, other)

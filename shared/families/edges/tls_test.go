@@ -45,7 +45,7 @@ func with(body map[string]any, kv ...any) map[string]any {
 }
 
 func TestTLSEdgeBadInput(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, other := s.NewAccount(t), s.NewAccount(t)
 	mine, _ := newDomain(t, a)
 	theirs, _ := newDomain(t, other)
@@ -156,8 +156,7 @@ func TestTLSEdgeBadInput(t *testing.T) {
 
 // Every documented member of the create and update forms is accepted with a valid value.
 func TestTLSEdgeEveryDocumentedField(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	edge, mods := tls.full(t, a)
 	hp, _ := tls.hostport(t, a)
 	body := map[string]any{"id": edge["id"], "description": "d", "metadata": "m", "hostports": []string{hp}}
@@ -177,8 +176,7 @@ func TestTLSEdgeEveryDocumentedField(t *testing.T) {
 // A wildcard reservation covers the names one label under it (and itself): edges serve them,
 // each referencing the wildcard domain, which cannot be deleted while they do.
 func TestTLSEdgeOnWildcardDomain(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	name, _ := newDomain(t, a)
 	wild := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + name}).Expect(t, http.StatusCreated)["id"].(string)
 	one := tls.create(t, a, map[string]any{"hostports": []string{"a." + name + ":443"}})["id"].(string)
@@ -197,8 +195,7 @@ func TestTLSEdgeOnWildcardDomain(t *testing.T) {
 // The largest update (every hostport, IP policy and certificate authority replaced by others at
 // their limits, and another backend) commits in one transaction, references moved.
 func TestTLSEdgeLargestUpdate(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	set := func() (hps, policies, cas []string, backend string) {
 		for range edges.MaxHostports {
 			hp, _ := tls.hostport(t, a)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/endpoints"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -20,10 +19,8 @@ const policy = "on_http_request:\n  - actions:\n      - type: deny\n        conf
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
-
 func TestEndpointsConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: endpoints.EndpointsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -41,8 +38,7 @@ func TestEndpointsConformance(t *testing.T) {
 }
 
 func TestEndpointShape(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	doc := `{"on_http_request":[{"expressions":["req.url.path == '/x'"],"actions":[{"type":"custom-response","config":{"status_code":503}}]}]}`
 	e := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "HTTPS://Shape.Example.com:443", "traffic_policy": doc}).Expect(t, 201)
 	want := map[string]any{"url": "https://shape.example.com", "public_url": "https://shape.example.com", "proto": "https",
@@ -72,8 +68,7 @@ func TestEndpointShape(t *testing.T) {
 }
 
 func TestEndpointBadInputsStoreNothing(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	e := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://taken.example.com", "traffic_policy": policy}).Expect(t, 201)
 	path := pathEndpoints + "/" + e["id"].(string)
 	body := func(kv ...any) map[string]any {
@@ -149,8 +144,7 @@ func createConcurrently(t *testing.T, a *testkit.Account, n int, url string, poo
 
 // The URL uniqueness and pooling rule holds under 20 concurrent creates of the same URL.
 func TestEndpointURLUniquenessUnderConcurrency(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	created, refused := createConcurrently(t, a, 20, "https://race.example.com", false)
 	if len(created) != 1 || refused != 19 {
 		t.Fatalf("non-pooling: %d created, %d refused; want 1 and 19", len(created), refused)

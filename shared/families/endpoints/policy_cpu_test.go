@@ -14,8 +14,7 @@ import (
 // adversarial document within the CPU bound, measured as the process's CPU time around the
 // Lambda handler call, and never with a 5xx.
 func TestPolicyRoutesAreBounded(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://bounded.example.com", "traffic_policy": policy}).Expect(t, 201)
 	path := "/endpoints/" + e["id"].(string)
 	cases := policytest.Cases()
@@ -62,7 +61,7 @@ func FuzzPolicyRoutes(f *testing.F) {
 	var patch string
 	f.Fuzz(func(t *testing.T, doc string) {
 		if s == nil {
-			s = start(t)
+			s = testkit.App(t)
 			a = s.NewAccount(t)
 			e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://fuzz-patched.example.com", "traffic_policy": policy}).Expect(t, 201)
 			patch = "/endpoints/" + e["id"].(string)

@@ -35,8 +35,7 @@ func eventPayload(t *testing.T, s *testkit.Stack, account string) int {
 // event would not fit one item is a 400 naming traffic_policy, on create and update alike, and
 // changes nothing; with an Idempotency-Key the page is stored once more, for retries.
 func TestLargeTrafficPolicies(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	doc := policytest.CustomResponse(policytest.HTMLPage(152 << 10))
 	created := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://html.example.com", "traffic_policy": doc}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)

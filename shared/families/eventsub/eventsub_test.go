@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
@@ -23,8 +22,6 @@ const (
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
-
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
 
 func kinesisBody(description string) map[string]any {
 	return map[string]any{"description": description, "format": "json", "target": map[string]any{
@@ -44,7 +41,7 @@ func newDestination(t *testing.T, a *testkit.Account) string {
 }
 
 func TestDestinationsConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: eventsub.EventDestinationsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any { return kinesisBody("audit stream") },
@@ -57,7 +54,7 @@ func TestDestinationsConformance(t *testing.T) {
 }
 
 func TestSubscriptionsConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: eventsub.EventSubscriptionsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -72,8 +69,7 @@ func TestSubscriptionsConformance(t *testing.T) {
 // Every target kind is accepted in its documented shape, rendered with only its own member
 // non-null, and never shows its secret.
 func TestTargetKindsAndRedaction(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	creds := map[string]any{"creds": map[string]any{"aws_access_key_id": akid, "aws_secret_access_key": secretKey}}
 	role := map[string]any{"role": map[string]any{"role_arn": roleARN}}
 	cases := []struct {
@@ -142,8 +138,7 @@ func mustJSON(t *testing.T, v map[string]any) []byte {
 
 // Every bad destination input gets its code naming the field, and stores nothing.
 func TestDestinationValidation(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	existing := newDestination(t, a)
 	path := "/event_destinations/" + existing
 	kin := func(auth any, arn string) map[string]any {
@@ -213,8 +208,7 @@ func TestDestinationValidation(t *testing.T) {
 // A PATCH keeps the stored secret when it omits it for the same credentials, and switching the
 // authentication to a role drops it.
 func TestDestinationPatchSecrets(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	id := newDestination(t, a)
 	path := "/event_destinations/" + id
 	secretOf := func() []byte {
@@ -251,7 +245,7 @@ func TestDestinationPatchSecrets(t *testing.T) {
 
 // Every bad subscription input gets its code naming the field, and stores nothing.
 func TestSubscriptionValidation(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	dest := newDestination(t, a)
 	foreign := newDestination(t, b)
@@ -294,8 +288,7 @@ func TestSubscriptionValidation(t *testing.T) {
 // PATCH with sources or destination_ids replaces the set, and references follow it: a
 // destination dropped from every subscription may be deleted, one still used may not (5112).
 func TestSubscriptionReplacesSetsAndReferences(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	d1, d2 := newDestination(t, a), newDestination(t, a)
 	sub := a.Do(t, "POST", "/event_subscriptions", map[string]any{"destination_ids": []string{d1},
 		"sources": []any{map[string]any{"type": "api_key_created.v0"}, map[string]any{"type": "api_key_deleted.v0"}}}).Expect(t, 201)
@@ -321,8 +314,7 @@ func TestSubscriptionReplacesSetsAndReferences(t *testing.T) {
 // Deleting a destination while a subscription referencing it is being created: exactly one of
 // the two wins, never both.
 func TestDeleteRacesSubscriptionCreate(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	outcomes := map[string]int{}
 	for round := 0; round < 12; round++ {
 		d := newDestination(t, a)
@@ -350,7 +342,7 @@ func TestDeleteRacesSubscriptionCreate(t *testing.T) {
 }
 
 func TestSources(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	sub := a.Do(t, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "api_key_created.v0"}}}).Expect(t, 201)
 	id := sub["id"].(string)

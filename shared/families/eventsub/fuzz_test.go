@@ -17,7 +17,7 @@ var (
 
 // fuzzSetup makes one account with a destination and a subscription for every fuzz input.
 func fuzzSetup(t *testing.T) *testkit.Account {
-	s := start(t)
+	s := testkit.App(t)
 	fuzzOnce.Do(func() {
 		fuzzAccount = s.NewAccount(t)
 		fuzzDest = newDestination(t, fuzzAccount)

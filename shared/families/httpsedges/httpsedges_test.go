@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/crewjam/saml"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/httpsedges"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -31,8 +30,6 @@ const edgesPath = "/edges/https"
 
 // suite is the package's stack and the secrets the tests sent, scanned for after the suite.
 var suite testkit.SecretSuite
-
-func start(t *testing.T) *testkit.Stack { return suite.Start(t, app.Families...) }
 
 // TestMain runs the suite, then checks that no webhook, OAuth or OIDC secret the tests sent and
 // no SAML request signing key the service made is anywhere in the table or the logs: each
@@ -207,7 +204,7 @@ func (f *fixture) modules(auth string) map[string]any {
 }
 
 func TestHTTPSEdgesConformance(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: httpsedges.HTTPSEdgesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -224,7 +221,7 @@ func TestHTTPSEdgesConformance(t *testing.T) {
 // Every documented member of a route and its modules is accepted and rendered as the platform
 // renders it; the route is listed inside its edge.
 func TestRouteWithEveryModule(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	for _, auth := range []string{"oauth", "saml", "oidc"} {
 		body := f.modules(auth)
@@ -283,7 +280,7 @@ func TestRouteWithEveryModule(t *testing.T) {
 // is the route's (kept when the module is replaced), and the SP metadata built from them parses
 // back with the library naming the route's ACS URL.
 func TestSAMLServiceProvider(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	body := map[string]any{"match_type": "exact_path", "match": "/sso", "saml": f.modules("saml")["saml"]}
 	rt := f.a.Do(t, "POST", f.routes(), body).Expect(t, http.StatusCreated)
@@ -338,7 +335,7 @@ func canonical(v any) string {
 // Each module: PUT replaces it (and answers it as GET does), DELETE removes it (GET 404, the
 // route shows null); a PATCH of the route with one module leaves the others byte-identical.
 func TestRouteModuleSubroutes(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	body := f.modules("oidc")
 	body["match_type"], body["match"] = "path_prefix", "/app"
@@ -398,7 +395,7 @@ func TestRouteModuleSubroutes(t *testing.T) {
 
 // Bad inputs get their codes and change nothing.
 func TestRouteRefusals(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	root := f.a.Do(t, "POST", f.routes(), map[string]any{"match_type": "path_prefix", "match": "/"}).Expect(t, http.StatusCreated)["id"].(string)
 	sub := f.a.Do(t, "POST", f.routes(), map[string]any{"match_type": "exact_path", "match": "/x"}).Expect(t, http.StatusCreated)["id"].(string)
@@ -470,7 +467,7 @@ func TestRouteRefusals(t *testing.T) {
 
 // An edge holds at most MaxRoutes routes; the refused one changes nothing.
 func TestRouteLimit(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	for i := 0; i < httpsedges.MaxRoutes; i++ {
 		f.a.Do(t, "POST", f.routes(), map[string]any{"match_type": "exact_path", "match": fmt.Sprintf("/r%d", i)}).Expect(t, http.StatusCreated)
@@ -484,7 +481,7 @@ func TestRouteLimit(t *testing.T) {
 // Deleting an edge deletes its routes and their module state in one transaction: afterwards
 // nothing of it is left, and what its routes referenced is free to delete.
 func TestDeleteEdgeLeavesNoOrphan(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	for i, auth := range []string{"oauth", "saml", ""} {
 		body := f.modules(auth)
@@ -514,7 +511,7 @@ func TestDeleteEdgeLeavesNoOrphan(t *testing.T) {
 
 // Route mutations record https_edge_route_* events carrying the route as GET returns it.
 func TestRouteEvents(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	id := f.a.Do(t, "POST", f.routes(), map[string]any{"match_type": "exact_path", "match": "/e"}).Expect(t, http.StatusCreated)["id"].(string)
 	f.a.Do(t, "PUT", f.routes()+"/"+id+"/compression", map[string]any{}).Expect(t, http.StatusOK)
@@ -539,7 +536,7 @@ func TestRouteEvents(t *testing.T) {
 // route that would cross the limit is refused (7128), and the edge at the limit deletes in one
 // transaction, releasing every reference.
 func TestEdgeStaysDeletableInOneTransaction(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	var policies []string
 	for i := 0; i < 100; i++ {
@@ -567,7 +564,7 @@ func TestEdgeStaysDeletableInOneTransaction(t *testing.T) {
 
 // A module that would make the edge's item too large for DynamoDB is refused (7128).
 func TestEdgeItemSizeIsBounded(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	id := f.a.Do(t, "POST", f.routes(), map[string]any{"match_type": "exact_path", "match": "/big"}).Expect(t, http.StatusCreated)["id"].(string)
 	add := map[string]string{}
@@ -581,7 +578,7 @@ func TestEdgeItemSizeIsBounded(t *testing.T) {
 // Concurrent route creates with one match: exactly one is stored; the others are 7126.
 // Concurrent module PUTs on different routes of one edge all land.
 func TestConcurrentRouteWrites(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	got := f.a.Race(t, 10, "POST", f.routes(), map[string]any{"match_type": "path_prefix", "match": "/race"})
 	if got[http.StatusCreated] != 1 || got[http.StatusBadRequest] != 9 {
@@ -619,7 +616,7 @@ func TestConcurrentRouteWrites(t *testing.T) {
 // An edge near the size limit still changes and deletes (its events fit), and a write that
 // would render it beyond MaxRenderedBytes is refused without a trace.
 func TestEdgeNearTheSizeLimit(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	id := f.a.Do(t, "POST", f.routes(), map[string]any{"match_type": "exact_path", "match": "/big"}).Expect(t, http.StatusCreated)["id"].(string)
 	headers := func(n int) map[string]any {
@@ -638,7 +635,7 @@ func TestEdgeNearTheSizeLimit(t *testing.T) {
 // Route requests make the round trips of the edge's own kinds: a read is one BatchGetItem (the
 // edge with its routes and the caller's items), a write that read and one TransactWriteItems.
 func TestRouteRoundTrips(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	f := newFixture(t, s)
 	body := f.modules("oidc")
 	body["match_type"], body["match"] = "path_prefix", "/rt"

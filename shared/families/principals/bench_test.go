@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/benchkit"
@@ -26,8 +25,7 @@ import (
 // same requests as API Gateway delivers them to a function (its event through the function's
 // handler, no loopback HTTP between client and server), the path that serves them in AWS.
 func BenchmarkRequestsVsBareOperations(b *testing.B) {
-	s := testkit.Shared(b, app.Families...)
-	a := s.NewAccount(b)
+	s, a := testkit.AppAccount(b)
 	newKey := func() (id, token string) {
 		k := a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
 		return k["id"].(string), k["token"].(string)
@@ -89,8 +87,7 @@ func BenchmarkRequestsVsBareOperations(b *testing.B) {
 // BenchmarkRoundTrips reports DynamoDB calls per request for each operation (goal: get 1,
 // list 1 on the critical path, create 1, update and delete at most 2).
 func BenchmarkRoundTrips(b *testing.B) {
-	s := testkit.Shared(b, app.Families...)
-	a := s.NewAccount(b)
+	s, a := testkit.AppAccount(b)
 	a.Do(b, "GET", "/api_keys", nil).Expect(b, http.StatusOK) // warm the token hint
 	var get, list, create, update, del int
 	for i := 0; i < b.N; i++ {
@@ -133,8 +130,7 @@ func BenchmarkRoundTrips(b *testing.B) {
 //     ascending key order and sorts afterwards, so a Limit would keep the oldest items, not the
 //     newest page; without one it reads the whole collection (partiql-items per list).
 func BenchmarkListAlternatives(b *testing.B) {
-	s := testkit.Shared(b, app.Families...)
-	a := s.NewAccount(b)
+	s, a := testkit.AppAccount(b)
 	ctx := b.Context()
 	for i := 0; i < 100; i++ {
 		a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)

@@ -12,14 +12,14 @@ import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // TestIdempotencyKeyExpires: a retried API key create gets the first response, token
 // included, while the record holds the token only sealed; once the window has passed the key
 // is free again, although DynamoDB Local has not yet removed the record by its TTL.
 func TestIdempotencyKeyExpires(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	s.Deps.Kit.IdempotencyWindow = 3 * time.Second // long enough for a request pair under load, short enough to wait out
 	t.Cleanup(func() { s.Deps.Kit.IdempotencyWindow = 0 })
 	const key = "deploy-7f3a"
@@ -70,8 +70,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 // within that count whose credential would not fit one stored item are refused by the size
 // accounting; both name acl, on create and update, and change nothing.
 func TestLargeACLs(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	many := make([]string, 20000)
 	for i := range many {
 		many[i] = fmt.Sprintf("bind:host-%05d.example.com", i)

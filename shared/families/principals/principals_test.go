@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
@@ -19,10 +18,8 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-func start(t *testing.T) *testkit.Stack { return testkit.Shared(t, app.Families...) }
-
 func TestAPIKeysConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: principals.APIKeysDescriptor, Secret: "token",
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -34,7 +31,7 @@ func TestAPIKeysConformance(t *testing.T) {
 }
 
 func TestCredentialsConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: principals.CredentialsDescriptor, Secret: "token",
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -46,7 +43,7 @@ func TestCredentialsConformance(t *testing.T) {
 }
 
 func TestBotUsersConformance(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: principals.BotUsersDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -58,8 +55,7 @@ func TestBotUsersConformance(t *testing.T) {
 }
 
 func TestAuthMatrix(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	s.Do(t, "GET", "/api_keys", "", nil).ExpectError(t, http.StatusUnauthorized, "ERR_NGROK_200", "")
 	res := s.Do(t, "GET", "/api_keys", "", nil)
 	_ = res
@@ -106,8 +102,7 @@ func TestAuthMatrix(t *testing.T) {
 }
 
 func TestBotDeactivationRevokesItsKeys(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "ci"}).Expect(t, http.StatusCreated)
 	botID := bot["id"].(string)
 	key := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": botID}).Expect(t, http.StatusCreated)
@@ -142,7 +137,7 @@ func TestBotDeactivationRevokesItsKeys(t *testing.T) {
 }
 
 func TestOwnerMustBeInAccount(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	for _, path := range []string{"/api_keys", "/credentials"} {
 		before := a.Do(t, "GET", path, nil).Expect(t, 200)
@@ -165,8 +160,7 @@ func listKey(path string) string {
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "orig", "metadata": "m"}).Expect(t, 201)
 	cred := a.Do(t, "POST", "/credentials", map[string]any{"description": "orig", "acl": []string{"bind:a.example.com"}}).Expect(t, 201)
 	keyPath, credPath := "/api_keys/"+key["id"].(string), "/credentials/"+cred["id"].(string)
@@ -219,8 +213,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 }
 
 func TestPatchSemantics(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	k := a.Do(t, "POST", "/api_keys", map[string]any{"description": "d", "metadata": "m"}).Expect(t, 201)
 	p := "/api_keys/" + k["id"].(string)
 	got := a.Do(t, "PATCH", p, map[string]any{"metadata": ""}).Expect(t, 200)
@@ -240,8 +233,7 @@ func TestPatchSemantics(t *testing.T) {
 }
 
 func TestConcurrentPatchesBothSurvive(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	for round := 0; round < 5; round++ {
 		k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
 		p := "/api_keys/" + k["id"].(string)
@@ -258,8 +250,7 @@ func TestConcurrentPatchesBothSurvive(t *testing.T) {
 }
 
 func TestPagingWalk(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	var want []string
 	for i := 0; i < 249; i++ { // plus the bootstrap key: 250
 		k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201)
@@ -314,8 +305,7 @@ func TestPagingWalk(t *testing.T) {
 }
 
 func TestRoundTrips(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	k := a.Do(t, "POST", "/api_keys", map[string]any{}).Expect(t, 201) // warms the token hint
 	p := "/api_keys/" + k["id"].(string)
 	a.WithinCalls(t,
@@ -328,8 +318,7 @@ func TestRoundTrips(t *testing.T) {
 }
 
 func TestListFilter(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := testkit.AppAccount(t)
 	var tagged []string
 	for i := 0; i < 30; i++ {
 		desc := "plain"

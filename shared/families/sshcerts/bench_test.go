@@ -54,8 +54,7 @@ func BenchmarkUserCertificateIssuance(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := b.Context()
-			s := start(b)
-			a := s.NewAccount(b)
+			s, a := suite.AppAccount(b)
 			n := 1
 			if c.cold {
 				n = b.N + 1
@@ -144,8 +143,7 @@ const rsa4096Samples = 30
 // BenchmarkAuthorityCreateRSA4096 measures POST /ssh_certificate_authorities of an RSA 4096
 // CA end to end; key generation dominates and varies a lot, so it reports p50 and p99.
 func BenchmarkAuthorityCreateRSA4096(b *testing.B) {
-	s := start(b)
-	a := s.NewAccount(b)
+	_, a := suite.AppAccount(b)
 	a.Do(b, "GET", pathCAs+"?limit=1", nil).Expect(b, http.StatusOK) // warms the token hint
 	n := max(b.N, rsa4096Samples)
 	d := make([]time.Duration, 0, n)

@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/seal"
@@ -34,9 +33,6 @@ var (
 // suite is the package's stack and the CA private keys it made (read back from the table and
 // opened), in every form they could leak in.
 var suite testkit.SecretSuite
-
-// start returns the package's stack, capturing its logs for the final secret scan.
-func start(t testing.TB) *testkit.Stack { return suite.Start(t, app.Families...) }
 
 // TestMain runs the suite, then checks that no CA private key is anywhere in the table or in a
 // log line, in PEM, DER, base64 or hex. The CAs still in the table are opened too, whether or
@@ -110,7 +106,7 @@ func accountCA(t *testing.T, s *testkit.Stack, a *testkit.Account) string {
 }
 
 func TestAuthoritiesConformance(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: sshcerts.SSHCertificateAuthoritiesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -122,7 +118,7 @@ func TestAuthoritiesConformance(t *testing.T) {
 }
 
 func TestUserCertificatesConformance(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: sshcerts.SSHUserCertificatesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -134,7 +130,7 @@ func TestUserCertificatesConformance(t *testing.T) {
 }
 
 func TestHostCertificatesConformance(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: sshcerts.SSHHostCertificatesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -148,8 +144,7 @@ func TestHostCertificatesConformance(t *testing.T) {
 // TestAuthorityKeyTypes creates a CA of every key type, size and curve and checks the public
 // key with ssh-keygen; bad combinations get their codes and store nothing.
 func TestAuthorityKeyTypes(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	d := newSSHDir(t)
 	cases := []struct {
 		name    string
@@ -217,8 +212,7 @@ const sshTime = "2006-01-02T15:04:05"
 // the principals, validity, options and extensions asked for (or the defaults), its own id as
 // key id, and the CA's signature.
 func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	d := newSSHDir(t)
 	edCA := newCA(t, s, a, map[string]any{})
 	rsaCA := newCA(t, s, a, map[string]any{"private_key_type": "rsa", "key_size": 2048})
@@ -330,8 +324,7 @@ func TestCertificatesInspectedBySSHKeygen(t *testing.T) {
 // yet valid certificate, another CA's certificate and a source address that excludes the client
 // do not.
 func TestSSHDAcceptsUserCertificates(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	d := newSSHDir(t)
 	ca := newCA(t, s, a, map[string]any{"private_key_type": "rsa", "key_size": 2048})
 	other := newCA(t, s, a, map[string]any{})
@@ -381,8 +374,7 @@ func TestSSHDAcceptsUserCertificates(t *testing.T) {
 // TestSSHVerifiesHostCertificates runs sshd with host certificates we issued; the ssh client
 // trusts our CA through `@cert-authority` in known_hosts with StrictHostKeyChecking=yes.
 func TestSSHVerifiesHostCertificates(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	d := newSSHDir(t)
 	hostCA := newCA(t, s, a, map[string]any{"private_key_type": "ecdsa", "elliptic_curve": "p384"})
 	other := newCA(t, s, a, map[string]any{})
@@ -427,7 +419,7 @@ func TestSSHVerifiesHostCertificates(t *testing.T) {
 // TestBadCertificateRequests sends invalid certificate requests to both families: each gets its
 // code naming the field, nothing is stored and the CA's count is unchanged.
 func TestBadCertificateRequests(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
 	d := newSSHDir(t)
 	ca := newCA(t, s, a, map[string]any{})
@@ -546,8 +538,7 @@ func TestBadCertificateRequests(t *testing.T) {
 // TestAuthorityWithCertificatesCannotBeDeleted: 1964 while any certificate names the CA; once
 // they are gone the CA deletes, and a deleted CA signs nothing (1949).
 func TestAuthorityWithCertificatesCannotBeDeleted(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
 	caPath := pathCAs + "/" + ca["id"].(string)
 	body := map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t)}
@@ -569,8 +560,7 @@ func TestAuthorityWithCertificatesCannotBeDeleted(t *testing.T) {
 // the delete wins and no certificate exists, or it is refused and the CA's count equals the
 // certificates that name it. Never a 5xx, never an orphan.
 func TestIssuanceRacesDeletion(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	key := goKey(t)
 	for round := 0; round < 6; round++ {
 		ca := newCA(t, s, a, map[string]any{})
@@ -620,8 +610,7 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 // in a process (the CA read with the caller check, then the transaction) and one afterwards;
 // reads one, lists two in parallel.
 func TestRoundTrips(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
 	body := map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": goKey(t)}
 	cert := a.Do(t, "POST", pathUserCerts, body).Expect(t, http.StatusCreated)
@@ -641,8 +630,7 @@ func TestRoundTrips(t *testing.T) {
 
 // TestAuditEvents checks each mutation of the three families records its event type.
 func TestAuditEvents(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
 	caPath := pathCAs + "/" + ca["id"].(string)
 	a.Do(t, "PATCH", caPath, map[string]any{"description": "x"}).Expect(t, http.StatusOK)
@@ -683,8 +671,7 @@ func manyNames(n, size int) []string {
 // TestLargestCertificateIsStored issues a user certificate at every size limit at once: it must
 // be stored with its audit event, not fail in DynamoDB.
 func TestLargestCertificateIsStored(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := suite.AppAccount(t)
 	ca := newCA(t, s, a, map[string]any{"private_key_type": "rsa", "key_size": 2048})
 	exts := map[string]string{}
 	for i := 0; i < 4; i++ {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
@@ -28,9 +27,6 @@ var (
 // suite is the package's stack and the private keys it uploaded, in every form they could leak
 // in.
 var suite testkit.SecretSuite
-
-// start returns the package's stack, capturing its logs for the final secret scan.
-func start(t *testing.T) *testkit.Stack { return suite.Start(t, app.Families...) }
 
 // TestMain runs the suite, then checks that no private key it uploaded is anywhere in the table
 // or in a log line, in PEM, DER, base64 or hex, and that keys were stored (sealed) at all.
@@ -54,7 +50,7 @@ func goCert(t *testing.T, ca bool) (certPEM, keyPEM string) {
 }
 
 func TestTLSCertificatesConformance(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: tlscerts.TLSCertificatesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -67,7 +63,7 @@ func TestTLSCertificatesConformance(t *testing.T) {
 }
 
 func TestCertificateAuthoritiesConformance(t *testing.T) {
-	s := start(t)
+	s := suite.App(t)
 	s.Conformance(t, testkit.FamilySpec{
 		Family: tlscerts.CertificateAuthoritiesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
@@ -84,8 +80,7 @@ var rfc3339 = "2006-01-02T15:04:05Z"
 // TestUploadsMatchOpenSSL uploads certificates made by openssl and compares every derived field
 // with what `openssl x509 -noout -text` reports.
 func TestUploadsMatchOpenSSL(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := suite.AppAccount(t)
 	const fullSubject = "/C=US/ST=California/L=San Francisco/O=Acme Inc/OU=Edge/CN=www.example.com"
 	cases := []struct {
 		name    string
@@ -218,8 +213,7 @@ commonName = supplied
 // TestBadUploadsStoreNothing sends malformed, mismatched, encrypted and truncated inputs: each
 // gets its code naming the field, and nothing is stored.
 func TestBadUploadsStoreNothing(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := suite.AppAccount(t)
 	o := newOpenSSL(t)
 	o.run("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "k.pem")
 	o.run("req", "-x509", "-key", "k.pem", "-subj", "/CN=good.example.com", "-days", "30", "-out", "c.pem")
@@ -301,8 +295,7 @@ func TestBadUploadsStoreNothing(t *testing.T) {
 // TestCertificateAuthorityUploads checks a CA's derived fields against openssl and refuses a
 // leaf, two certificates and a private key block with their codes, storing nothing.
 func TestCertificateAuthorityUploads(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := suite.AppAccount(t)
 	o := newOpenSSL(t)
 	o.run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
 		"-days", "90", "-subj", "/O=Acme Inc/CN=Acme Client CA", "-addext", "basicConstraints=critical,CA:TRUE",
@@ -360,8 +353,7 @@ func TestCertificateAuthorityUploads(t *testing.T) {
 
 // TestAuditEvents checks each mutation records its event type in the account's audit log.
 func TestAuditEvents(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := suite.AppAccount(t)
 	c, k := goCert(t, false)
 	cert := a.Do(t, "POST", pathTLS, map[string]any{"certificate_pem": c, "private_key_pem": k}).Expect(t, http.StatusCreated)
 	a.Do(t, "PATCH", pathTLS+"/"+cert["id"].(string), map[string]any{"description": "x"}).Expect(t, http.StatusOK)
@@ -388,8 +380,7 @@ func TestAuditEvents(t *testing.T) {
 // TestLargestCertificateIsStored uploads a certificate just under the size limit, nearly all of
 // it subject alternative names: it must be stored (with its audit event), not fail in DynamoDB.
 func TestLargestCertificateIsStored(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	_, a := suite.AppAccount(t)
 	key := testkit.NewKey(t)
 	suite.Needles.AddKey("large certificate key", key)
 	var certPEM string

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -34,7 +33,7 @@ var fixture struct {
 
 func setup(b *testing.B) {
 	fixture.once.Do(func() {
-		s := testkit.Shared(b, app.Families...)
+		s := testkit.App(b)
 		fixture.s, fixture.plain, fixture.restricted = s, s.NewAccount(b), restricted(b, s)
 	})
 	if fixture.s == nil {

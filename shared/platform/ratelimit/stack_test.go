@@ -165,7 +165,7 @@ func TestLimitPerAccount(t *testing.T) {
 // With the limit off (the default of the test stack and make run) no response carries the
 // fields.
 func TestOff(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
+	s := testkit.App(t)
 	if s.Deps.Limiter != nil && os.Getenv(ratelimit.EnvVar) == "" {
 		t.Fatal("a limiter without RATE_LIMIT")
 	}
@@ -264,7 +264,7 @@ func TestSharedAcrossInstances(t *testing.T) {
 // call in parallel costs; "floor" measures that alone, without the server: the request's read
 // and the count's UpdateItem in parallel against the read by itself.
 func BenchmarkGetRateLimitedVsNot(b *testing.B) {
-	s := testkit.Shared(b, app.Families...)
+	s := testkit.App(b)
 	_, on := instance(b, s, fmt.Sprintf("%d/60", ratelimit.MaxRequests))
 	_, off := instance(b, s, "off")
 	a := s.NewAccount(b)
