@@ -67,7 +67,7 @@ func stopped(t *testing.T, s *testkit.Stack, account, id string, due store.Key, 
 // with its defaults; null again is a no-op.
 func TestAgentIngressPolicyCleared(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	id := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": unique("clear", "example.com"),
+	id := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("clear", "example.com"),
 		"certificate_management_policy": map[string]any{"private_key_type": "ecdsa"}}).Expect(t, http.StatusCreated)["id"].(string)
 	cert := uploadCert(t, a, "tunnel.us.example.com")
 	due := failedJob(t, s, a.AccountID, id, cert)
@@ -95,7 +95,7 @@ func TestAgentIngressPolicyCleared(t *testing.T) {
 // policy and attach an uploaded certificate at once.
 func TestReservedDomainPolicyCleared(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	name := unique("clear", "example.org")
+	name := testkit.UniqueName("clear", "example.org")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)["id"].(string)
 	issued := uploadCert(t, a, name)
@@ -128,8 +128,8 @@ func TestPolicyPatchBadInput(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	policy := map[string]any{"private_key_type": "ecdsa"}
 	paths := map[string]string{
-		"/agent_ingresses":  a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": unique("bad", "example.com"), "certificate_management_policy": policy}).Expect(t, http.StatusCreated)["id"].(string),
-		"/reserved_domains": a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": unique("bad", "example.org"), "certificate_management_policy": policy}).Expect(t, http.StatusCreated)["id"].(string),
+		"/agent_ingresses":  a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("bad", "example.com"), "certificate_management_policy": policy}).Expect(t, http.StatusCreated)["id"].(string),
+		"/reserved_domains": a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": testkit.UniqueName("bad", "example.org"), "certificate_management_policy": policy}).Expect(t, http.StatusCreated)["id"].(string),
 	}
 	cases := []struct {
 		name        string

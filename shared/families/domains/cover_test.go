@@ -50,7 +50,7 @@ func mustWalk(t *testing.T, acct *testkit.Account) []string {
 func TestWildcardConflictsAcrossAccounts(t *testing.T) {
 	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
-	parent := unique("cover", "example.com")
+	parent := testkit.UniqueName("cover", "example.com")
 	foo := reserve(t, a, "foo."+parent).Expect(t, http.StatusCreated)["id"].(string)
 	refused := []struct {
 		name  string
@@ -103,7 +103,7 @@ func TestConcurrentWildcardReservations(t *testing.T) {
 	s := testkit.App(t)
 	for round := 0; round < 3; round++ {
 		accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
-		parent := unique("wrace", "example.com")
+		parent := testkit.UniqueName("wrace", "example.com")
 		const n = 20
 		names := make([]string, n)
 		for i := range n {

@@ -16,7 +16,7 @@ func TestAgentIngressesConformance(t *testing.T) {
 	s.Conformance(t, testkit.FamilySpec{
 		Family: domains.AgentIngressesDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
-			return map[string]any{"domain": unique("agents", "example.com"), "description": fmt.Sprint(n)}
+			return map[string]any{"domain": testkit.UniqueName("agents", "example.com"), "description": fmt.Sprint(n)}
 		},
 		Update:      map[string]any{"description": "edge agents", "metadata": "m"},
 		UpdateWants: map[string]any{"description": "edge agents", "metadata": "m", "certificate_management_policy": nil},
@@ -25,7 +25,7 @@ func TestAgentIngressesConformance(t *testing.T) {
 
 func TestAgentIngressShape(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	name := unique("ingress", "example.com")
+	name := testkit.UniqueName("ingress", "example.com")
 	got := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
 	if fmt.Sprint(got["ns_targets"]) != "[ns1.dns."+base+" ns2.dns."+base+"]" {
 		t.Errorf("ns_targets %v", got["ns_targets"])
@@ -63,7 +63,7 @@ func TestAgentIngressShape(t *testing.T) {
 
 func TestAgentIngressBadInput(t *testing.T) {
 	_, a := testkit.AppAccount(t)
-	id := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": unique("keep", "example.com"), "description": "keep"}).Expect(t, http.StatusCreated)["id"].(string)
+	id := a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("keep", "example.com"), "description": "keep"}).Expect(t, http.StatusCreated)["id"].(string)
 	cases := []struct {
 		name, method string
 		body         any

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,14 +14,6 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
-// unique returns a fresh name under parent: domains are unique across accounts, and the shared
-// stack outlives each test.
-var serial atomic.Int64
-
-func unique(prefix, parent string) string {
-	return fmt.Sprintf("%s%d-%d.%s", prefix, time.Now().UnixNano()%1e9, serial.Add(1), parent)
-}
-
 const base = domains.DefaultBaseDomain
 
 func TestReservedDomainsConformance(t *testing.T) {
@@ -30,7 +21,7 @@ func TestReservedDomainsConformance(t *testing.T) {
 	s.Conformance(t, testkit.FamilySpec{
 		Family: domains.ReservedDomainsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
-			return map[string]any{"domain": unique("conf", "example.com"), "description": fmt.Sprint(n)}
+			return map[string]any{"domain": testkit.UniqueName("conf", "example.com"), "description": fmt.Sprint(n)}
 		},
 		Update:      map[string]any{"description": "shop", "metadata": "m"},
 		UpdateWants: map[string]any{"description": "shop", "metadata": "m", "certificate": nil, "certificate_management_policy": nil},
@@ -39,7 +30,7 @@ func TestReservedDomainsConformance(t *testing.T) {
 
 func TestReservedDomainShapes(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	mine := unique("app", base)
+	mine := testkit.UniqueName("app", base)
 	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": strings.ToUpper(mine)}).Expect(t, http.StatusCreated)
 	for k, want := range map[string]any{"domain": mine, "cname_target": nil, "acme_challenge_cname_target": nil, "region": nil,
 		"certificate": nil, "certificate_management_policy": nil, "certificate_management_status": nil} {
@@ -51,7 +42,7 @@ func TestReservedDomainShapes(t *testing.T) {
 		t.Errorf("resolves_to %v, want []", got["resolves_to"])
 	}
 
-	custom := unique("shop", "example.org")
+	custom := testkit.UniqueName("shop", "example.org")
 	got = a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": custom, "region": "eu",
 		"resolves_to":                   []any{map[string]any{"value": "eu"}, map[string]any{"value": "global"}},
 		"certificate_management_policy": map[string]any{"authority": "letsencrypt"}}).Expect(t, http.StatusCreated)
@@ -93,7 +84,7 @@ func TestReservedDomainShapes(t *testing.T) {
 // Every bad input gets its code, names its field and stores nothing.
 func TestReservedDomainBadInput(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	keep := unique("keep", "example.com")
+	keep := testkit.UniqueName("keep", "example.com")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": keep, "description": "keep"}).Expect(t, http.StatusCreated)["id"].(string)
 	other := s.NewAccount(t)
 	otherCert := uploadCert(t, other, "*.example.net")
@@ -202,7 +193,7 @@ func TestReservedDomainBadInput(t *testing.T) {
 func TestReservedDomainUniqueness(t *testing.T) {
 	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
-	name := unique("dup", "example.com")
+	name := testkit.UniqueName("dup", "example.com")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)["id"].(string)
 	a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_413", "domain")
 	a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": strings.ToUpper(name)}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_413", "domain")
@@ -219,7 +210,7 @@ func TestReservedDomainUniqueness(t *testing.T) {
 func TestConcurrentReservationsOfOneDomain(t *testing.T) {
 	s := testkit.App(t)
 	accounts := []*testkit.Account{s.NewAccount(t), s.NewAccount(t)}
-	name := unique("race", "example.com")
+	name := testkit.UniqueName("race", "example.com")
 	const n = 20
 	res := testkit.AtOnce(n, func(i int) *testkit.Response {
 		return accounts[i%2].Do(t, "POST", "/reserved_domains", map[string]any{"domain": name})
@@ -258,7 +249,7 @@ func TestConcurrentReservationsOfOneDomain(t *testing.T) {
 // deleted until the domain detaches it.
 func TestReservedDomainCertificate(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	parent := unique("certs", "example.org")
+	parent := testkit.UniqueName("certs", "example.org")
 	wild := uploadCert(t, a, "*."+parent)
 	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "www." + parent, "certificate_id": wild}).Expect(t, http.StatusCreated)
 	id := got["id"].(string)
@@ -291,8 +282,8 @@ func TestReservedDomainCertificate(t *testing.T) {
 func TestEndpointsOnReservedDomains(t *testing.T) {
 	s := testkit.App(t)
 	a, b := s.NewAccount(t), s.NewAccount(t)
-	host := unique("api", "example.net")
-	wild := unique("apps", "example.net")
+	host := testkit.UniqueName("api", "example.net")
+	wild := testkit.UniqueName("apps", "example.net")
 	d := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": host}).Expect(t, http.StatusCreated)["id"].(string)
 	w := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + wild}).Expect(t, http.StatusCreated)["id"].(string)
 	ep := func(acct *testkit.Account, url string) map[string]any {

@@ -37,7 +37,7 @@ var tls = family{
 	d:     edges.TLSEdgesDescriptor,
 	names: []string{"backend", "ip_restriction", "mutual_tls", "tls_termination", "traffic_policy"},
 	hostport: func(t testing.TB, a *testkit.Account) (string, string) {
-		name, id := newDomain(t, a)
+		name, id := a.ReserveDomain(t)
 		return name + ":443", id
 	},
 	modules: func(t testing.TB, a *testkit.Account) map[string]moduleBody {

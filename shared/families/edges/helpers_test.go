@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,17 +109,6 @@ func checkEdges(s *testkit.Stack) error {
 		return fmt.Errorf("edge invariants violated:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
-}
-
-var serial atomic.Int64
-
-// newDomain reserves a fresh domain for a and returns its name and id: names are unique across
-// accounts, and the shared stack outlives each test.
-func newDomain(t testing.TB, a *testkit.Account) (name, id string) {
-	t.Helper()
-	name = fmt.Sprintf("edge%d-%d.example.com", time.Now().UnixNano()%1e9, serial.Add(1))
-	id = a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)["id"].(string)
-	return name, id
 }
 
 // newAddr reserves a TCP address for a and returns it and its id.

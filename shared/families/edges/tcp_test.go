@@ -14,7 +14,7 @@ func TestTCPEdgeBadInput(t *testing.T) {
 	a, other := s.NewAccount(t), s.NewAccount(t)
 	mine, _ := newAddr(t, a)
 	theirs, _ := newAddr(t, other)
-	domain, _ := newDomain(t, a)
+	domain, _ := a.ReserveDomain(t)
 	edge, _ := tcp.full(t, a)
 	id := edge["id"].(string)
 	host := mine[:strings.LastIndexByte(mine, ':')]

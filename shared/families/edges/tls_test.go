@@ -47,8 +47,8 @@ func with(body map[string]any, kv ...any) map[string]any {
 func TestTLSEdgeBadInput(t *testing.T) {
 	s := testkit.App(t)
 	a, other := s.NewAccount(t), s.NewAccount(t)
-	mine, _ := newDomain(t, a)
-	theirs, _ := newDomain(t, other)
+	mine, _ := a.ReserveDomain(t)
+	theirs, _ := other.ReserveDomain(t)
 	addr, _ := newAddr(t, a)
 	theirBackend, theirCA, theirPolicy := newBackend(t, other), newCA(t, other), newPolicy(t, other)
 	edge, mods := tls.full(t, a)
@@ -177,7 +177,7 @@ func TestTLSEdgeEveryDocumentedField(t *testing.T) {
 // each referencing the wildcard domain, which cannot be deleted while they do.
 func TestTLSEdgeOnWildcardDomain(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	name, _ := newDomain(t, a)
+	name, _ := a.ReserveDomain(t)
 	wild := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + name}).Expect(t, http.StatusCreated)["id"].(string)
 	one := tls.create(t, a, map[string]any{"hostports": []string{"a." + name + ":443"}})["id"].(string)
 	two := tls.create(t, a, map[string]any{"hostports": []string{"b." + name + ":443", "*." + name + ":443"}})["id"].(string)

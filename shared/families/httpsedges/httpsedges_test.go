@@ -10,15 +10,14 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/crewjam/saml"
 
 	"tunnelapi/shared/families/httpsedges"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/rules/httpmodules"
@@ -134,20 +133,17 @@ func str(it map[string]types.AttributeValue, k string) string {
 	return s.Value
 }
 
-var serial atomic.Int64
+// domain reserves a fresh domain in a's account and returns it.
+func domain(t *testing.T, a *testkit.Account) string {
+	name, _ := a.ReserveDomain(t)
+	return name
+}
 
 // secret returns a distinct secret the final scan looks for.
 func secret(what string) string {
-	s := fmt.Sprintf("%s-%d-%d-plaintext-secret", what, time.Now().UnixNano(), serial.Add(1))
+	s := what + "-plaintext-secret-" + ids.RandomBase62(24)
 	suite.Needles.Add(what, []byte(s))
 	return s
-}
-
-// domain reserves a fresh domain in a's account and returns it.
-func domain(t *testing.T, a *testkit.Account) string {
-	d := fmt.Sprintf("edge-%d-%d.example.com", time.Now().UnixNano(), serial.Add(1))
-	a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": d}).Expect(t, http.StatusCreated)
-	return d
 }
 
 // fixture is an edge with what route modules reference.

@@ -9,6 +9,7 @@ import (
 	"github.com/mholt/acmez/v3/acme"
 
 	"tunnelapi/shared/testing/benchkit"
+	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkCreateToIssued(b *testing.B) {
 		return regionDomains(body)
 	}
 	pipeline := func() {
-		created := h.a.Do(b, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("bench"),
+		created := h.a.Do(b, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("bench", "example.com"),
 			"certificate_management_policy": map[string]any{"private_key_type": "ecdsa"}}).Expect(b, http.StatusCreated)
 		id := created["id"].(string)
 		for {
@@ -64,7 +65,7 @@ func BenchmarkCreateToIssued(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := h.w.Issuer.Obtain(ctx, names(freshDomain("bare")), key, bareSolver{h.chall}); err != nil {
+		if _, err := h.w.Issuer.Obtain(ctx, names(testkit.UniqueName("bare", "example.com")), key, bareSolver{h.chall}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/scheduler"
 )
@@ -31,7 +32,7 @@ func regionDomains(body map[string]any) []string {
 // root for every region domain and whose sealed key is the leaf's (RSA, the ingress default).
 func TestAgentIngressIssued(t *testing.T) {
 	h := newHarness(t, nil)
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("agents"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("agents", "example.com"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
@@ -59,7 +60,7 @@ func TestAgentIngressIssued(t *testing.T) {
 func TestCustomDomainIssuedThroughCNAME(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	name := freshDomain("app")
+	name := testkit.UniqueName("app", "example.com")
 	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	// acme_challenge_cname_target is shown once a policy is set: <label>.acme.<zone> for the
@@ -85,7 +86,7 @@ func TestCustomDomainIssuedThroughCNAME(t *testing.T) {
 func TestCustomDomainWithoutCNAME(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	name := freshDomain("shop")
+	name := testkit.UniqueName("shop", "example.com")
 	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
@@ -135,7 +136,7 @@ func TestACMEServerDownThenBack(t *testing.T) {
 	h := newHarness(t, func(w *certs.Worker) {
 		w.Issuer.Directory = "https://" + p.ln.Addr().String() + u.Path
 	})
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("down"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("down", "example.com"),
 		"certificate_management_policy": map[string]any{"private_key_type": "ecdsa"}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, failedWith(certs.InternalError))
@@ -160,7 +161,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	h := newHarness(t, func(w *certs.Worker) {
 		w.Fault = func(domains.CertJobMessage) bool { return kills.Add(1) == 1 }
 	})
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("killed"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("killed", "example.com"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
@@ -180,7 +181,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 func TestRenewalBySchedule(t *testing.T) {
 	h := newHarness(t, func(w *certs.Worker) { w.RenewBefore = 91 * 24 * time.Hour })
 	ctx := context.Background()
-	name := freshDomain("renew")
+	name := testkit.UniqueName("renew", "example.com")
 	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	target := strings.Replace(created["cname_target"].(string), ".", ".acme.", 1)
@@ -263,7 +264,7 @@ func TestAccountKeyCreatedOnce(t *testing.T) {
 func TestDNSErrorRetriedDailyByScheduler(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	name := freshDomain("daily")
+	name := testkit.UniqueName("daily", "example.com")
 	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
@@ -290,7 +291,7 @@ func TestDNSErrorRetriedDailyByScheduler(t *testing.T) {
 // scheduler finds nothing to renew.
 func TestDeleteRemovesManagedCertificate(t *testing.T) {
 	h := newHarness(t, func(w *certs.Worker) { w.RenewBefore = 91 * 24 * time.Hour })
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("gone"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("gone", "example.com"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, issued)
@@ -316,7 +317,7 @@ func TestDeleteRemovesManagedCertificate(t *testing.T) {
 func TestLostJobRequestedAgain(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("lost"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("lost", "example.com"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	sched := &scheduler.Scheduler{DB: h.s.DB}

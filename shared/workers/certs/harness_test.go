@@ -6,13 +6,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +18,6 @@ import (
 
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/families/tlscerts"
-	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -78,13 +75,6 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	wg.Go(func() { queue.Poll(ctx, q.Client, q.Events, 5, quiet(), w.Handle) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return &harness{s: s, a: s.NewAccount(t), w: w, q: q, chall: certs.ChallTestSrv{URL: os.Getenv("CHALLTESTSRV_URL")}}
-}
-
-var seq atomic.Int64
-
-// freshDomain is a name no other test (of this run or another running beside it) uses.
-func freshDomain(label string) string {
-	return fmt.Sprintf("%s-%d-%d.%s.example.com", label, os.Getpid(), seq.Add(1), strings.ToLower(ids.RandomBase62(8)))
 }
 
 // waitFor polls GET path until done says so, failing after timeout with the last body.

@@ -1,0 +1,30 @@
+package testkit
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"tunnelapi/shared/platform/ids"
+)
+
+var nameSeq atomic.Int64
+
+// UniqueName returns label-<pid>-<n>-<random>.parent, a DNS name no other test uses: reserved
+// names are unique across accounts, the shared stack outlives each test, and pebble and
+// challtestsrv outlive each run (other runs beside this one included).
+func UniqueName(label, parent string) string {
+	return fmt.Sprintf("%s-%d-%d-%s.%s", label, os.Getpid(), nameSeq.Add(1), strings.ToLower(ids.RandomBase62(6)), parent)
+}
+
+// ReserveDomain reserves a fresh domain (UniqueName under example.com) in the account and
+// returns its name and id.
+func (a *Account) ReserveDomain(tb testing.TB) (name, id string) {
+	tb.Helper()
+	name = UniqueName("test", "example.com")
+	id = a.Do(tb, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(tb, http.StatusCreated)["id"].(string)
+	return name, id
+}
