@@ -305,30 +305,21 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 		err := s.DB.Get(ctx, store.ResourceKey(a.AccountID, id), &it)
 		return err == nil
 	}
-	rules, err := s.DB.QueryAll(ctx, store.Collection(a.AccountID, ids.IPPolicyRule))
-	if err != nil {
-		t.Fatal(err)
+	type rule struct {
+		ID     string `dynamodbav:"id"`
+		Policy string `dynamodbav:"policy"`
 	}
-	for _, raw := range rules {
-		var r struct {
-			ID     string `dynamodbav:"id"`
-			Policy string `dynamodbav:"policy"`
-		}
-		store.Unmarshal(raw, &r)
+	for _, r := range testkit.QueryAll[rule](t, s.DB, store.Collection(a.AccountID, ids.IPPolicyRule)) {
 		if !exists(r.Policy) {
 			t.Errorf("rule %s points at missing policy %s", r.ID, r.Policy)
 		}
 	}
-	xs, err := s.DB.QueryAll(ctx, store.Collection(a.AccountID, ids.IPRestriction))
-	if err != nil {
-		t.Fatal(err)
+	type restriction struct {
+		ID       string   `dynamodbav:"id"`
+		Policies []string `dynamodbav:"policies"`
 	}
-	for _, raw := range xs {
-		var x struct {
-			ID       string   `dynamodbav:"id"`
-			Policies []string `dynamodbav:"policies"`
-		}
-		store.Unmarshal(raw, &x)
+	xs := testkit.QueryAll[restriction](t, s.DB, store.Collection(a.AccountID, ids.IPRestriction))
+	for _, x := range xs {
 		for _, p := range x.Policies {
 			if !exists(p) {
 				t.Errorf("restriction %s points at missing policy %s", x.ID, p)
@@ -336,11 +327,7 @@ func TestReferentialIntegrityUnderConcurrency(t *testing.T) {
 		}
 	}
 	// Policies that survived still account for their referrers: deleting restrictions frees them.
-	for _, raw := range xs {
-		var x struct {
-			ID string `dynamodbav:"id"`
-		}
-		store.Unmarshal(raw, &x)
+	for _, x := range xs {
 		a.Do(t, "DELETE", "/ip_restrictions/"+x.ID, nil).Expect(t, 204)
 	}
 	for _, id := range func() []string { got, _ := a.WalkPages(t, "/ip_policies", "ip_policies"); return got }() {

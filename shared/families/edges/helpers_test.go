@@ -2,15 +2,10 @@ package edges_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
 	"slices"
 	"strings"
@@ -130,18 +125,9 @@ func newPolicy(t testing.TB, a *testkit.Account) string {
 
 func newCA(t testing.TB, a *testkit.Account) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "edge test CA"},
+	caPEM := testkit.CertPEM(t, &x509.Certificate{Subject: pkix.Name{CommonName: "edge test CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}, testkit.NewKey(t))
 	return a.Do(t, "POST", "/certificate_authorities", map[string]any{"ca_pem": caPEM}).Expect(t, http.StatusCreated)["id"].(string)
 }
 

@@ -1,8 +1,6 @@
 package sshcerts
 
 import (
-	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -20,7 +18,6 @@ func certificateHooks(d *resource.Descriptor, kd kind) Certificates {
 // TestCertificateRender renders one item as each kind without a table: the user form has
 // options and extensions ({} when absent), the host form has neither; nil principals are [].
 func TestCertificateRender(t *testing.T) {
-	r := &api.Request{HTTP: httptest.NewRequest("GET", "https://api.example.com/", nil)}
 	it := &Certificate{AuthorityID: "sshca_1", PublicKey: "ssh-ed25519 AAAA", KeyType: "ed25519", ValidUntil: 60, Certificate: "cert"}
 	it.ID, it.Metadata = "c_1", "m"
 	common := `"created_at":"1970-01-01T00:00:00Z","metadata":"m","public_key":"ssh-ed25519 AAAA",` +
@@ -36,13 +33,7 @@ func TestCertificateRender(t *testing.T) {
 		{certificateHooks(SSHHostCertificatesDescriptor, hostKind),
 			`{"id":"c_1","uri":"https://api.example.com/ssh_host_certificates/c_1",` + common + validity},
 	} {
-		got, err := json.Marshal(c.hooks.Render(r, it))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != c.want {
-			t.Errorf("render\n got %s\nwant %s", got, c.want)
-		}
+		hooktest.WantJSON(t, c.hooks.Render(hooktest.Request(""), it), c.want)
 	}
 }
 

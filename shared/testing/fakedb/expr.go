@@ -124,6 +124,15 @@ func (t *tokens) not(it item) (bool, error) {
 	return t.primary(it)
 }
 
+// call reads a function's name, its opening parenthesis and its first argument, a path.
+func (t *tokens) call() ([]pathElem, error) {
+	t.next()
+	if err := t.expect("("); err != nil {
+		return nil, err
+	}
+	return t.path()
+}
+
 func (t *tokens) primary(it item) (bool, error) {
 	if t.peek() == "(" {
 		t.next()
@@ -135,11 +144,7 @@ func (t *tokens) primary(it item) (bool, error) {
 	}
 	switch fn := strings.ToLower(t.peek()); fn {
 	case "attribute_exists", "attribute_not_exists", "contains", "begins_with", "attribute_type":
-		t.next()
-		if err := t.expect("("); err != nil {
-			return false, err
-		}
-		p, err := t.path()
+		p, err := t.call()
 		if err != nil {
 			return false, err
 		}
@@ -222,11 +227,7 @@ func (t *tokens) operand(it item) (types.AttributeValue, error) {
 		}
 		return v, nil
 	case strings.EqualFold(tok, "size"):
-		t.next()
-		if err := t.expect("("); err != nil {
-			return nil, err
-		}
-		p, err := t.path()
+		p, err := t.call()
 		if err != nil {
 			return nil, err
 		}

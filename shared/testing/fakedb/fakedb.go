@@ -358,18 +358,25 @@ func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dyn
 				matched = append(matched, it)
 			}
 		}
-		page, last, err := t.page(matched, aws.ToBool(in.ScanIndexForward) || in.ScanIndexForward == nil, in.ExclusiveStartKey, in.Limit)
+		items, last, err := t.read(matched, aws.ToBool(in.ScanIndexForward) || in.ScanIndexForward == nil, in.ExclusiveStartKey, in.Limit,
+			in.FilterExpression, in.ProjectionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 		if err != nil {
 			return nil, err
 		}
-		items, err := filtered(page, in.FilterExpression, in.ProjectionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-		if err != nil {
-			return nil, err
-		}
-		out := &dynamodb.QueryOutput{LastEvaluatedKey: last, Items: items}
-		out.Count = int32(len(out.Items))
-		return out, nil
+		return &dynamodb.QueryOutput{LastEvaluatedKey: last, Items: items, Count: int32(len(items))}, nil
 	})
+}
+
+// read returns one page of items (see page) as a Query or Scan does: filtered, projected, and
+// the key to continue from.
+func (t *Table) read(items []item, forward bool, start item, limit *int32,
+	filter, projection *string, names map[string]string, vals map[string]types.AttributeValue) ([]item, item, error) {
+	page, last, err := t.page(items, forward, start, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := filtered(page, filter, projection, names, vals)
+	return out, last, err
 }
 
 // filtered returns the items of a page that pass filter, projected: what a Query or Scan returns.
@@ -399,17 +406,12 @@ func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynam
 		for _, it := range t.items {
 			all = append(all, it)
 		}
-		page, last, err := t.page(all, true, in.ExclusiveStartKey, in.Limit)
+		items, last, err := t.read(all, true, in.ExclusiveStartKey, in.Limit,
+			in.FilterExpression, in.ProjectionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 		if err != nil {
 			return nil, err
 		}
-		items, err := filtered(page, in.FilterExpression, in.ProjectionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-		if err != nil {
-			return nil, err
-		}
-		out := &dynamodb.ScanOutput{LastEvaluatedKey: last, Items: items}
-		out.Count = int32(len(out.Items))
-		return out, nil
+		return &dynamodb.ScanOutput{LastEvaluatedKey: last, Items: items, Count: int32(len(items))}, nil
 	})
 }
 

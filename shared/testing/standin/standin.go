@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,11 +82,23 @@ func (s *Sink) accept(rs ...Received) {
 	s.mu.Unlock()
 }
 
+// reject refuses an AWS request with an AWS JSON error of awsType.
 func (s *Sink) reject(w http.ResponseWriter, status int, awsType, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	s.rejected(msg)
+	writeAWSError(w, status, awsType, msg)
+}
+
+// refuse refuses a request with body, the service's own error form for msg.
+func (s *Sink) refuse(w http.ResponseWriter, status int, msg, body string) {
+	s.rejected(msg)
+	http.Error(w, body, status)
+}
+
+// rejected counts a refused request and keeps msg as the last reason.
+func (s *Sink) rejected(msg string) {
 	s.Rejects.Add(1)
 	s.LastReject.Store(msg)
-	writeAWSError(w, status, awsType, msg)
 }
 
 func writeAWSError(w http.ResponseWriter, status int, awsType, msg string) {
@@ -134,9 +147,9 @@ type Stand struct {
 // Start starts every stand-in; Close stops them.
 func Start() *Stand {
 	s := &Stand{Creds: &Credentials{}}
-	s.Kinesis = s.awsSink("kinesis", "Kinesis_20131202.", s.kinesis)
-	s.Firehose = s.awsSink("firehose", "Firehose_20150804.", s.firehose)
-	s.Logs = s.awsSink("logs", "Logs_20140328.", s.logs)
+	s.Kinesis = s.awsSink("kinesis", "Kinesis_20131202.", []string{"PutRecords"}, s.kinesis)
+	s.Firehose = s.awsSink("firehose", "Firehose_20150804.", []string{"PutRecordBatch"}, s.firehose)
+	s.Logs = s.awsSink("logs", "Logs_20140328.", []string{"CreateLogStream", "PutLogEvents"}, s.logs)
 	s.STS = &STS{Sink: &Sink{}, creds: s.Creds}
 	s.STS.Server = httptest.NewServer(http.HandlerFunc(s.STS.serve))
 	s.Datadog = &Sink{}
@@ -161,9 +174,9 @@ func (s *Stand) Endpoints() delivery.Endpoints {
 
 type awsHandler func(sink *Sink, w http.ResponseWriter, op string, body []byte, sig SigV4)
 
-// awsSink serves an AWS JSON 1.1 service: X-Amz-Target names the operation, the body is JSON,
-// and every request must carry a valid SigV4 signature for service.
-func (s *Stand) awsSink(service, targetPrefix string, h awsHandler) *Sink {
+// awsSink serves an AWS JSON 1.1 service: X-Amz-Target names the operation, one of ops, the
+// body is JSON, and every request must carry a valid SigV4 signature for service.
+func (s *Stand) awsSink(service, targetPrefix string, ops []string, h awsHandler) *Sink {
 	sink := &Sink{}
 	sink.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := sink.begin(w, r)
@@ -184,6 +197,10 @@ func (s *Stand) awsSink(service, targetPrefix string, h awsHandler) *Sink {
 			sink.reject(w, 400, "UnknownOperationException", "unknown target %q", r.Header.Get("X-Amz-Target"))
 			return
 		}
+		if !slices.Contains(ops, op) {
+			sink.reject(w, 400, "UnknownOperationException", "unsupported operation %s", op)
+			return
+		}
 		h(sink, w, op, body, sig)
 	}))
 	return sink
@@ -196,10 +213,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (s *Stand) kinesis(sink *Sink, w http.ResponseWriter, op string, body []byte, sig SigV4) {
-	if op != "PutRecords" {
-		sink.reject(w, 400, "UnknownOperationException", "unsupported operation %s", op)
-		return
-	}
 	var in struct {
 		StreamARN  string
 		StreamName string
@@ -241,10 +254,6 @@ func (s *Stand) kinesis(sink *Sink, w http.ResponseWriter, op string, body []byt
 }
 
 func (s *Stand) firehose(sink *Sink, w http.ResponseWriter, op string, body []byte, sig SigV4) {
-	if op != "PutRecordBatch" {
-		sink.reject(w, 400, "UnknownOperationException", "unsupported operation %s", op)
-		return
-	}
 	var in struct {
 		DeliveryStreamName string
 		Records            []struct{ Data []byte }
@@ -321,8 +330,6 @@ func (s *Stand) logs(sink *Sink, w http.ResponseWriter, op string, body []byte, 
 		}
 		sink.accept(rs...)
 		writeJSON(w, 200, map[string]any{"nextSequenceToken": ids.RandomBase62(20)})
-	default:
-		sink.reject(w, 400, "UnknownOperationException", "unsupported operation %s", op)
 	}
 }
 
@@ -333,11 +340,7 @@ func (s *Stand) datadog(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fail := func(status int, msg string) {
-		sink.Rejects.Add(1)
-		sink.LastReject.Store(msg)
-		http.Error(w, `{"errors":[`+fmt.Sprintf("%q", msg)+`]}`, status)
-	}
+	fail := func(status int, msg string) { sink.refuse(w, status, msg, `{"errors":[`+fmt.Sprintf("%q", msg)+`]}`) }
 	key := r.Header.Get("DD-API-KEY")
 	if _, ok := s.DatadogKeys.Load(key); !ok {
 		fail(403, "Forbidden: invalid API key")
@@ -389,9 +392,7 @@ func (s *STS) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.creds.Verify(r, body, "sts"); err != nil {
-		s.Rejects.Add(1)
-		s.LastReject.Store(err.Error())
-		http.Error(w, "<ErrorResponse><Error><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>", 403)
+		s.refuse(w, 403, err.Error(), "<ErrorResponse><Error><Code>SignatureDoesNotMatch</Code></Error></ErrorResponse>")
 		return
 	}
 	q, err := url.ParseQuery(string(body))
@@ -466,9 +467,7 @@ func (a *Azure) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fail := func(status int, msg string) {
-		a.Rejects.Add(1)
-		a.LastReject.Store(msg)
-		http.Error(w, `{"error":{"message":`+fmt.Sprintf("%q", msg)+`}}`, status)
+		a.refuse(w, status, msg, `{"error":{"message":`+fmt.Sprintf("%q", msg)+`}}`)
 	}
 	if strings.HasSuffix(r.URL.Path, "/oauth2/v2.0/token") {
 		a.TokenCalls.Add(1)

@@ -193,17 +193,7 @@ func (s *Stack) Outbox(t testing.TB) []audit.OutboxItem {
 	t.Helper()
 	var out []audit.OutboxItem
 	for shard := 0; shard < store.OutboxShards; shard++ {
-		items, err := s.DB.QueryAll(context.Background(), store.OutboxPartition(shard))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, raw := range items {
-			var it audit.OutboxItem
-			if err := store.Unmarshal(raw, &it); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, it)
-		}
+		out = append(out, QueryAll[audit.OutboxItem](t, s.DB, store.OutboxPartition(shard))...)
 	}
 	return out
 }
@@ -211,17 +201,23 @@ func (s *Stack) Outbox(t testing.TB) []audit.OutboxItem {
 // AuditLog returns every event in the account's audit log.
 func (a *Account) AuditLog(t testing.TB) []audit.LogItem {
 	t.Helper()
-	items, err := a.s.DB.QueryAll(context.Background(), store.EventLogKey(a.AccountID, "").PK)
+	return QueryAll[audit.LogItem](t, a.s.DB, store.EventLogKey(a.AccountID, "").PK)
+}
+
+// QueryAll returns every item of partition decoded into a T, failing t on any error.
+func QueryAll[T any](t testing.TB, db *store.DB, partition string) []T {
+	t.Helper()
+	items, err := db.QueryAll(context.Background(), partition)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]audit.LogItem, 0, len(items))
+	out := make([]T, 0, len(items))
 	for _, raw := range items {
-		var ev audit.LogItem
-		if err := store.Unmarshal(raw, &ev); err != nil {
+		var it T
+		if err := store.Unmarshal(raw, &it); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, ev)
+		out = append(out, it)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -243,6 +244,9 @@ type SecretSuite struct {
 	Logs  *LogCapture
 	// Needles are the private keys the suite made, in every form they could leak in.
 	Needles Needles
+	// Sealed, when set, names the attribute that holds a sealed key: Main fails when no item
+	// of the table has it, since the scan would then prove nothing.
+	Sealed string
 }
 
 // Start returns the package's shared stack, capturing its logs for the final scan.
@@ -253,8 +257,8 @@ func (s *SecretSuite) Start(t testing.TB, families ...*resource.Descriptor) *Sta
 }
 
 // Main runs the suite (see Main), then fails it when any needle is in the table or the logs.
-// check runs first, on every item of the table: it may record more needles (keys read back
-// from the table) and reports problems of its own (such as no key stored at all).
+// check, when not nil, runs first, on every item of the table: it may record more needles
+// (keys read back from the table) and reports problems of its own.
 func (s *SecretSuite) Main(m *testing.M, check func(ctx context.Context, items []store.Item) []string) {
 	Main(m, func(st *Stack) error {
 		ctx := context.Background()
@@ -262,7 +266,13 @@ func (s *SecretSuite) Main(m *testing.M, check func(ctx context.Context, items [
 		if err != nil {
 			return err
 		}
-		problems := check(ctx, items)
+		var problems []string
+		if check != nil {
+			problems = check(ctx, items)
+		}
+		if s.Sealed != "" && !slices.ContainsFunc(items, func(it store.Item) bool { _, ok := it[s.Sealed]; return ok }) {
+			problems = append(problems, "no item holds a sealed "+s.Sealed+": the scan would prove nothing")
+		}
 		if s.Needles.Len() == 0 {
 			problems = append(problems, "no private keys were recorded: the scan would prove nothing")
 		}
