@@ -89,8 +89,7 @@ func countItems(t *testing.T, a *testkit.Account, path, key string) int {
 }
 
 func TestBadInputsStoreNothing(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	_, a, b := testkit.AppTwoAccounts(t)
 	p := newPolicy(t, a)
 	other := newPolicy(t, b)
 	rule := newRule(t, a, p, "10.0.0.0/8", "allow")

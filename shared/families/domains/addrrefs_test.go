@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -13,14 +14,9 @@ import (
 // ref, and the address cannot be deleted while the endpoint uses it (446); an address another
 // account reserved is refused (309) and stores nothing.
 func TestEndpointsOnReservedAddrs(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
-	addr := func(acct *testkit.Account) (id, hostport string) {
-		got := acct.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
-		return got["id"].(string), got["addr"].(string)
-	}
-	ra1, addr1 := addr(a)
-	ra2, addr2 := addr(a)
+	s, a, b := testkit.AppTwoAccounts(t)
+	addr1, ra1 := a.ReserveAddr(t)
+	addr2, ra2 := a.ReserveAddr(t)
 	ep := func(acct *testkit.Account, url string) *testkit.Response {
 		return acct.Do(t, "POST", "/endpoints", map[string]any{"url": url, "traffic_policy": "on_tcp_connect: []"})
 	}
@@ -35,7 +31,7 @@ func TestEndpointsOnReservedAddrs(t *testing.T) {
 	}
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra1, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
 	// Another account's address, on create and on update, is refused and changes nothing.
-	_, bAddr := addr(b)
+	bAddr, _ := b.ReserveAddr(t)
 	free := ep(b, "tcp://"+bAddr).Expect(t, http.StatusCreated)
 	bad := []struct {
 		name, method, path string
@@ -69,7 +65,7 @@ func TestEndpointsOnReservedAddrs(t *testing.T) {
 	}
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra2, nil).Expect(t, http.StatusNoContent)
 	// Deleting the endpoint releases its address.
-	ra3, addr3 := addr(a)
+	addr3, ra3 := a.ReserveAddr(t)
 	e3 := ep(a, "tcp://"+addr3).Expect(t, http.StatusCreated)
 	a.Do(t, "DELETE", "/endpoints/"+e3["id"].(string), nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", "/reserved_addrs/"+ra3, nil).Expect(t, http.StatusNoContent)
@@ -84,8 +80,7 @@ func TestEndpointsAndAddrDeletionsRace(t *testing.T) {
 	const n = 10
 	ids, addrs := make([]string, n), make([]string, n)
 	for i := range n {
-		got := a.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
-		ids[i], addrs[i] = got["id"].(string), got["addr"].(string)
+		addrs[i], ids[i] = a.ReserveAddr(t)
 	}
 	// Requests 2i and 2i+1 race for address i: an endpoint on it, and its deletion.
 	res := testkit.AtOnce(2*n, func(j int) *testkit.Response {

@@ -48,8 +48,7 @@ func mustWalk(t *testing.T, acct *testkit.Account) []string {
 // wildcard over another account's name, and a name under another account's wildcard, are 417
 // and store nothing; the same account may hold both; deleting releases the claim.
 func TestWildcardConflictsAcrossAccounts(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	_, a, b := testkit.AppTwoAccounts(t)
 	parent := testkit.UniqueName("cover", "example.com")
 	foo := reserve(t, a, "foo."+parent).Expect(t, http.StatusCreated)["id"].(string)
 	refused := []struct {

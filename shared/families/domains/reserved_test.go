@@ -191,8 +191,7 @@ func TestReservedDomainBadInput(t *testing.T) {
 // A name is reserved once across all accounts: 413 for the account holding it, 414 for another,
 // whatever the case it is written in; deleting the reservation frees it.
 func TestReservedDomainUniqueness(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	_, a, b := testkit.AppTwoAccounts(t)
 	name := testkit.UniqueName("dup", "example.com")
 	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)["id"].(string)
 	a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_413", "domain")
@@ -280,8 +279,7 @@ func TestReservedDomainCertificate(t *testing.T) {
 // A cloud endpoint on a reserved domain (or under a reserved wildcard) of its account carries
 // the domain's ref, and the domain cannot be deleted while the endpoint exists (446).
 func TestEndpointsOnReservedDomains(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	s, a, b := testkit.AppTwoAccounts(t)
 	host := testkit.UniqueName("api", "example.net")
 	wild := testkit.UniqueName("apps", "example.net")
 	d := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": host}).Expect(t, http.StatusCreated)["id"].(string)

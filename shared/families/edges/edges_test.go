@@ -56,7 +56,7 @@ var tcp = family{
 	d:     edges.TCPEdgesDescriptor,
 	names: []string{"backend", "ip_restriction", "traffic_policy"},
 	hostport: func(t testing.TB, a *testkit.Account) (string, string) {
-		return newAddr(t, a)
+		return a.ReserveAddr(t)
 	},
 	modules: func(t testing.TB, a *testkit.Account) map[string]moduleBody {
 		b, p := newBackend(t, a), newPolicy(t, a)
@@ -69,6 +69,14 @@ var tcp = family{
 }
 
 var families = []family{tls, tcp}
+
+// eachKind runs test for each edge kind, as a subtest named by its path.
+func eachKind(t *testing.T, test func(t *testing.T, f family)) {
+	t.Helper()
+	for _, f := range families {
+		t.Run(f.d.Path, func(t *testing.T) { test(t, f) })
+	}
+}
 
 func (f family) create(t testing.TB, a *testkit.Account, body map[string]any) map[string]any {
 	t.Helper()
@@ -90,79 +98,75 @@ func (f family) full(t testing.TB, a *testkit.Account) (map[string]any, map[stri
 
 func TestConformance(t *testing.T) {
 	s := testkit.App(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			s.Conformance(t, testkit.FamilySpec{
-				Family: f.d,
-				Create: func(t *testing.T, a *testkit.Account, n int) any {
-					hp, _ := f.hostport(t, a)
-					return map[string]any{"description": fmt.Sprint("edge ", n), "hostports": []string{hp},
-						"traffic_policy": map[string]any{"value": tcpPolicy}}
-				},
-				Update:      map[string]any{"description": "renamed", "metadata": "m"},
-				UpdateWants: map[string]any{"description": "renamed", "metadata": "m", "backend": nil},
-				// A create with hostports reads who holds them (with the caller's items) before
-				// its transaction: which reservation the edge references, and the codes for a
-				// hostport not reserved or reserved by another account, come from that read.
-				RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
-			})
+	eachKind(t, func(t *testing.T, f family) {
+		s.Conformance(t, testkit.FamilySpec{
+			Family: f.d,
+			Create: func(t *testing.T, a *testkit.Account, n int) any {
+				hp, _ := f.hostport(t, a)
+				return map[string]any{"description": fmt.Sprint("edge ", n), "hostports": []string{hp},
+					"traffic_policy": map[string]any{"value": tcpPolicy}}
+			},
+			Update:      map[string]any{"description": "renamed", "metadata": "m"},
+			UpdateWants: map[string]any{"description": "renamed", "metadata": "m", "backend": nil},
+			// A create with hostports reads who holds them (with the caller's items) before
+			// its transaction: which reservation the edge references, and the codes for a
+			// hostport not reserved or reserved by another account, come from that read.
+			RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 		})
-	}
+	})
 }
 
 // Every module is rendered in response form (refs with URIs, enabled defaulting to true) and
 // absent ones are null; GET and the list show the edge as the create returned it.
 func TestModulesInResponseForm(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			bare := f.create(t, a, map[string]any{})
-			for _, mod := range moduleNames(f) {
-				if v, ok := bare[mod]; !ok || v != nil {
-					t.Errorf("bare edge: %s = %v, want null", mod, v)
-				}
+	eachKind(t, func(t *testing.T, f family) {
+		bare := f.create(t, a, map[string]any{})
+		for _, mod := range moduleNames(f) {
+			if v, ok := bare[mod]; !ok || v != nil {
+				t.Errorf("bare edge: %s = %v, want null", mod, v)
 			}
-			if hp, ok := bare["hostports"].([]any); !ok || len(hp) != 0 {
-				t.Errorf("bare edge: hostports %v, want []", bare["hostports"])
+		}
+		if hp, ok := bare["hostports"].([]any); !ok || len(hp) != 0 {
+			t.Errorf("bare edge: hostports %v, want []", bare["hostports"])
+		}
+		edge, mods := f.full(t, a)
+		want := map[string]string{
+			"backend":         `{"enabled":true,"backend":{"id":"%[1]s","uri":"` + s.Server.URL + `/backends/tunnel_group/%[1]s"}}`,
+			"ip_restriction":  `{"enabled":false,"ip_policies":[{"id":"%[1]s","uri":"` + s.Server.URL + `/ip_policies/%[1]s"}]}`,
+			"mutual_tls":      `{"enabled":true,"certificate_authorities":[{"id":"%[1]s","uri":"` + s.Server.URL + `/certificate_authorities/%[1]s"}]}`,
+			"tls_termination": `{"enabled":true,"terminate_at":"edge","min_version":"1.3"}`,
+			"traffic_policy":  `{"enabled":true,"value":` + quote(tcpPolicy) + `}`,
+		}
+		id := edge["id"].(string)
+		got := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))
+		for name, m := range mods {
+			w := want[name]
+			if len(m.refs) > 0 {
+				w = strings.ReplaceAll(w, "%[1]s", m.refs[0])
 			}
-			edge, mods := f.full(t, a)
-			want := map[string]string{
-				"backend":         `{"enabled":true,"backend":{"id":"%[1]s","uri":"` + s.Server.URL + `/backends/tunnel_group/%[1]s"}}`,
-				"ip_restriction":  `{"enabled":false,"ip_policies":[{"id":"%[1]s","uri":"` + s.Server.URL + `/ip_policies/%[1]s"}]}`,
-				"mutual_tls":      `{"enabled":true,"certificate_authorities":[{"id":"%[1]s","uri":"` + s.Server.URL + `/certificate_authorities/%[1]s"}]}`,
-				"tls_termination": `{"enabled":true,"terminate_at":"edge","min_version":"1.3"}`,
-				"traffic_policy":  `{"enabled":true,"value":` + quote(tcpPolicy) + `}`,
+			if string(got[name]) != w {
+				t.Errorf("%s = %s, want %s", name, got[name], w)
 			}
-			id := edge["id"].(string)
-			got := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))
-			for name, m := range mods {
-				w := want[name]
-				if len(m.refs) > 0 {
-					w = strings.ReplaceAll(w, "%[1]s", m.refs[0])
-				}
-				if string(got[name]) != w {
-					t.Errorf("%s = %s, want %s", name, got[name], w)
-				}
-				module := a.Do(t, "GET", f.d.Path+"/"+id+"/"+name, nil).Expect(t, http.StatusOK)
-				if b, _ := json.Marshal(module); string(b) != string(compact(t, got[name])) {
-					t.Errorf("GET …/%s = %s, the edge shows %s", name, b, got[name])
-				}
+			module := a.Do(t, "GET", f.d.Path+"/"+id+"/"+name, nil).Expect(t, http.StatusOK)
+			if b, _ := json.Marshal(module); string(b) != string(compact(t, got[name])) {
+				t.Errorf("GET …/%s = %s, the edge shows %s", name, b, got[name])
 			}
-			listed := false
-			for _, it := range a.Do(t, "GET", f.d.Path, nil).Expect(t, http.StatusOK)[f.d.ListKey].([]any) {
-				if it.(map[string]any)["id"] != id {
-					continue
-				}
-				listed = true
-				if b, _ := json.Marshal(it); string(b) != string(compact(t, a.Do(t, "GET", f.d.Path+"/"+id, nil).Body)) {
-					t.Errorf("listed %s, GET gives %s", b, a.Do(t, "GET", f.d.Path+"/"+id, nil).Body)
-				}
+		}
+		listed := false
+		for _, it := range a.Do(t, "GET", f.d.Path, nil).Expect(t, http.StatusOK)[f.d.ListKey].([]any) {
+			if it.(map[string]any)["id"] != id {
+				continue
 			}
-			if !listed {
-				t.Errorf("%s is not listed", id)
+			listed = true
+			if b, _ := json.Marshal(it); string(b) != string(compact(t, a.Do(t, "GET", f.d.Path+"/"+id, nil).Body)) {
+				t.Errorf("listed %s, GET gives %s", b, a.Do(t, "GET", f.d.Path+"/"+id, nil).Body)
 			}
-		})
-	}
+		}
+		if !listed {
+			t.Errorf("%s is not listed", id)
+		}
+	})
 }
 
 func moduleNames(f family) []string { return f.names }
@@ -186,92 +190,87 @@ func compact(t testing.TB, b []byte) []byte {
 // a PATCH of other members leaves every module.
 func TestUpdateReplacesOnlySuppliedModules(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			edge, _ := f.full(t, a)
-			path := f.d.Path + "/" + edge["id"].(string)
-			fresh := f.modules(t, a)
-			for _, name := range moduleNames(f) {
-				before := raw(t, a.Do(t, "GET", path, nil))
-				after := raw(t, a.Do(t, "PATCH", path, map[string]any{name: fresh[name].body}))
-				for _, other := range moduleNames(f) {
-					if other != name && string(before[other]) != string(after[other]) {
-						t.Errorf("PATCH of %s changed %s: %s → %s", name, other, before[other], after[other])
-					}
-				}
-				if string(before[name]) == string(after[name]) && len(fresh[name].refs) > 0 {
-					t.Errorf("PATCH of %s left it %s", name, after[name])
-				}
-				if g := raw(t, a.Do(t, "GET", path, nil)); string(g[name]) != string(after[name]) {
-					t.Errorf("GET after PATCH of %s: %s, PATCH answered %s", name, g[name], after[name])
-				}
-			}
-			// The references moved with the modules: the first resources are free, the fresh
-			// ones held once.
-			for _, m := range fresh {
-				for _, id := range m.refs {
-					if n := refsOf(t, s, a, id); n != 1 {
-						t.Errorf("%s has %d references, want 1", id, n)
-					}
-				}
-			}
+	eachKind(t, func(t *testing.T, f family) {
+		edge, _ := f.full(t, a)
+		path := f.d.Path + "/" + edge["id"].(string)
+		fresh := f.modules(t, a)
+		for _, name := range moduleNames(f) {
 			before := raw(t, a.Do(t, "GET", path, nil))
-			after := raw(t, a.Do(t, "PATCH", path, map[string]any{"description": "only text"}))
-			for _, name := range moduleNames(f) {
-				if string(before[name]) != string(after[name]) {
-					t.Errorf("PATCH of description changed %s", name)
+			after := raw(t, a.Do(t, "PATCH", path, map[string]any{name: fresh[name].body}))
+			for _, other := range moduleNames(f) {
+				if other != name && string(before[other]) != string(after[other]) {
+					t.Errorf("PATCH of %s changed %s: %s → %s", name, other, before[other], after[other])
 				}
 			}
-		})
-	}
+			if string(before[name]) == string(after[name]) && len(fresh[name].refs) > 0 {
+				t.Errorf("PATCH of %s left it %s", name, after[name])
+			}
+			if g := raw(t, a.Do(t, "GET", path, nil)); string(g[name]) != string(after[name]) {
+				t.Errorf("GET after PATCH of %s: %s, PATCH answered %s", name, g[name], after[name])
+			}
+		}
+		// The references moved with the modules: the first resources are free, the fresh
+		// ones held once.
+		for _, m := range fresh {
+			for _, id := range m.refs {
+				if n := refsOf(t, s, a, id); n != 1 {
+					t.Errorf("%s has %d references, want 1", id, n)
+				}
+			}
+		}
+		before := raw(t, a.Do(t, "GET", path, nil))
+		after := raw(t, a.Do(t, "PATCH", path, map[string]any{"description": "only text"}))
+		for _, name := range moduleNames(f) {
+			if string(before[name]) != string(after[name]) {
+				t.Errorf("PATCH of description changed %s", name)
+			}
+		}
+	})
 }
 
 // Each module's routes: PUT replaces (the module object, or {"module": …} as the JavaScript
 // client sends it), GET returns it, DELETE removes it: GET is then 404 and the edge shows null.
 func TestModuleRoutes(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			edge := f.create(t, a, map[string]any{})
-			id := edge["id"].(string)
-			mods := f.modules(t, a)
-			for _, name := range moduleNames(f) {
-				path := f.d.Path + "/" + id + "/" + name
-				a.Do(t, "GET", path, nil).ExpectError(t, http.StatusNotFound, "", "")
-				a.Do(t, "DELETE", path, nil).ExpectError(t, http.StatusNotFound, "", "")
-				put := raw(t, a.Do(t, "PUT", path, mods[name].body))
-				shown := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))[name]
-				if string(compact(t, shown)) != string(compact(t, a.Do(t, "GET", path, nil).Body)) {
-					t.Errorf("%s: the edge shows %s, GET of the module %s", name, shown, a.Do(t, "GET", path, nil).Body)
-				}
-				if b, _ := json.Marshal(put); string(compact(t, b)) != string(compact(t, shown)) {
-					t.Errorf("%s: PUT answered %s, the edge shows %s", name, b, shown)
-				}
-				wrapped := map[string]any{"id": id, "module": mods[name].body}
-				if got := a.Do(t, "PUT", path, wrapped); got.Status != http.StatusOK || string(compact(t, got.Body)) != string(compact(t, shown)) {
-					t.Errorf("%s: PUT of the JavaScript client's form: %d %s", name, got.Status, got.Body)
-				}
-				b.Do(t, "GET", path, nil).ExpectError(t, http.StatusNotFound, "", "")
-				b.Do(t, "PUT", path, mods[name].body).ExpectError(t, http.StatusNotFound, "", "")
-				b.Do(t, "DELETE", path, nil).ExpectError(t, http.StatusNotFound, "", "")
-				if res := a.Do(t, "DELETE", path, nil); res.Status != http.StatusNoContent || len(res.Body) != 0 {
-					t.Fatalf("%s: DELETE %d %s", name, res.Status, res.Body)
-				}
-				a.Do(t, "GET", path, nil).ExpectError(t, http.StatusNotFound, "", "")
-				a.Do(t, "DELETE", path, nil).ExpectError(t, http.StatusNotFound, "", "")
-				if v := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))[name]; string(v) != "null" {
-					t.Errorf("%s after DELETE: the edge shows %s", name, v)
-				}
-				for _, ref := range mods[name].refs {
-					if n := refsOf(t, s, a, ref); n != 0 {
-						t.Errorf("%s after DELETE: %s has %d references", name, ref, n)
-					}
-				}
-				a.Do(t, "PUT", f.d.Path+"/"+ids.New(f.d.Prefix)+"/"+name, mods[name].body).ExpectError(t, http.StatusNotFound, "", "")
+	s, a, b := testkit.AppTwoAccounts(t)
+	eachKind(t, func(t *testing.T, f family) {
+		edge := f.create(t, a, map[string]any{})
+		id := edge["id"].(string)
+		mods := f.modules(t, a)
+		for _, name := range moduleNames(f) {
+			path := f.d.Path + "/" + id + "/" + name
+			a.Do(t, "GET", path, nil).ExpectError(t, http.StatusNotFound, "", "")
+			a.Do(t, "DELETE", path, nil).ExpectError(t, http.StatusNotFound, "", "")
+			put := raw(t, a.Do(t, "PUT", path, mods[name].body))
+			shown := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))[name]
+			if string(compact(t, shown)) != string(compact(t, a.Do(t, "GET", path, nil).Body)) {
+				t.Errorf("%s: the edge shows %s, GET of the module %s", name, shown, a.Do(t, "GET", path, nil).Body)
 			}
-		})
-	}
+			if b, _ := json.Marshal(put); string(compact(t, b)) != string(compact(t, shown)) {
+				t.Errorf("%s: PUT answered %s, the edge shows %s", name, b, shown)
+			}
+			wrapped := map[string]any{"id": id, "module": mods[name].body}
+			if got := a.Do(t, "PUT", path, wrapped); got.Status != http.StatusOK || string(compact(t, got.Body)) != string(compact(t, shown)) {
+				t.Errorf("%s: PUT of the JavaScript client's form: %d %s", name, got.Status, got.Body)
+			}
+			b.Do(t, "GET", path, nil).ExpectError(t, http.StatusNotFound, "", "")
+			b.Do(t, "PUT", path, mods[name].body).ExpectError(t, http.StatusNotFound, "", "")
+			b.Do(t, "DELETE", path, nil).ExpectError(t, http.StatusNotFound, "", "")
+			if res := a.Do(t, "DELETE", path, nil); res.Status != http.StatusNoContent || len(res.Body) != 0 {
+				t.Fatalf("%s: DELETE %d %s", name, res.Status, res.Body)
+			}
+			a.Do(t, "GET", path, nil).ExpectError(t, http.StatusNotFound, "", "")
+			a.Do(t, "DELETE", path, nil).ExpectError(t, http.StatusNotFound, "", "")
+			if v := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))[name]; string(v) != "null" {
+				t.Errorf("%s after DELETE: the edge shows %s", name, v)
+			}
+			for _, ref := range mods[name].refs {
+				if n := refsOf(t, s, a, ref); n != 0 {
+					t.Errorf("%s after DELETE: %s has %d references", name, ref, n)
+				}
+			}
+			a.Do(t, "PUT", f.d.Path+"/"+ids.New(f.d.Prefix)+"/"+name, mods[name].body).ExpectError(t, http.StatusNotFound, "", "")
+		}
+	})
 }
 
 // What a module references cannot be deleted while it is stored (IP policy 1420, backend 6502,
@@ -280,181 +279,171 @@ func TestReferencedResourcesCannotBeDeleted(t *testing.T) {
 	_, a := testkit.AppAccount(t)
 	codes := map[string]string{"backend": "ERR_NGROK_6502", "ip_restriction": "ERR_NGROK_1420", "mutual_tls": "ERR_NGROK_1966"}
 	paths := map[string]string{"backend": "/backends/tunnel_group/", "ip_restriction": "/ip_policies/", "mutual_tls": "/certificate_authorities/"}
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			hp, reservation := f.hostport(t, a)
-			mods := f.modules(t, a)
-			body := map[string]any{"hostports": []string{hp}}
-			for name, m := range mods {
-				body[name] = m.body
+	eachKind(t, func(t *testing.T, f family) {
+		hp, reservation := f.hostport(t, a)
+		mods := f.modules(t, a)
+		body := map[string]any{"hostports": []string{hp}}
+		for name, m := range mods {
+			body[name] = m.body
+		}
+		id := f.create(t, a, body)["id"].(string)
+		reservations := "/reserved_domains/"
+		if strings.HasPrefix(reservation, ids.ReservedAddr) {
+			reservations = "/reserved_addrs/"
+		}
+		a.Do(t, "DELETE", reservations+reservation, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
+		for name, m := range mods {
+			for _, ref := range m.refs {
+				a.Do(t, "DELETE", paths[name]+ref, nil).ExpectError(t, http.StatusBadRequest, codes[name], "id")
 			}
-			id := f.create(t, a, body)["id"].(string)
-			reservations := "/reserved_domains/"
-			if strings.HasPrefix(reservation, ids.ReservedAddr) {
-				reservations = "/reserved_addrs/"
+		}
+		a.Do(t, "DELETE", f.d.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+		a.Do(t, "DELETE", reservations+reservation, nil).Expect(t, http.StatusNoContent)
+		for name, m := range mods {
+			for _, ref := range m.refs {
+				a.Do(t, "DELETE", paths[name]+ref, nil).Expect(t, http.StatusNoContent)
 			}
-			a.Do(t, "DELETE", reservations+reservation, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
-			for name, m := range mods {
-				for _, ref := range m.refs {
-					a.Do(t, "DELETE", paths[name]+ref, nil).ExpectError(t, http.StatusBadRequest, codes[name], "id")
-				}
-			}
-			a.Do(t, "DELETE", f.d.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
-			a.Do(t, "DELETE", reservations+reservation, nil).Expect(t, http.StatusNoContent)
-			for name, m := range mods {
-				for _, ref := range m.refs {
-					a.Do(t, "DELETE", paths[name]+ref, nil).Expect(t, http.StatusNoContent)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // A hostport belongs to one edge: the second claim is 7122, also when two creates race; a
 // PATCH moving hostports releases the old ones.
 func TestHostportBelongsToOneEdge(t *testing.T) {
 	_, a := testkit.AppAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			hp, _ := f.hostport(t, a)
-			first := f.create(t, a, map[string]any{"hostports": []string{hp}})["id"].(string)
-			a.Do(t, "POST", f.d.Path, map[string]any{"hostports": []string{hp}}).ExpectError(t, http.StatusBadRequest, edges.CodeHostportTaken, "hostports")
-			other := f.create(t, a, map[string]any{})["id"].(string)
-			a.Do(t, "PATCH", f.d.Path+"/"+other, map[string]any{"hostports": []string{hp}}).ExpectError(t, http.StatusBadRequest, edges.CodeHostportTaken, "hostports")
-			// Moving the hostport off the first edge frees it.
-			a.Do(t, "PATCH", f.d.Path+"/"+first, map[string]any{"hostports": []string{}}).Expect(t, http.StatusOK)
-			got := a.Do(t, "PATCH", f.d.Path+"/"+other, map[string]any{"hostports": []string{strings.ToUpper(hp)}}).Expect(t, http.StatusOK)
-			if fmt.Sprint(got["hostports"]) != fmt.Sprint([]string{hp}) {
-				t.Errorf("hostports %v, want [%s] (normalised)", got["hostports"], hp)
-			}
-			a.Do(t, "DELETE", f.d.Path+"/"+other, nil).Expect(t, http.StatusNoContent)
+	eachKind(t, func(t *testing.T, f family) {
+		hp, _ := f.hostport(t, a)
+		first := f.create(t, a, map[string]any{"hostports": []string{hp}})["id"].(string)
+		a.Do(t, "POST", f.d.Path, map[string]any{"hostports": []string{hp}}).ExpectError(t, http.StatusBadRequest, edges.CodeHostportTaken, "hostports")
+		other := f.create(t, a, map[string]any{})["id"].(string)
+		a.Do(t, "PATCH", f.d.Path+"/"+other, map[string]any{"hostports": []string{hp}}).ExpectError(t, http.StatusBadRequest, edges.CodeHostportTaken, "hostports")
+		// Moving the hostport off the first edge frees it.
+		a.Do(t, "PATCH", f.d.Path+"/"+first, map[string]any{"hostports": []string{}}).Expect(t, http.StatusOK)
+		got := a.Do(t, "PATCH", f.d.Path+"/"+other, map[string]any{"hostports": []string{strings.ToUpper(hp)}}).Expect(t, http.StatusOK)
+		if fmt.Sprint(got["hostports"]) != fmt.Sprint([]string{hp}) {
+			t.Errorf("hostports %v, want [%s] (normalised)", got["hostports"], hp)
+		}
+		a.Do(t, "DELETE", f.d.Path+"/"+other, nil).Expect(t, http.StatusNoContent)
 
-			// Concurrent creates on one free hostport: exactly one wins.
-			race, _ := f.hostport(t, a)
-			res := a.RaceWith(t, 8, "POST", f.d.Path, nil, map[string]any{"hostports": []string{race}})
-			won := 0
-			for _, r := range res {
-				switch {
-				case r.Status == http.StatusCreated:
-					won++
-				case r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), edges.CodeHostportTaken):
-					t.Errorf("racing create: %d %s", r.Status, r.Body)
-				}
+		// Concurrent creates on one free hostport: exactly one wins.
+		race, _ := f.hostport(t, a)
+		res := a.RaceWith(t, 8, "POST", f.d.Path, nil, map[string]any{"hostports": []string{race}})
+		won := 0
+		for _, r := range res {
+			switch {
+			case r.Status == http.StatusCreated:
+				won++
+			case r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), edges.CodeHostportTaken):
+				t.Errorf("racing create: %d %s", r.Status, r.Body)
 			}
-			if won != 1 {
-				t.Errorf("%d of 8 racing creates of one hostport succeeded", won)
-			}
-		})
-	}
+		}
+		if won != 1 {
+			t.Errorf("%d of 8 racing creates of one hostport succeeded", won)
+		}
+	})
 }
 
 // 20 deletes of a backend and of an IP policy race with creates of edges referencing them: no
 // edge is left referencing a missing resource, and each survivor's count equals its referrers.
 func TestConcurrentDeletesLeaveNoDanglingReference(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			backend, policy := newBackend(t, a), newPolicy(t, a)
-			body := map[string]any{"backend": map[string]any{"backend_id": backend}, "ip_restriction": map[string]any{"ip_policy_ids": []string{policy}}}
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			var created []string
-			start := make(chan struct{})
-			for i := 0; i < 20; i++ {
-				wg.Add(3)
-				go func() {
-					defer wg.Done()
-					<-start
-					if res := a.Do(t, "POST", f.d.Path, body); res.Status == http.StatusCreated {
-						mu.Lock()
-						created = append(created, res.JSON(t)["id"].(string))
-						mu.Unlock()
-					} else if res.Status != http.StatusBadRequest {
-						t.Errorf("create: %d %s", res.Status, res.Body)
-					}
-				}()
-				go func() {
-					defer wg.Done()
-					<-start
-					if res := a.Do(t, "DELETE", "/backends/tunnel_group/"+backend, nil); res.Status >= 500 {
-						t.Errorf("backend delete: %d %s", res.Status, res.Body)
-					}
-				}()
-				go func() {
-					defer wg.Done()
-					<-start
-					if res := a.Do(t, "DELETE", "/ip_policies/"+policy, nil); res.Status >= 500 {
-						t.Errorf("policy delete: %d %s", res.Status, res.Body)
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
-			for _, ref := range []string{backend, policy} {
-				n := refsOf(t, s, a, ref)
-				t.Logf("%s: %d references (-1: deleted), %d edges created", ref, n, len(created))
-				if len(created) > 0 && n != int64(len(created)) {
-					t.Errorf("%s: %d references for %d edges created against it", ref, n, len(created))
+	eachKind(t, func(t *testing.T, f family) {
+		backend, policy := newBackend(t, a), newPolicy(t, a)
+		body := map[string]any{"backend": map[string]any{"backend_id": backend}, "ip_restriction": map[string]any{"ip_policy_ids": []string{policy}}}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var created []string
+		start := make(chan struct{})
+		for i := 0; i < 20; i++ {
+			wg.Add(3)
+			go func() {
+				defer wg.Done()
+				<-start
+				if res := a.Do(t, "POST", f.d.Path, body); res.Status == http.StatusCreated {
+					mu.Lock()
+					created = append(created, res.JSON(t)["id"].(string))
+					mu.Unlock()
+				} else if res.Status != http.StatusBadRequest {
+					t.Errorf("create: %d %s", res.Status, res.Body)
 				}
-				if len(created) == 0 && n > 0 {
-					t.Errorf("%s: %d references, no edge", ref, n)
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				if res := a.Do(t, "DELETE", "/backends/tunnel_group/"+backend, nil); res.Status >= 500 {
+					t.Errorf("backend delete: %d %s", res.Status, res.Body)
 				}
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				if res := a.Do(t, "DELETE", "/ip_policies/"+policy, nil); res.Status >= 500 {
+					t.Errorf("policy delete: %d %s", res.Status, res.Body)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, ref := range []string{backend, policy} {
+			n := refsOf(t, s, a, ref)
+			t.Logf("%s: %d references (-1: deleted), %d edges created", ref, n, len(created))
+			if len(created) > 0 && n != int64(len(created)) {
+				t.Errorf("%s: %d references for %d edges created against it", ref, n, len(created))
 			}
-			for _, id := range created {
-				a.Do(t, "DELETE", f.d.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+			if len(created) == 0 && n > 0 {
+				t.Errorf("%s: %d references, no edge", ref, n)
 			}
-		})
-	}
+		}
+		for _, id := range created {
+			a.Do(t, "DELETE", f.d.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+		}
+	})
 }
 
 // Every mutation records its event: create, update, each module's PUT and DELETE (updated,
 // with the whole edge) and delete.
 func TestAuditEvents(t *testing.T) {
 	_, a := testkit.AppAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			mods := f.modules(t, a)
-			id := f.create(t, a, map[string]any{})["id"].(string)
-			path := f.d.Path + "/" + id
-			a.Do(t, "PATCH", path, map[string]any{"description": "d"}).Expect(t, http.StatusOK)
-			for name, m := range mods {
-				a.Do(t, "PUT", path+"/"+name, m.body).Expect(t, http.StatusOK)
-				a.Do(t, "DELETE", path+"/"+name, nil).Expect(t, http.StatusNoContent)
+	eachKind(t, func(t *testing.T, f family) {
+		mods := f.modules(t, a)
+		id := f.create(t, a, map[string]any{})["id"].(string)
+		path := f.d.Path + "/" + id
+		a.Do(t, "PATCH", path, map[string]any{"description": "d"}).Expect(t, http.StatusOK)
+		for name, m := range mods {
+			a.Do(t, "PUT", path+"/"+name, m.body).Expect(t, http.StatusOK)
+			a.Do(t, "DELETE", path+"/"+name, nil).Expect(t, http.StatusNoContent)
+		}
+		a.Do(t, "DELETE", path, nil).Expect(t, http.StatusNoContent)
+		got := map[string]int{}
+		for _, ev := range a.AuditLog(t) {
+			if strings.Contains(ev.Payload, id) {
+				got[ev.EventType]++
 			}
-			a.Do(t, "DELETE", path, nil).Expect(t, http.StatusNoContent)
-			got := map[string]int{}
-			for _, ev := range a.AuditLog(t) {
-				if strings.Contains(ev.Payload, id) {
-					got[ev.EventType]++
-				}
-			}
-			want := map[string]int{audit.Type(f.d.EventKind, "created"): 1, audit.Type(f.d.EventKind, "updated"): 1 + 2*len(mods), audit.Type(f.d.EventKind, "deleted"): 1}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("events %v, want %v", got, want)
-			}
-		})
-	}
+		}
+		want := map[string]int{audit.Type(f.d.EventKind, "created"): 1, audit.Type(f.d.EventKind, "updated"): 1 + 2*len(mods), audit.Type(f.d.EventKind, "deleted"): 1}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("events %v, want %v", got, want)
+		}
+	})
 }
 
 // GET of an edge with every module is one DynamoDB call (the auth items and the edge in one
 // batch); a module PUT is that read and one transaction.
 func TestRoundTrips(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	for _, f := range families {
-		t.Run(f.d.Path, func(t *testing.T) {
-			edge, mods := f.full(t, a)
-			path := f.d.Path + "/" + edge["id"].(string)
-			trips := []testkit.RoundTrip{testkit.Trip("GET with every module", "GET", path, nil, 1)}
-			for name, m := range mods {
-				trips = append(trips, testkit.Trip("PUT "+name, "PUT", path+"/"+name, m.body, 2), testkit.Trip("GET "+name, "GET", path+"/"+name, nil, 1))
-			}
-			a.WithinCalls(t, trips...)
-			// A PATCH of hostports reads who holds them with the edge and the caller's items.
-			hp, _ := f.hostport(t, a)
-			got := s.RoundTripsOf(t, func() { a.Do(t, "PATCH", path, map[string]any{"hostports": []string{hp}}).Expect(t, http.StatusOK) })
-			if fmt.Sprint(got) != "map[BatchGetItem:1 TransactWriteItems:1]" {
-				t.Errorf("PATCH of hostports made DynamoDB calls %v, want one read and one transaction", got)
-			}
-		})
-	}
+	eachKind(t, func(t *testing.T, f family) {
+		edge, mods := f.full(t, a)
+		path := f.d.Path + "/" + edge["id"].(string)
+		trips := []testkit.RoundTrip{testkit.Trip("GET with every module", "GET", path, nil, 1)}
+		for name, m := range mods {
+			trips = append(trips, testkit.Trip("PUT "+name, "PUT", path+"/"+name, m.body, 2), testkit.Trip("GET "+name, "GET", path+"/"+name, nil, 1))
+		}
+		a.WithinCalls(t, trips...)
+		// A PATCH of hostports reads who holds them with the edge and the caller's items.
+		hp, _ := f.hostport(t, a)
+		got := s.RoundTripsOf(t, func() { a.Do(t, "PATCH", path, map[string]any{"hostports": []string{hp}}).Expect(t, http.StatusOK) })
+		if fmt.Sprint(got) != "map[BatchGetItem:1 TransactWriteItems:1]" {
+			t.Errorf("PATCH of hostports made DynamoDB calls %v, want one read and one transaction", got)
+		}
+	})
 }

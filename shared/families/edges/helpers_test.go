@@ -106,13 +106,6 @@ func checkEdges(s *testkit.Stack) error {
 	return nil
 }
 
-// newAddr reserves a TCP address for a and returns it and its id.
-func newAddr(t testing.TB, a *testkit.Account) (addr, id string) {
-	t.Helper()
-	got := a.Do(t, "POST", "/reserved_addrs", map[string]any{}).Expect(t, http.StatusCreated)
-	return got["addr"].(string), got["id"].(string)
-}
-
 func newBackend(t testing.TB, a *testkit.Account) string {
 	t.Helper()
 	return a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, http.StatusCreated)["id"].(string)

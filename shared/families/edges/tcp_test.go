@@ -10,10 +10,9 @@ import (
 )
 
 func TestTCPEdgeBadInput(t *testing.T) {
-	s := testkit.App(t)
-	a, other := s.NewAccount(t), s.NewAccount(t)
-	mine, _ := newAddr(t, a)
-	theirs, _ := newAddr(t, other)
+	s, a, other := testkit.AppTwoAccounts(t)
+	mine, _ := a.ReserveAddr(t)
+	theirs, _ := other.ReserveAddr(t)
 	domain, _ := a.ReserveDomain(t)
 	edge, _ := tcp.full(t, a)
 	id := edge["id"].(string)

@@ -45,11 +45,10 @@ func with(body map[string]any, kv ...any) map[string]any {
 }
 
 func TestTLSEdgeBadInput(t *testing.T) {
-	s := testkit.App(t)
-	a, other := s.NewAccount(t), s.NewAccount(t)
+	s, a, other := testkit.AppTwoAccounts(t)
 	mine, _ := a.ReserveDomain(t)
 	theirs, _ := other.ReserveDomain(t)
-	addr, _ := newAddr(t, a)
+	addr, _ := a.ReserveAddr(t)
 	theirBackend, theirCA, theirPolicy := newBackend(t, other), newCA(t, other), newPolicy(t, other)
 	edge, mods := tls.full(t, a)
 	id := edge["id"].(string)

@@ -245,8 +245,7 @@ func TestDestinationPatchSecrets(t *testing.T) {
 
 // Every bad subscription input gets its code naming the field, and stores nothing.
 func TestSubscriptionValidation(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	_, a, b := testkit.AppTwoAccounts(t)
 	dest := newDestination(t, a)
 	foreign := newDestination(t, b)
 	sub := a.Do(t, "POST", "/event_subscriptions", map[string]any{"destination_ids": []string{dest},
@@ -342,8 +341,7 @@ func TestDeleteRacesSubscriptionCreate(t *testing.T) {
 }
 
 func TestSources(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	s, a, b := testkit.AppTwoAccounts(t)
 	sub := a.Do(t, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "api_key_created.v0"}}}).Expect(t, 201)
 	id := sub["id"].(string)
 	coll := "/event_subscriptions/" + id + "/sources"

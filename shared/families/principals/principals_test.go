@@ -137,8 +137,7 @@ func TestBotDeactivationRevokesItsKeys(t *testing.T) {
 }
 
 func TestOwnerMustBeInAccount(t *testing.T) {
-	s := testkit.App(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	_, a, b := testkit.AppTwoAccounts(t)
 	for _, path := range []string{"/api_keys", "/credentials"} {
 		before := a.Do(t, "GET", path, nil).Expect(t, 200)
 		a.Do(t, "POST", path, map[string]any{"owner_id": b.UserID}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "owner_id")

@@ -33,3 +33,11 @@ func (s *SecretSuite) AppAccount(tb testing.TB) (*Stack, *Account) {
 	st := s.App(tb)
 	return st, st.NewAccount(tb)
 }
+
+// AppTwoAccounts returns App's stack and two fresh accounts on it, for tests of what one
+// account must not see or touch of the other's.
+func AppTwoAccounts(tb testing.TB) (*Stack, *Account, *Account) {
+	tb.Helper()
+	s := App(tb)
+	return s, s.NewAccount(tb), s.NewAccount(tb)
+}

@@ -28,3 +28,10 @@ func (a *Account) ReserveDomain(tb testing.TB) (name, id string) {
 	id = a.Do(tb, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(tb, http.StatusCreated)["id"].(string)
 	return name, id
 }
+
+// ReserveAddr reserves a TCP address in the account and returns it (host:port) and its id.
+func (a *Account) ReserveAddr(tb testing.TB) (addr, id string) {
+	tb.Helper()
+	got := a.Do(tb, "POST", "/reserved_addrs", map[string]any{}).Expect(tb, http.StatusCreated)
+	return got["addr"].(string), got["id"].(string)
+}

@@ -59,16 +59,8 @@ func TestAgentIngressIssued(t *testing.T) {
 // acme_challenge_cname_target reaches an issued certificate for it, referenced by the domain.
 func TestCustomDomainIssuedThroughCNAME(t *testing.T) {
 	h := newHarness(t, nil)
-	ctx := context.Background()
-	name := testkit.UniqueName("app", "example.com")
-	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
-	id := created["id"].(string)
-	// acme_challenge_cname_target is shown once a policy is set: <label>.acme.<zone> for the
-	// cname_target <label>.<zone>. The owner creates the record before asking for a certificate.
-	target := strings.Replace(created["cname_target"].(string), ".", ".acme.", 1)
-	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, target); err != nil {
-		t.Fatal(err)
-	}
+	// The owner creates the record before asking for a certificate.
+	name, id, target := h.domainWithCNAME(t, "app")
 	patched := h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
 	if patched["acme_challenge_cname_target"] != target {
 		t.Fatalf("acme_challenge_cname_target %v, want %s", patched["acme_challenge_cname_target"], target)
@@ -85,7 +77,6 @@ func TestCustomDomainIssuedThroughCNAME(t *testing.T) {
 // later at the latest; once the record exists, a PATCH of the policy leads to issuance.
 func TestCustomDomainWithoutCNAME(t *testing.T) {
 	h := newHarness(t, nil)
-	ctx := context.Background()
 	name := testkit.UniqueName("shop", "example.com")
 	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
@@ -107,17 +98,13 @@ func TestCustomDomainWithoutCNAME(t *testing.T) {
 		t.Fatal("a certificate was stored for a failed job")
 	}
 	// A wrong CNAME is named too.
-	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, "elsewhere.example.org"); err != nil {
-		t.Fatal(err)
-	}
+	h.setCNAME(t, name, "elsewhere.example.org")
 	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
 	h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, func(b map[string]any) bool {
 		j := job(b)
 		return j != nil && j["error_code"] == certs.DNSError && strings.Contains(j["msg"].(string), "elsewhere.example.org")
 	})
-	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, target); err != nil {
-		t.Fatal(err)
-	}
+	h.setCNAME(t, name, target)
 	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
 	body = h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)
 	h.checkCertificate(t, body["certificate"].(map[string]any)["id"].(string), []string{name})
@@ -181,13 +168,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 func TestRenewalBySchedule(t *testing.T) {
 	h := newHarness(t, func(w *certs.Worker) { w.RenewBefore = 91 * 24 * time.Hour })
 	ctx := context.Background()
-	name := testkit.UniqueName("renew", "example.com")
-	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
-	id := created["id"].(string)
-	target := strings.Replace(created["cname_target"].(string), ".", ".acme.", 1)
-	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, target); err != nil {
-		t.Fatal(err)
-	}
+	name, id, _ := h.domainWithCNAME(t, "renew")
 	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
 	first := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)["certificate"].(map[string]any)["id"].(string)
 
@@ -277,9 +258,7 @@ func TestDNSErrorRetriedDailyByScheduler(t *testing.T) {
 	if n, err := sched.Run(ctx, retries.Add(-time.Minute)); err != nil || n != 0 {
 		t.Fatalf("before retries_at the scheduler requested %d (%v), want 0", n, err)
 	}
-	if err := h.chall.SetCNAME(ctx, "_acme-challenge."+name, created["acme_challenge_cname_target"].(string)); err != nil {
-		t.Fatal(err)
-	}
+	h.setCNAME(t, name, created["acme_challenge_cname_target"].(string))
 	if n, err := sched.Run(ctx, retries.Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("after retries_at the scheduler requested %d (%v), want 1", n, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -75,6 +76,27 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	wg.Go(func() { queue.Poll(ctx, q.Client, q.Events, 5, quiet(), w.Handle) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return &harness{s: s, a: s.NewAccount(t), w: w, q: q, chall: certs.ChallTestSrv{URL: os.Getenv("CHALLTESTSRV_URL")}}
+}
+
+// setCNAME points name's _acme-challenge record at target in challtestsrv, as the domain's
+// owner does.
+func (h *harness) setCNAME(t testing.TB, name, target string) {
+	t.Helper()
+	if err := h.chall.SetCNAME(context.Background(), "_acme-challenge."+name, target); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// domainWithCNAME reserves a fresh domain without a certificate policy and points its
+// _acme-challenge record at the acme_challenge_cname_target the domain shows once a policy is
+// set: <label>.acme.<zone> for the cname_target <label>.<zone>.
+func (h *harness) domainWithCNAME(t testing.TB, label string) (name, id, target string) {
+	t.Helper()
+	name = testkit.UniqueName(label, "example.com")
+	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
+	target = strings.Replace(created["cname_target"].(string), ".", ".acme.", 1)
+	h.setCNAME(t, name, target)
+	return name, created["id"].(string), target
 }
 
 // waitFor polls GET path until done says so, failing after timeout with the last body.
