@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"encoding/xml"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/crewjam/saml"
 
 	"tunnelapi/shared/families/httpsedges"
 	"tunnelapi/shared/platform/ids"
@@ -300,13 +298,7 @@ func TestSAMLServiceProvider(t *testing.T) {
 	sp := httpmodules.SPURLs{EntityID: sm["entity_id"].(string), ACS: sm["assertion_consumer_service_url"].(string),
 		SLO: sm["single_logout_url"].(string), Metadata: sm["metadata_url"].(string)}
 	out, err := stored.SPMetadata(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ed saml.EntityDescriptor
-	if err := xml.Unmarshal(out, &ed); err != nil {
-		t.Fatal(err)
-	}
+	ed := samltest.EntityDescriptor(t, out, err)
 	if ed.SPSSODescriptors[0].AssertionConsumerServices[0].Location != base+"/acs" {
 		t.Fatalf("SP metadata %s", out)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
@@ -117,28 +119,30 @@ func TestAuthoritiesConformance(t *testing.T) {
 	})
 }
 
-func TestUserCertificatesConformance(t *testing.T) {
+// Both certificate kinds conform alike, each signed by the account's CA.
+func TestCertificatesConformance(t *testing.T) {
 	s := suite.App(t)
-	s.Conformance(t, testkit.FamilySpec{
-		Family: sshcerts.SSHUserCertificatesDescriptor,
-		Create: func(t *testing.T, a *testkit.Account, n int) any {
-			return map[string]any{"ssh_certificate_authority_id": accountCA(t, s, a), "public_key": goKey(t), "principals": []string{"ec2-user"}}
-		},
-		Update:      map[string]any{"description": "temporary access"},
-		UpdateWants: map[string]any{"description": "temporary access", "principals": []any{"ec2-user"}},
-	})
-}
-
-func TestHostCertificatesConformance(t *testing.T) {
-	s := suite.App(t)
-	s.Conformance(t, testkit.FamilySpec{
-		Family: sshcerts.SSHHostCertificatesDescriptor,
-		Create: func(t *testing.T, a *testkit.Account, n int) any {
-			return map[string]any{"ssh_certificate_authority_id": accountCA(t, s, a), "public_key": goKey(t), "principals": []string{"db.example.com"}}
-		},
-		Update:      map[string]any{"metadata": "rack 4"},
-		UpdateWants: map[string]any{"metadata": "rack 4", "principals": []any{"db.example.com"}},
-	})
+	for _, c := range []struct {
+		family    *resource.Descriptor
+		principal string
+		update    map[string]any
+	}{
+		{sshcerts.SSHUserCertificatesDescriptor, "ec2-user", map[string]any{"description": "temporary access"}},
+		{sshcerts.SSHHostCertificatesDescriptor, "db.example.com", map[string]any{"metadata": "rack 4"}},
+	} {
+		t.Run(c.family.Path, func(t *testing.T) {
+			wants := maps.Clone(c.update)
+			wants["principals"] = []any{c.principal}
+			s.Conformance(t, testkit.FamilySpec{
+				Family: c.family,
+				Create: func(t *testing.T, a *testkit.Account, n int) any {
+					return map[string]any{"ssh_certificate_authority_id": accountCA(t, s, a), "public_key": goKey(t), "principals": []string{c.principal}}
+				},
+				Update:      c.update,
+				UpdateWants: wants,
+			})
+		})
+	}
 }
 
 // TestAuthorityKeyTypes creates a CA of every key type, size and curve and checks the public

@@ -6,12 +6,9 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"encoding/xml"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/crewjam/saml"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/seal"
@@ -73,13 +70,7 @@ func TestSAMLRealMetadataAndSPMetadataRoundTrip(t *testing.T) {
 
 	// The SP metadata parses back with the library and names the route's ACS URL.
 	out, err := s.SPMetadata(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ed saml.EntityDescriptor
-	if err := xml.Unmarshal(out, &ed); err != nil {
-		t.Fatal(err)
-	}
+	ed := samltest.EntityDescriptor(t, out, err)
 	if ed.EntityID != sp.EntityID || len(ed.SPSSODescriptors) != 1 {
 		t.Fatalf("SP metadata %s", out)
 	}

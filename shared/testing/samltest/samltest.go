@@ -41,3 +41,17 @@ func IdPMetadata(t testing.TB) string {
 	}
 	return string(b)
 }
+
+// EntityDescriptor parses the metadata doc a call returned with err, failing t when the call
+// failed or doc does not parse with the library.
+func EntityDescriptor(t testing.TB, doc []byte, err error) *saml.EntityDescriptor {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ed saml.EntityDescriptor
+	if err := xml.Unmarshal(doc, &ed); err != nil {
+		t.Fatalf("%v: %s", err, doc)
+	}
+	return &ed
+}
