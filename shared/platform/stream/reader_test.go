@@ -260,7 +260,7 @@ func TestReaderSkipsMatchingRecordWithoutBody(t *testing.T) {
 	out := &sink{}
 	c := stream.Events.To("queue")
 	c.Name = "nobody"
-	stop := run(t, &stream.Reader{DB: s.DB, StreamARN: "arn:fake", Streams: f, SQS: out, Consumer: c, Idle: time.Millisecond, Log: quiet()})
+	stop := run(t, &stream.Reader{DB: s.DB, StreamARN: "arn:fake", Streams: f, SQS: out, Consumer: c, Idle: time.Millisecond, Log: testkit.Logger()})
 	eventually(t, "m2", func() bool { return len(out.got()) == 1 })
 	stop()
 	if got := out.got(); got[0] != "m2" {

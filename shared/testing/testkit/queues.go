@@ -34,13 +34,7 @@ var queueSeq atomic.Int64
 // counts the client's operations. It fails or skips like Endpoint when there is no emulator.
 func NewQueues(t testing.TB, calls *Counter) *Queues {
 	t.Helper()
-	ep := os.Getenv("SQS_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("REQUIRE_STACK") != "" {
-			t.Fatal("SQS_ENDPOINT is not set but REQUIRE_STACK is: run through `make test`")
-		}
-		t.Skip("no SQS emulator: run `make test`")
-	}
+	Require(t, "SQS_ENDPOINT")
 	ctx := context.Background()
 	cfg := awsconfig.FromEnv()
 	var opts []func(*sqs.Options)

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -137,14 +136,8 @@ func (c *Counter) Add(s *middleware.Stack) error {
 // Endpoint returns the DynamoDB Local endpoint, failing (under `make test`, which sets
 // REQUIRE_STACK) or skipping (plain `go test` without a stack) when there is none.
 func Endpoint(t testing.TB) string {
-	ep := os.Getenv("DYNAMODB_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("REQUIRE_STACK") != "" {
-			t.Fatal("DYNAMODB_ENDPOINT is not set but REQUIRE_STACK is: run through `make test`")
-		}
-		t.Skip("no local stack: run `make test`")
-	}
-	return ep
+	t.Helper()
+	return Require(t, "DYNAMODB_ENDPOINT")[0]
 }
 
 // Start creates a fresh table and serves families on an httptest server for the test's lifetime.
@@ -190,10 +183,7 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 	if err := create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("TEST_LOG") == "" {
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		d.Kit.Log, d.Server.Log = quiet, quiet
-	}
+	d.Kit.Log, d.Server.Log = Logger(), Logger()
 	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
 	if os.Getenv("SQS_ENDPOINT") != "" && events {
 		st.Queues = NewQueues(t, st.SQSCalls)
@@ -218,10 +208,7 @@ func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*runti
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("TEST_LOG") == "" {
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		d.Kit.Log, d.Server.Log = quiet, quiet
-	}
+	d.Kit.Log, d.Server.Log = Logger(), Logger()
 	srv := httptest.NewServer(d.Mux(families...))
 	t.Cleanup(srv.Close)
 	return d, srv

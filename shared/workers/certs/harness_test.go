@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -37,22 +36,10 @@ type harness struct {
 	chall certs.ChallTestSrv
 }
 
-func quiet() *slog.Logger {
-	if os.Getenv("TEST_LOG") != "" {
-		return slog.Default()
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 // needACME skips (or, under make test, fails) without the stack's pebble and challtestsrv.
 func needACME(t testing.TB) {
 	t.Helper()
-	if os.Getenv("ACME_DIRECTORY") == "" || os.Getenv("CHALLTESTSRV_URL") == "" {
-		if os.Getenv("REQUIRE_STACK") != "" {
-			t.Fatal("ACME_DIRECTORY/CHALLTESTSRV_URL are not set but REQUIRE_STACK is: run through `make test`")
-		}
-		t.Skip("no pebble: run `make test`")
-	}
+	testkit.Require(t, "ACME_DIRECTORY", "CHALLTESTSRV_URL")
 }
 
 // newHarness starts the pipeline; tune adjusts the worker before it starts polling.
@@ -63,7 +50,7 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	q := testkit.NewQueues(t, nil)
 	stopReader := s.RunReader(certs.JobsConsumer.To(q.Events), nil)
 	t.Cleanup(stopReader)
-	w, err := certs.New(s.DB, q.Client, q.Events, s.Deps.Kit.Seal, quiet())
+	w, err := certs.New(s.DB, q.Client, q.Events, s.Deps.Kit.Seal, testkit.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +60,7 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { queue.Poll(ctx, q.Client, q.Events, 5, quiet(), w.Handle) })
+	wg.Go(func() { queue.Poll(ctx, q.Client, q.Events, 5, testkit.Logger(), w.Handle) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return &harness{s: s, a: s.NewAccount(t), w: w, q: q, chall: certs.ChallTestSrv{URL: os.Getenv("CHALLTESTSRV_URL")}}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"tunnelapi/shared/testing/benchkit"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"

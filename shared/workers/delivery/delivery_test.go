@@ -310,7 +310,7 @@ func TestPartialBatchFailures(t *testing.T) {
 	cfg, _ := config.LoadDefaultConfig(context.Background())
 	// Fan-out cannot enqueue: its queue does not exist. The DLQ works.
 	w := delivery.New(s.DB, s.Queues.Client, s.Queues.Events+"-missing", s.Queues.DLQ, s.Deps.Kit.Seal, cfg, st.Endpoints())
-	w.Log = quiet()
+	w.Log = testkit.Logger()
 	w.MaxAttempts = 3
 	envelope := func(account string) string {
 		b, _ := json.Marshal(audit.Envelope{EventID: ids.New(ids.Event), EventType: "api_key_created.v0",

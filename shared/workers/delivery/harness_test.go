@@ -2,8 +2,6 @@ package delivery_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"sync"
@@ -30,13 +28,6 @@ type harness struct {
 
 const region = "us-east-1"
 
-func quiet() *slog.Logger {
-	if os.Getenv("TEST_LOG") != "" {
-		return slog.Default()
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
 // newHarness starts the pipeline; tune adjusts the worker before it starts polling.
 func newHarness(t testing.TB, tune func(w *delivery.Worker)) *harness {
 	t.Helper()
@@ -53,7 +44,7 @@ func newHarness(t testing.TB, tune func(w *delivery.Worker)) *harness {
 		t.Fatal(err)
 	}
 	w := delivery.New(s.DB, s.Queues.Client, s.Queues.Events, s.Queues.DLQ, s.Deps.Kit.Seal, cfg, st.Endpoints())
-	w.Log = quiet()
+	w.Log = testkit.Logger()
 	w.Backoff = time.Second
 	w.MaxAttempts = 3
 	if tune != nil {
