@@ -409,8 +409,7 @@ func TestReferenceChangingUpdatesRoundTrips(t *testing.T) {
 // rules with one CIDR sent at once to one policy make exactly one rule, and every other answer
 // is the 400 the duplicate gets alone, naming the rule that won.
 func TestConcurrentRulesWithOneCIDR(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	for round := range 3 {
 		p := newPolicy(t, a)
 		cidr := fmt.Sprintf("10.%d.0.0/16", round)
@@ -462,8 +461,7 @@ func TestConcurrentRulesWithOneCIDR(t *testing.T) {
 // A policy whose index is full refuses a new rule at commit with the 400 naming ip_policy_id,
 // and stores nothing; one rule fewer and the rule is made.
 func TestRuleRefusedByFullPolicy(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	p := newPolicy(t, a)
 	key := store.ResourceKey(a.AccountID, p)
 	var pol access.PolicyItem

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -143,8 +142,7 @@ func moveEndpoint(t *testing.T, s *testkit.Stack, a *testkit.Account, id, url st
 // that looks the address up and before any write, so nothing is stored. Internal and
 // kubernetes endpoints are served on no public address and need none.
 func TestTCPEndpointsMustBeReserved(t *testing.T) {
-	s := testkit.Shared(t, app.Families...)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	s, a, b := testkit.AppTwoAccounts(t)
 	reserve := func(acct *testkit.Account, region string) (id, hostport string) {
 		got := acct.Do(t, "POST", "/reserved_addrs", map[string]any{"region": region}).Expect(t, http.StatusCreated)
 		return got["id"].(string), got["addr"].(string)
