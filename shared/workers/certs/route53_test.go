@@ -18,6 +18,7 @@ import (
 
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/testing/standin"
+	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 )
 
@@ -309,7 +310,7 @@ func newR53Harness(t *testing.T, maxAttempts int) (*harness, *r53Env) {
 // through a zone cleanup job. A custom domain's challenge goes in the service's zone.
 func TestAgentIngressIssuedThroughRoute53(t *testing.T) {
 	h, e := newR53Harness(t, 0)
-	domain := freshDomain("r53")
+	domain := testkit.UniqueName("r53", "example.com")
 	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": domain,
 		"certificate_management_policy": map[string]any{"private_key_type": "ecdsa"}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
@@ -370,14 +371,9 @@ func TestAgentIngressIssuedThroughRoute53(t *testing.T) {
 
 	// A custom domain: the challenge goes in the service's zone at its acme target, which
 	// the owner's _acme-challenge CNAME (in challtestsrv) points to.
-	name := freshDomain("r53app")
-	rd := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name}).Expect(t, http.StatusCreated)
-	target := strings.Replace(rd["cname_target"].(string), ".", ".acme.", 1)
-	if err := h.chall.SetCNAME(context.Background(), "_acme-challenge."+name, target); err != nil {
-		t.Fatal(err)
-	}
-	h.a.Do(t, "PATCH", "/reserved_domains/"+rd["id"].(string), map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
-	h.waitFor(t, "/reserved_domains/"+rd["id"].(string), 60*time.Second, issued)
+	_, id, target := h.domainWithCNAME(t, "r53app")
+	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
+	h.waitFor(t, "/reserved_domains/"+id, 60*time.Second, issued)
 	var inService bool
 	for _, c := range e.st.Changes() {
 		inService = inService || c.ZoneID == e.svcZone && c.Action == "UPSERT" && c.Record.Name == target+"."
@@ -393,7 +389,7 @@ func TestAgentIngressIssuedThroughRoute53(t *testing.T) {
 func TestRoute53ThrottledJobRetried(t *testing.T) {
 	h, e := newR53Harness(t, 1)
 	e.st.Throttle(-1)
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("r53slow"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("r53slow", "example.com"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	body := h.waitFor(t, "/agent_ingresses/"+id, 30*time.Second, failedWith(certs.InternalError))
