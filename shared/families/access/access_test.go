@@ -434,16 +434,8 @@ func TestConcurrentRulesWithOneCIDR(t *testing.T) {
 				t.Fatalf("round %d: duplicate refused with %q, which does not name the rule %s", round, msg, won[0])
 			}
 		}
-		rules, err := s.DB.QueryAll(t.Context(), store.Collection(a.AccountID, ids.IPPolicyRule))
-		if err != nil {
-			t.Fatal(err)
-		}
 		n := 0
-		for _, raw := range rules {
-			var r access.RuleItem
-			if err := store.Unmarshal(raw, &r); err != nil {
-				t.Fatal(err)
-			}
+		for _, r := range testkit.QueryAll[access.RuleItem](t, s.DB, store.Collection(a.AccountID, ids.IPPolicyRule)) {
 			if r.PolicyID == p {
 				n++
 			}

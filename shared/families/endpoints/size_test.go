@@ -1,7 +1,6 @@
 package endpoints_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,16 +14,8 @@ import (
 // eventPayload returns the largest audit-log payload the account has recorded.
 func eventPayload(t *testing.T, s *testkit.Stack, account string) int {
 	t.Helper()
-	items, err := s.DB.QueryAll(context.Background(), store.EventLogKey(account, "").PK)
-	if err != nil {
-		t.Fatal(err)
-	}
 	largest := 0
-	for _, raw := range items {
-		var ev audit.LogItem
-		if err := store.Unmarshal(raw, &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range testkit.QueryAll[audit.LogItem](t, s.DB, store.EventLogKey(account, "").PK) {
 		largest = max(largest, len(ev.Payload))
 	}
 	return largest

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -370,28 +371,21 @@ func (r *Route53) listZones(w http.ResponseWriter, req *http.Request) {
 			start += " " + strings.TrimPrefix(id, "/hostedzone/")
 		}
 	}
-	maxItems := 100
-	if m, err := strconv.Atoi(req.URL.Query().Get("maxitems")); err == nil && m > 0 && m < 100 {
-		maxItems = m
-	}
-	zones := slices.Collect(maps.Values(r.zones))
-	shown, next := page(zones, func(z *R53Zone) string { return r53Order(z.Name) + " " + z.ID }, start, maxItems)
+	shown, next, list := page(r.zones, func(z *R53Zone) string { return r53Order(z.Name) + " " + z.ID }, start, req.URL.Query(), 100)
 	type out struct {
-		XMLName   xml.Name     `xml:"ListHostedZonesByNameResponse"`
-		Xmlns     string       `xml:"xmlns,attr"`
-		Zones     []r53ZoneXML `xml:"HostedZones>HostedZone"`
-		DNSName   string       `xml:"DNSName,omitempty"`
-		Truncated bool         `xml:"IsTruncated"`
-		MaxItems  int          `xml:"MaxItems"`
-		NextName  string       `xml:"NextDNSName,omitempty"`
-		NextID    string       `xml:"NextHostedZoneId,omitempty"`
+		XMLName xml.Name     `xml:"ListHostedZonesByNameResponse"`
+		Zones   []r53ZoneXML `xml:"HostedZones>HostedZone"`
+		DNSName string       `xml:"DNSName,omitempty"`
+		r53List
+		NextName string `xml:"NextDNSName,omitempty"`
+		NextID   string `xml:"NextHostedZoneId,omitempty"`
 	}
-	o := out{Xmlns: r53NS, DNSName: req.URL.Query().Get("dnsname"), MaxItems: maxItems, Zones: []r53ZoneXML{}}
+	o := out{r53List: list, DNSName: req.URL.Query().Get("dnsname"), Zones: []r53ZoneXML{}}
 	for _, z := range shown {
 		o.Zones = append(o.Zones, z.xml())
 	}
 	if next != nil {
-		o.Truncated, o.NextName, o.NextID = true, (*next).Name, (*next).ID
+		o.NextName, o.NextID = (*next).Name, (*next).ID
 	}
 	writeXML(w, http.StatusOK, o)
 }
@@ -531,38 +525,50 @@ func (r *Route53) listRecords(w http.ResponseWriter, req *http.Request, z *R53Zo
 	if n := q.Get("name"); n != "" {
 		start = r53Order(r53Name(n)) + " " + q.Get("type")
 	}
-	maxItems := 300
-	if m, err := strconv.Atoi(q.Get("maxitems")); err == nil && m > 0 && m < 300 {
-		maxItems = m
-	}
-	recs := slices.Collect(maps.Values(z.Records))
-	shown, next := page(recs, func(rec R53Record) string { return r53Order(rec.Name) + " " + rec.Type }, start, maxItems)
+	shown, next, list := page(z.Records, func(rec R53Record) string { return r53Order(rec.Name) + " " + rec.Type }, start, q, 300)
 	type out struct {
-		XMLName   xml.Name       `xml:"ListResourceRecordSetsResponse"`
-		Xmlns     string         `xml:"xmlns,attr"`
-		Sets      []r53RecordXML `xml:"ResourceRecordSets>ResourceRecordSet"`
-		Truncated bool           `xml:"IsTruncated"`
-		MaxItems  int            `xml:"MaxItems"`
-		NextName  string         `xml:"NextRecordName,omitempty"`
-		NextType  string         `xml:"NextRecordType,omitempty"`
+		XMLName xml.Name       `xml:"ListResourceRecordSetsResponse"`
+		Sets    []r53RecordXML `xml:"ResourceRecordSets>ResourceRecordSet"`
+		r53List
+		NextName string `xml:"NextRecordName,omitempty"`
+		NextType string `xml:"NextRecordType,omitempty"`
 	}
-	o := out{Xmlns: r53NS, MaxItems: maxItems, Sets: []r53RecordXML{}}
+	o := out{r53List: list, Sets: []r53RecordXML{}}
 	for _, rec := range shown {
 		o.Sets = append(o.Sets, r53RecordXML{Name: rec.Name, Type: rec.Type, TTL: rec.TTL, Values: rec.Values})
 	}
 	if next != nil {
-		o.Truncated, o.NextName, o.NextType = true, next.Name, next.Type
+		o.NextName, o.NextType = next.Name, next.Type
 	}
 	writeXML(w, http.StatusOK, o)
 }
 
-// page is one page of a Route 53 list: the items whose key (their place in Route 53's order)
-// is start or after, in that order, at most maxItems of them, and the first one left out.
-func page[T any](items []T, key func(T) string, start string, maxItems int) (shown []T, next *T) {
-	items = slices.DeleteFunc(items, func(it T) bool { return key(it) < start })
+// r53List is what every list answer carries besides its items, in the service's namespace.
+type r53List struct {
+	Xmlns     string `xml:"xmlns,attr"`
+	Truncated bool   `xml:"IsTruncated"`
+	MaxItems  int    `xml:"MaxItems"`
+}
+
+// page is one page of a Route 53 list of m: the items whose key (their place in Route 53's
+// order) is start or after, in that order, at most the maxitems of q (see r53MaxItems), the
+// first one left out, and the answer's list members.
+func page[K comparable, T any](m map[K]T, key func(T) string, start string, q url.Values, limit int) (shown []T, next *T, list r53List) {
+	items := slices.DeleteFunc(slices.Collect(maps.Values(m)), func(it T) bool { return key(it) < start })
 	slices.SortFunc(items, func(a, b T) int { return strings.Compare(key(a), key(b)) })
-	if len(items) > maxItems {
-		return items[:maxItems], &items[maxItems]
+	list = r53List{Xmlns: r53NS, MaxItems: r53MaxItems(q, limit)}
+	if len(items) > list.MaxItems {
+		list.Truncated = true
+		return items[:list.MaxItems], &items[list.MaxItems], list
 	}
-	return items, nil
+	return items, nil, list
+}
+
+// r53MaxItems is a list's maxitems parameter: at most limit, which is also what an absent or
+// bad value means.
+func r53MaxItems(q url.Values, limit int) int {
+	if m, err := strconv.Atoi(q.Get("maxitems")); err == nil && m > 0 && m < limit {
+		return m
+	}
+	return limit
 }
