@@ -413,7 +413,7 @@ func TestRoute53ZoneOfIngressDeletedMidJob(t *testing.T) {
 	// cleanup job while the first holds the certificate job.
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { queue.Poll(ctx, h.q.Client, h.q.Events, 5, quiet(), h.w.Handle) })
+	wg.Go(func() { queue.Poll(ctx, h.q.Client, h.q.Events, 5, testkit.Logger(), h.w.Handle) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	var once sync.Once
 	idCh := make(chan string, 1)
@@ -438,7 +438,7 @@ func TestRoute53ZoneOfIngressDeletedMidJob(t *testing.T) {
 			close(cleanupLooked)
 		})
 	}
-	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": freshDomain("r53gone"),
+	created := h.a.Do(t, "POST", "/agent_ingresses", map[string]any{"domain": testkit.UniqueName("r53gone", "example.com"),
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
 	idCh <- created["id"].(string)
 	select {
