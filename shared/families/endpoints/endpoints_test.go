@@ -185,8 +185,7 @@ func TestEndpointURLUniquenessUnderConcurrency(t *testing.T) {
 // and reserved again by another account, the next endpoint of the first account has no domain,
 // and the other account's has its own.
 func TestEndpointOnReservedDomainWarm(t *testing.T) {
-	s := start(t)
-	a, b := s.NewAccount(t), s.NewAccount(t)
+	s, a, b := testkit.AppTwoAccounts(t)
 	wild := fmt.Sprintf("warm%d.example.net", time.Now().UnixNano())
 	reserve := func(acct *testkit.Account) string {
 		return acct.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + wild}).Expect(t, http.StatusCreated)["id"].(string)

@@ -377,8 +377,7 @@ func TestListFilter(t *testing.T) {
 // transaction: warm, it is one TransactWriteItems; a renamed, deleted or re-created owner is
 // never copied stale.
 func TestOwnerFactsOneCallAndNeverStale(t *testing.T) {
-	s := start(t)
-	a := s.NewAccount(t)
+	s, a := testkit.AppAccount(t)
 	subject := func(res map[string]any) string {
 		var tok auth.TokenItem
 		if err := s.DB.Get(t.Context(), store.TokenKey(store.TokenHash(res["token"].(string))), &tok); err != nil {
