@@ -16,7 +16,8 @@ import (
 
 // failedJob writes what the certificate worker leaves on a managed resource whose job failed
 // and waits for its retry (a DNS_ERROR with retries_at, the scheduler's due entry) and, when
-// certID is set, a certificate it issued before. It returns the due entry's key.
+// certID is set, a certificate it issued before (the uploaded certificate certID made into one:
+// issued_at set, referenced once). It returns the due entry's key.
 func failedJob(t *testing.T, s *testkit.Stack, account, id, certID string) store.Key {
 	t.Helper()
 	ctx := context.Background()
@@ -29,6 +30,11 @@ func failedJob(t *testing.T, s *testkit.Stack, account, id, certID string) store
 		upd = upd.Set(expression.Name("managed_certificate_id"), expression.Value(certID))
 	}
 	tx := &store.Tx{}
+	if certID != "" {
+		// The certificate becomes what the worker stores: issued, held by its resource.
+		tx.Update("cert", store.ResourceKey(account, certID), expression.Set(expression.Name("issued_at"), expression.Value(now.Unix())).
+			Set(expression.Name(store.AttrRefs), expression.Value(1)).Add(expression.Name(store.AttrVersion), expression.Value(1)), store.Exists())
+	}
 	tx.Update("target", store.ResourceKey(account, id), upd, store.Exists())
 	tx.Put("due", domains.CertDueItem{Key: due, AccountID: account, ResourceID: id})
 	if err := s.DB.Commit(ctx, tx); err != nil {

@@ -1,12 +1,14 @@
 package domains
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -42,6 +44,9 @@ type CertManagement struct {
 	RenewsAt int64      `dynamodbav:"renews_at,omitempty"`
 	Job      *CertJob   `dynamodbav:"provisioning_job,omitempty"`
 	Pending  *CertOrder `dynamodbav:"cert_pending,omitempty"`
+	// Requester is who set the policy: the certificate worker records the events of the
+	// certificates it stores and replaces on their behalf (audit.OnBehalf).
+	Requester *audit.OnBehalf `dynamodbav:"cert_requester,omitempty"`
 }
 
 // CertPolicy is a stored certificate management policy.
@@ -109,10 +114,10 @@ func (p CertPolicyJSON) check(field, defKeyType string) (CertPolicy, error) {
 	return out, nil
 }
 
-// setPolicy stores a checked policy and requests a job for domains; the caller writes the
-// job's item (enqueue) in the same transaction.
-func (c *CertManagement) setPolicy(p CertPolicy, reason string, domains []string, now time.Time) {
-	c.Policy, c.Names = &p, domains
+// setPolicy stores a checked policy set by r's caller and requests a job for domains; the
+// caller writes the job's item (enqueue) in the same transaction.
+func (c *CertManagement) setPolicy(r *api.Request, p CertPolicy, reason string, domains []string, now time.Time) {
+	c.Policy, c.Names, c.Requester = &p, domains, audit.OnBehalfOf(r)
 	c.Request(reason, now)
 }
 
@@ -161,24 +166,26 @@ func (c *CertManagement) MoveDue(tx *store.Tx, account, id, dueSK string) {
 // no status, and the scheduler's due entry goes in the same transaction. A job already queued
 // finds itself no longer pending and does nothing; one running discards its certificate (every
 // write of the worker is conditioned on its job being pending). The certificate already issued
-// stays where it is (a reserved domain keeps it attached, until DELETE …/certificate or the
-// resource's deletion, which deletes it).
+// stays where it is, still held by the resource (a reserved domain keeps it attached until
+// DELETE …/certificate, an uploaded certificate attached in its place, a new policy's
+// certificate replacing it, or the resource's deletion, each of which deletes it).
 func (c *CertManagement) stop(tx *store.Tx) {
 	if c.DueSK != "" {
 		tx.Delete("cert.due.stop", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
 	}
-	c.Policy, c.Pending, c.Job, c.RenewsAt, c.Names, c.DueSK = nil, nil, nil, 0, nil, ""
+	c.Policy, c.Pending, c.Job, c.RenewsAt, c.Names, c.DueSK, c.Requester = nil, nil, nil, 0, nil, "", nil
 }
 
-// release deletes, in a delete of the resource of account, what automation made for it: its
-// managed certificate and its due entry.
-func (c *CertManagement) release(tx *store.Tx, account string) {
-	if c.ManagedCertificateID != "" {
-		tx.Delete("cert.managed", store.ResourceKey(account, c.ManagedCertificateID))
+// release deletes, in m (the deletion of the resource of account by r), what automation made
+// for it: its managed certificate (with the certificate's deleted event) and its due entry.
+func (c *CertManagement) release(ctx context.Context, kit *resource.Kit, r *api.Request, m *resource.Mutation, account string) error {
+	if _, err := c.dropCertificate(ctx, kit, r, m, account); err != nil {
+		return err
 	}
 	if c.DueSK != "" {
-		tx.Delete("cert.due", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
+		m.Delete("cert.due", store.Key{PK: store.CertDuePartition, SK: c.DueSK})
 	}
+	return nil
 }
 
 // CertJobMessage is a certificate job as the certificate worker receives it: the message body

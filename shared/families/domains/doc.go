@@ -66,8 +66,12 @@
 //     the certificate cannot be deleted while used. It and certificate_management_policy are
 //     mutually exclusive (434); the policy's authority is only letsencrypt (435, default), its
 //     private_key_type rsa or ecdsa (default ecdsa). DELETE …/certificate detaches an uploaded
-//     certificate (436 while a policy manages it); DELETE …/certificate_management_policy stops
-//     management (a certificate already issued stays attached). Both are updates of the domain.
+//     certificate; while a policy manages the domain it is refused with 436, as the platform
+//     does ("detach the policy, not the certificate"), and the policy stays. DELETE
+//     …/certificate_management_policy stops management and the certificate already issued stays
+//     attached (the domain keeps serving it); DELETE …/certificate then detaches and deletes it,
+//     and attaching an uploaded certificate in its place deletes it too. Both routes are updates
+//     of the domain.
 //   - A PATCH of certificate_management_policy to null (OpenAPI: "null if automatic management
 //     is disabled") stops management exactly as DELETE …/certificate_management_policy does, and
 //     may attach an uploaded certificate in the same body; an empty object {} is a policy with
@@ -79,6 +83,17 @@
 //     type, reason, time) in the same write; certificate_management_status shows renews_at and
 //     provisioning_job, both null until the worker has run. Deleting the domain (or ingress)
 //     deletes the certificate the worker issued for it.
+//   - A managed certificate (a TLS certificate of the account with issued_at set) is held by
+//     exactly one domain or ingress (managed_certificate_id) and counts that as its one
+//     reference, so DELETE /tls_certificates/{id} refuses it as it refuses an uploaded
+//     certificate a domain uses (1966). Whatever deletes it (the worker replacing it, a detach,
+//     the holder's deletion) does so in the holder's own transaction, with the certificate's
+//     tls_certificate_deleted event beside the holder's event (DropCertificate); the worker's
+//     store records the new certificate's created event and the holder's updated event too,
+//     for the caller who set the policy (the principal and base URL kept with the policy,
+//     audit.OnBehalf), with the objects as GET returns them. So no managed certificate is ever
+//     left without its holder, and a job that finishes after its resource was deleted or its
+//     policy removed or changed stores nothing.
 //   - A domain an endpoint or an edge references cannot be deleted (446). region (deprecated) and
 //     resolves_to values must be configured regions (400; resolves_to also "global", a value
 //     twice 456). Over-long description and metadata are 420 and 421, an empty PATCH 422.
@@ -92,9 +107,9 @@
 //   - certificate_management_policy is optional: authority letsencrypt (435), private_key_type
 //     rsa (default) or ecdsa (215); setting or changing it records the job for every region
 //     domain, as for reserved domains; a PATCH to null stops management as for reserved domains
-//     (there is no DELETE route for it here) and the certificate already issued stays a TLS
-//     certificate of the account. Over-long description and metadata are 6700 and 6701; an
-//     empty PATCH 606.
+//     (there is no DELETE route for it here) and the certificate already issued stays held by
+//     the ingress (in use) until a new policy's certificate replaces it or the ingress is
+//     deleted. Over-long description and metadata are 6700 and 6701; an empty PATCH 606.
 //   - Deleting an ingress also writes a job of kind JobDeleteZone (its id and domain) in the
 //     deletion's transaction: the certificate worker deletes the domain's DNS zone (a Route 53
 //     hosted zone in AWS, made by its first certificate job) off the request path.

@@ -105,7 +105,7 @@ func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressI
 		return nil, err
 	}
 	it.Domain = string(name)
-	if err := f.setPolicy(it, in.Policy.Value, m); err != nil {
+	if err := f.setPolicy(r, it, in.Policy.Value, m); err != nil {
 		return nil, err
 	}
 	m.Put(labelIngress, guard{Key: ingressGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
@@ -123,24 +123,26 @@ func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressI
 		it.CertManagement.stop(m.Tx)
 		return nil
 	}
-	return f.setPolicy(it, in.Policy.Value, m)
+	return f.setPolicy(r, it, in.Policy.Value, m)
 }
 
-// Delete releases the domain's guard, deletes the managed certificate and requests the
-// deletion of the domain's DNS zone (the certificate worker's, through the job queue: a hosted
-// zone is deleted record by record, too slow for a request).
-func (AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
+// Delete releases the domain's guard, deletes the managed certificate (with its deleted event)
+// and requests the deletion of the domain's DNS zone (the certificate worker's, through the job
+// queue: a hosted zone is deleted record by record, too slow for a request).
+func (f AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
 	m.Delete("ingress.release", ingressGuardKey(it.Domain))
-	it.release(m.Tx, it.AccountID)
+	if err := it.release(ctx, f.Kit, r, m, it.AccountID); err != nil {
+		return err
+	}
 	now := time.Now()
 	EnqueueCertJob(m.Tx, CertJobMessage{JobID: ids.NewAt(ids.CertJob, now), AccountID: it.AccountID, ResourceID: it.ID,
 		Kind: JobDeleteZone, Domain: it.Domain}, now)
 	return nil
 }
 
-// setPolicy checks a supplied policy (private key type rsa by default) and records the job for
-// every region domain, writing the job's item in m's transaction.
-func (f AgentIngresses) setPolicy(it *IngressItem, in *CertPolicyJSON, m *resource.Mutation) error {
+// setPolicy checks a supplied policy (private key type rsa by default), set by r's caller, and
+// records the job for every region domain, writing the job's item in m's transaction.
+func (f AgentIngresses) setPolicy(r *api.Request, it *IngressItem, in *CertPolicyJSON, m *resource.Mutation) error {
 	if in == nil {
 		return nil
 	}
@@ -149,7 +151,7 @@ func (f AgentIngresses) setPolicy(it *IngressItem, in *CertPolicyJSON, m *resour
 		return err
 	}
 	now := time.Now()
-	it.CertManagement.setPolicy(p, ReasonPolicy, f.Config.regionDomains(it.Domain), now)
+	it.CertManagement.setPolicy(r, p, ReasonPolicy, f.Config.regionDomains(it.Domain), now)
 	it.enqueue(m.Tx, it.AccountID, it.ID, now)
 	return nil
 }

@@ -181,7 +181,7 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 		it.CertificateID = *in.CertificateID
 	}
 	if policy != nil {
-		it.setPolicy(*policy, ReasonPolicy, []string{it.Domain}, time.Now())
+		it.setPolicy(r, *policy, ReasonPolicy, []string{it.Domain}, time.Now())
 	}
 	return nil
 }
@@ -226,30 +226,37 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 		}
 		it.CertificateID = *in.CertificateID
 		m.Reference(it.CertificateID, 1, certMissing(it.CertificateID))
+		// The uploaded certificate takes the place of a managed one kept after its policy
+		// stopped: nothing else holds that one, so it goes.
+		if _, err := it.dropCertificate(ctx, f.Kit, r, m, it.AccountID); err != nil {
+			return err
+		}
+		it.ManagedCertificateID = ""
 	}
 	if policy != nil {
 		now := time.Now()
-		it.setPolicy(*policy, ReasonPolicy, []string{it.Domain}, now)
+		it.setPolicy(r, *policy, ReasonPolicy, []string{it.Domain}, now)
 		it.enqueue(m.Tx, it.AccountID, it.ID, now)
 	}
 	return nil
 }
 
 // Delete releases the name's guards and the certificate reference, and deletes the managed
-// certificate.
-func (ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
+// certificate (with its deleted event).
+func (f ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
 	m.Delete("domain.release", nameGuardKey(it.Domain))
 	m.Delete("domain.release.account", accountGuardKey(it.AccountID, it.Domain))
 	releaseCover(m, it)
 	if it.CertificateID != "" {
 		m.Reference(it.CertificateID, -1, nil)
 	}
-	it.release(m.Tx, it.AccountID)
-	return nil
+	return it.release(ctx, f.Kit, r, m, it.AccountID)
 }
 
 // detachCertificate serves DELETE /reserved_domains/{id}/certificate: an uploaded certificate
-// is detached; a managed one is detached only with its policy (436).
+// is detached (its reference released); a managed one is refused while a policy manages it
+// (436, as the platform does: detach the policy), and once the policy is detached it is
+// detached and deleted, with its deleted event, since nothing else holds it.
 func (f ReservedDomains) detachCertificate(ctx context.Context, r *api.Request) (any, error) {
 	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *DomainItem, m *resource.Mutation) error {
 		if it.Policy != nil {
@@ -257,6 +264,9 @@ func (f ReservedDomains) detachCertificate(ctx context.Context, r *api.Request) 
 		}
 		if it.CertificateID != "" {
 			m.Reference(it.CertificateID, -1, nil)
+		}
+		if _, err := it.dropCertificate(ctx, f.Kit, r, m, it.AccountID); err != nil {
+			return err
 		}
 		it.CertificateID, it.ManagedCertificateID = "", ""
 		return nil

@@ -10,7 +10,8 @@
 //   - Over-long description and metadata are 1914 and 1915 on certificates, 1916 and 1917 on
 //     authorities (limits 255 and 4096 bytes).
 //   - A certificate a reserved domain references cannot be deleted (1966) until the domain
-//     detaches it; likewise a certificate authority an edge's mutual TLS module references.
+//     detaches it, nor can a managed certificate (issued_at set) while its domain or ingress
+//     holds it; likewise a certificate authority an edge's mutual TLS module references.
 //   - Creates parse, validate and seal once per request (Prepare), before the transaction and
 //     outside its retries; updates change only description and metadata.
 package tlscerts

@@ -101,6 +101,12 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 	}
 }
 
+// Render returns it as GET /tls_certificates/{id} returns it on r's host: the object of the
+// events other families record about certificates they manage.
+func Render(r *api.Request, it *TLSCertificate) any {
+	return TLSCertificates{Family: &resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}.Render(r, it)
+}
+
 // Prepare parses the chain and key, checks they match and seals the key: once per request,
 // outside the transaction's retries.
 func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCertificate) error {
@@ -141,7 +147,11 @@ func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertif
 	return it.UpdateText(r, CertificateTextCodes)
 }
 
-// InUse is the refusal to delete a certificate a reserved domain still references.
+// InUse is the refusal to delete a certificate a reserved domain or an agent ingress still
+// references: an uploaded certificate a domain names, or a managed certificate its domain or
+// ingress holds.
 func (TLSCertificates) InUse() *api.Error {
-	return api.BadRequest(CodeInUse, "id", "the certificate is used by a reserved domain; detach it there first (DELETE /reserved_domains/{id}/certificate)")
+	return api.BadRequest(CodeInUse, "id", "the certificate is used by a reserved domain or an agent ingress; detach it there first "+
+		"(DELETE /reserved_domains/{id}/certificate, after detaching its certificate_management_policy for a managed one); "+
+		"a managed certificate is also deleted with its domain or ingress")
 }

@@ -164,3 +164,42 @@ func TestRecordLargeEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestOnBehalf: a change recorded later on behalf of a request's caller has that caller's
+// principal and URIs on the host the request came to; without one (nil), no principal and URIs
+// on a host that is never served.
+func TestOnBehalf(t *testing.T) {
+	for _, tc := range []struct {
+		name, url, proto, base string
+	}{
+		{"https", "https://api.example.com/reserved_domains", "", "https://api.example.com"},
+		{"behind a proxy", "http://api.example.com/reserved_domains", "https", "https://api.example.com"},
+		{"loopback", "http://127.0.0.1:8080/agent_ingresses", "", "http://127.0.0.1:8080"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &api.Request{HTTP: httptest.NewRequest("PATCH", tc.url, nil)}
+			if tc.proto != "" {
+				r.HTTP.Header.Set("X-Forwarded-Proto", tc.proto)
+			}
+			r.SetCaller(&api.Caller{AccountID: "ac_1", PrincipalID: "usr_1", CredentialID: "ak_1", Subject: "someone@example.com"})
+			o := audit.OnBehalfOf(r)
+			later := o.Request("ac_1")
+			env, err := audit.Record(&store.Tx{}, later, "domain_updated.v0", map[string]string{"uri": later.URI("/reserved_domains/rd_1")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := audit.Principal{ID: "usr_1", Subject: "someone@example.com", Source: "API", Credential: api.Ref{ID: "ak_1", URI: tc.base + "/api_keys/ak_1"}}
+			if env.Principal != want || env.AccountID != "ac_1" || string(env.Object) != `{"uri":"`+tc.base+`/reserved_domains/rd_1"}` {
+				t.Errorf("recorded later: %+v %s, want %+v on %s", env.Principal, env.Object, want, tc.base)
+			}
+		})
+	}
+	if audit.OnBehalfOf(&api.Request{HTTP: httptest.NewRequest("GET", "/", nil)}) != nil {
+		t.Error("a request without a caller gives an OnBehalf")
+	}
+	var none *audit.OnBehalf
+	r := none.Request("ac_2")
+	if c := r.Caller(); c == nil || c.AccountID != "ac_2" || c.PrincipalID != "" || r.BaseURL() != "https://api.invalid" {
+		t.Errorf("nil OnBehalf: caller %+v on %s", c, r.BaseURL())
+	}
+}

@@ -1,9 +1,11 @@
 // Package audit records audit events.
 //
 // Every committed mutation of a resource records exactly one event, <kind>_<verb>.v0 with verb
-// created, updated or deleted (Type), in the mutation's own transaction: an outbox item (under
-// one of store.OutboxShards partitions, expiring OutboxRetention later) and an audit-log item
-// of the account (kept for LogRetention). Nothing on the request path publishes: the table's
+// created, updated or deleted (Type), in the mutation's own transaction (a mutation that also
+// deletes a resource its own resource holds, a managed certificate, records that one's deleted
+// event too; a worker finishing what a request started records its events on behalf of that
+// request's caller, OnBehalf): an outbox item (under one of store.OutboxShards partitions,
+// expiring OutboxRetention later) and an audit-log item of the account (kept for LogRetention). Nothing on the request path publishes: the table's
 // stream carries each outbox insert to the events queue (an EventBridge Pipe in AWS, the local
 // stream reader otherwise, both with StreamPattern and StreamInputTemplate), so delivery is at
 // least once, deduplicated downstream by event id.

@@ -45,9 +45,15 @@
 //     running when its ingress is deleted may create the zone after that cleanup looked: when its
 //     last write finds the ingress gone, it deletes the zone itself.
 //   - Success: in one transaction the issued chain becomes a TLS certificate of the account
-//     (issued_at set, its private key sealed), the resource points at it (its previous managed
-//     certificate deleted), renews_at is set to the leaf's expiry minus CERT_RENEW_BEFORE,
-//     cert_pending and provisioning_job are cleared and the renewal's due entry written.
+//     (issued_at set, its private key sealed, one reference: its holder's), the resource points
+//     at it (its previous managed certificate deleted), renews_at is set to the leaf's expiry
+//     minus CERT_RENEW_BEFORE, cert_pending and provisioning_job are cleared, the renewal's due
+//     entry written, and the events an HTTP mutation would record are recorded:
+//     tls_certificate_created, tls_certificate_deleted for the replaced certificate, and the
+//     resource's domain_updated or agent_ingress_updated, each object as GET returns it, for the
+//     caller who set the policy. The transaction holds only at the resource's version read (and
+//     the replaced certificate's), so the events show exactly what was stored; a resource
+//     changed meanwhile is read again (the job still pending) and the store retried.
 //   - A temporary failure (authority or DNS provider unreachable, throttled, rate limited) is
 //     INTERNAL_ERROR: retries_at is a backoff that doubles with each receive (CERT_RETRY_BACKOFF,
 //     up to CERT_RETRY_MAX_BACKOFF), the message hidden until then, so it is retried without any
@@ -65,7 +71,8 @@
 //   - The ACME account key is created once per deployment and directory (a conditional put of
 //     the sealed key; the loser of a race reads the winner's) and registered on first use.
 //
-// Environment: CERT_JOBS_QUEUE_URL; ACME_DIRECTORY (default Let's Encrypt) and ACME_CA_FILE
+// Environment: CERT_JOBS_QUEUE_URL; the domains configuration (BASE_DOMAIN, DNS_ZONE,
+// NAME_SERVERS, REGIONS: an agent ingress's event shows its ns_targets and region_domains); ACME_DIRECTORY (default Let's Encrypt) and ACME_CA_FILE
 // (extra roots for the directory's TLS, pebble's locally); HOSTED_ZONE_ID and DELEGATION_SET_ID
 // (Route 53) or CHALLTESTSRV_URL (pebble-challtestsrv's management API) for the challenge
 // records;

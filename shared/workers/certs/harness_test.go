@@ -86,6 +86,9 @@ func (h *harness) domainWithCNAME(t testing.TB, label string) (name, id, target 
 	return name, created["id"].(string), target
 }
 
+// withPolicy is the body that sets a certificate management policy with its defaults.
+var withPolicy = map[string]any{"certificate_management_policy": map[string]any{}}
+
 // waitFor polls GET path until done says so, failing after timeout with the last body.
 func (h *harness) waitFor(t testing.TB, path string, timeout time.Duration, done func(body map[string]any) bool) map[string]any {
 	t.Helper()

@@ -22,6 +22,7 @@ import (
 
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/resource"
@@ -153,14 +154,6 @@ func (w *Worker) handleOne(ctx context.Context, m lambdaevents.SQSMessage) (retr
 	return true, nil
 }
 
-// target is the part of a reserved domain or an agent ingress the worker reads.
-type target struct {
-	store.Meta
-	Domain     string `dynamodbav:"domain"`
-	ACMETarget string `dynamodbav:"acme_target,omitempty"`
-	domains.CertManagement
-}
-
 // Run runs one job: it is done (wait 0, nil) when the certificate is stored, when the job
 // failed on DNS, or when it is no longer its resource's pending job; it returns how long to wait
 // before receiving it again after a temporary failure; an error means it must be received again
@@ -172,7 +165,7 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 	}
 	now := time.Now()
 	started := now.Unix()
-	if j := t.Job; j != nil && j.JobID == job.JobID {
+	if j := t.Cert.Job; j != nil && j.JobID == job.JobID {
 		// A message back a moment before retries_at (visibility is whole seconds) runs now.
 		if j.RetriesAt > now.Unix()+1 {
 			if j.ErrorCode == DNSError {
@@ -184,12 +177,12 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 			started = j.StartedAt
 		}
 	}
-	names := t.Pending.Domains
+	names := t.Cert.Pending.Domains
 	running := domains.CertJob{JobID: job.JobID, StartedAt: started, Msg: "obtaining a certificate for " + strings.Join(names, ", ")}
 	if stale, err := w.setJob(ctx, t, job, &running, ""); err != nil || stale {
 		return 0, err
 	}
-	key, err := NewKey(t.Pending.PrivateKeyType)
+	key, err := NewKey(t.Cert.Pending.PrivateKeyType)
 	if err != nil {
 		return 0, err
 	}
@@ -200,9 +193,9 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 	} else if w.Fault != nil && w.Fault(job) {
 		return 0, ErrCrashed
 	} else {
-		stale, err = w.store(ctx, t, job, chain, key)
+		stale, err = w.store(ctx, job, chain, key)
 	}
-	if stale && err == nil && t.ingress() {
+	if stale && err == nil && ingress(t) {
 		err = w.dropOrphanZone(ctx, t)
 	}
 	return wait, err
@@ -210,34 +203,31 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 
 // ingress reports the target an agent ingress: its domain is delegated to the service and has
 // a DNS zone of its own.
-func (t *target) ingress() bool { return strings.HasPrefix(t.ID, ids.AgentIngress+"_") }
+func ingress(t *domains.Managed) bool { return ids.Is(t.Item.Base().ID, ids.AgentIngress) }
 
 // dropOrphanZone deletes the DNS zone of an agent ingress deleted while its job ran: the job
 // may have created the zone after the deletion's cleanup job found none.
-func (w *Worker) dropOrphanZone(ctx context.Context, t *target) error {
-	var it target
-	err := w.DB.Get(ctx, t.Key, &it)
+func (w *Worker) dropOrphanZone(ctx context.Context, t *domains.Managed) error {
+	var it store.Meta
+	meta := t.Item.Base()
+	err := w.DB.Get(ctx, meta.Key, &it)
 	if !store.IsNotFound(err) {
 		return err
 	}
-	return w.DNS.DeleteIngressZone(ctx, t.ID, t.Domain)
+	return w.DNS.DeleteIngressZone(ctx, meta.ID, t.Domain)
 }
 
 // load reads the job's resource; nil when the job is no longer its pending one (the resource
 // was deleted, its policy removed or changed, or the job already done).
-func (w *Worker) load(ctx context.Context, job domains.CertJobMessage) (*target, error) {
-	var t target
-	err := w.DB.Get(ctx, store.ResourceKey(job.AccountID, job.ResourceID), &t)
-	if store.IsNotFound(err) {
-		return nil, nil
-	}
+func (w *Worker) load(ctx context.Context, job domains.CertJobMessage) (*domains.Managed, error) {
+	t, err := domains.LoadManaged(ctx, w.DB, job.AccountID, job.ResourceID)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", job.ResourceID, err)
 	}
-	if t.AccountID != job.AccountID || t.Pending == nil || t.Pending.JobID != job.JobID || t.Policy == nil {
+	if t == nil || t.Cert.Pending == nil || t.Cert.Pending.JobID != job.JobID || t.Cert.Policy == nil {
 		return nil, nil
 	}
-	return &t, nil
+	return t, nil
 }
 
 // whilePending is the condition of every write of a job: it is still its resource's pending job.
@@ -248,15 +238,16 @@ func whilePending(jobID string) expression.ConditionBuilder {
 // setJob records the job's state, and when dueSK is set its due entry there; stale reports that
 // the job is no longer pending. Every write of the worker bumps the item's version, so an API
 // update read before it retries instead of overwriting it.
-func (w *Worker) setJob(ctx context.Context, t *target, job domains.CertJobMessage, state *domains.CertJob, dueSK string) (stale bool, err error) {
+func (w *Worker) setJob(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, state *domains.CertJob, dueSK string) (stale bool, err error) {
 	upd := expression.Set(expression.Name("provisioning_job"), expression.Value(state)).
 		Add(expression.Name(store.AttrVersion), expression.Value(1))
 	tx := &store.Tx{}
+	meta := t.Item.Base()
 	if dueSK != "" {
 		upd = upd.Set(expression.Name("cert_due"), expression.Value(dueSK))
-		t.MoveDue(tx, t.AccountID, t.ID, dueSK)
+		t.Cert.MoveDue(tx, meta.AccountID, meta.ID, dueSK)
 	}
-	tx.Update("cert.target", t.Key, upd, whilePending(job.JobID))
+	tx.Update("cert.target", meta.Key, upd, whilePending(job.JobID))
 	return w.commit(ctx, tx)
 }
 
@@ -276,18 +267,18 @@ func (e *dnsProblem) Error() string { return e.msg }
 // obtain checks a custom domain's _acme-challenge CNAME, then orders the certificate. An agent
 // ingress's challenge records go in its domain's zone (created by its first job), a custom
 // domain's in the service's zone at its acme_challenge_cname_target.
-func (w *Worker) obtain(ctx context.Context, t *target, key crypto.Signer) (string, error) {
+func (w *Worker) obtain(ctx context.Context, t *domains.Managed, key crypto.Signer) (string, error) {
 	records := map[string]string{}
 	solver := challengeSolver{delegated: w.DNS.ServiceZone(), service: w.DNS.ServiceZone(), records: records}
-	if t.ingress() {
-		zone, err := w.DNS.IngressZone(ctx, t.ID, t.Domain)
+	if ingress(t) {
+		zone, err := w.DNS.IngressZone(ctx, t.Item.Base().ID, t.Domain)
 		if err != nil {
 			return "", err
 		}
 		solver.delegated = zone
 	}
 	if t.ACMETarget != "" {
-		for _, name := range t.Pending.Domains {
+		for _, name := range t.Cert.Pending.Domains {
 			base := strings.TrimPrefix(name, "*.")
 			if err := w.checkCNAME(ctx, "_acme-challenge."+base, t.ACMETarget); err != nil {
 				return "", err
@@ -295,7 +286,7 @@ func (w *Worker) obtain(ctx context.Context, t *target, key crypto.Signer) (stri
 			records[base] = t.ACMETarget
 		}
 	}
-	return w.Issuer.Obtain(ctx, t.Pending.Domains, key, solver)
+	return w.Issuer.Obtain(ctx, t.Cert.Pending.Domains, key, solver)
 }
 
 // checkCNAME requires record to be a CNAME to want.
@@ -341,14 +332,15 @@ func classify(err error, names []string) (code, msg string) {
 // fail records a failed job: DNS_ERROR retried after DNSRetry (or a PATCH of the policy),
 // INTERNAL_ERROR after a backoff that doubles with every attempt. The due entry moves to
 // retries_at, so the scheduler retries the job even if its message is lost.
-func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage, started int64, attempt int, cause error) (wait time.Duration, stale bool, err error) {
-	code, msg := classify(cause, t.Pending.Domains)
+func (w *Worker) fail(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, started int64, attempt int, cause error) (wait time.Duration, stale bool, err error) {
+	code, msg := classify(cause, t.Cert.Pending.Domains)
+	meta := t.Item.Base()
 	wait = durationOr(w.DNSRetry, DefaultDNSRetry)
 	if code == InternalError {
 		wait = durationOr(w.Backoff, DefaultBackoff) << min(attempt-1, 20)
 		wait = min(wait, durationOr(w.MaxBackoff, DefaultMaxBackoff))
 	}
-	w.log().Warn("certificate job failed", "job_id", job.JobID, "resource_id", t.ID, "error_code", code, "err", cause.Error())
+	w.log().Warn("certificate job failed", "job_id", job.JobID, "resource_id", meta.ID, "error_code", code, "err", cause.Error())
 	retriesAt := time.Now().Add(wait)
 	at := retriesAt.Unix()
 	if retriesAt.Sub(time.Unix(at, 0)) > 0 {
@@ -361,7 +353,7 @@ func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage
 		// message lost (dead-lettered), so it looks later, never racing a retry in flight.
 		due += int64(schedulerGrace / time.Second)
 	}
-	if stale, err := w.setJob(ctx, t, job, state, store.CertDueKey(due, t.AccountID, t.ID).SK); err != nil || stale {
+	if stale, err := w.setJob(ctx, t, job, state, store.CertDueKey(due, meta.AccountID, meta.ID).SK); err != nil || stale {
 		return 0, stale, err
 	}
 	if code == DNSError {
@@ -370,11 +362,19 @@ func (w *Worker) fail(ctx context.Context, t *target, job domains.CertJobMessage
 	return time.Until(time.Unix(at, 0)), false, nil
 }
 
+// storeAttempts bounds how often store reads the resource again after it changed under it (an
+// API update between the read and the commit); out of them, the job's message is received again.
+const storeAttempts = 8
+
 // store keeps the issued chain as a TLS certificate of the account (its key sealed, issued_at
-// set) and points the resource at it, in one transaction that also deletes the certificate it
-// replaces, clears the job and schedules the renewal. A job no longer pending stores nothing
+// set) held by the job's resource, in one transaction that also points the resource at it,
+// deletes the certificate it replaces, clears the job, schedules the renewal and records the
+// events an HTTP mutation would: the new certificate's created event, the replaced one's
+// deleted event and the resource's updated event, for the caller who set the policy. The
+// certificate starts with one reference, its holder's, so DELETE /tls_certificates refuses it
+// as it refuses an uploaded certificate a domain uses. A job no longer pending stores nothing
 // (stale).
-func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessage, chainPEM string, key crypto.Signer) (stale bool, err error) {
+func (w *Worker) store(ctx context.Context, job domains.CertJobMessage, chainPEM string, key crypto.Signer) (stale bool, err error) {
 	chain, err := tlscerts.ParseChain(chainPEM)
 	if err != nil {
 		return false, fmt.Errorf("the issued chain: %w", err)
@@ -382,7 +382,7 @@ func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessag
 	leaf := chain[0]
 	now := time.Now()
 	id := ids.NewAt(ids.TLSCertificate, now)
-	sealed, err := seal.SealPrivateKey(ctx, w.Seal, key, t.AccountID, id)
+	sealed, err := seal.SealPrivateKey(ctx, w.Seal, key, job.AccountID, id)
 	if err != nil {
 		return false, err
 	}
@@ -391,28 +391,58 @@ func (w *Worker) store(ctx context.Context, t *target, job domains.CertJobMessag
 		keyType = domains.KeyTypeECDSA
 	}
 	cert := tlscerts.TLSCertificate{
-		Meta:           store.Meta{Key: store.ResourceKey(t.AccountID, id), ID: id, AccountID: t.AccountID, CreatedAt: now.Unix(), Version: 1},
-		Described:      resource.Described{Description: "managed certificate of " + t.ID},
+		Meta:           store.Meta{Key: store.ResourceKey(job.AccountID, id), ID: id, AccountID: job.AccountID, CreatedAt: now.Unix(), Version: 1, Refs: 1},
+		Described:      resource.Described{Description: "managed certificate of " + job.ResourceID},
 		CertificatePEM: chainPEM, Details: tlscerts.Derive(leaf), PrivateKeyType: keyType, PrivateKey: sealed, IssuedAt: now.Unix(),
 	}
 	renewsAt := leaf.NotAfter.Add(-durationOr(w.RenewBefore, DefaultRenewBefore)).Unix()
-	due := store.CertDueKey(renewsAt, t.AccountID, t.ID).SK
+	for range storeAttempts {
+		t, err := w.load(ctx, job)
+		if err != nil {
+			return false, err
+		}
+		if t == nil {
+			w.log().Info("certificate job superseded; its certificate is discarded", "job_id", job.JobID, "resource_id", job.ResourceID)
+			return true, nil
+		}
+		if done, err := w.storeIn(ctx, t, job, &cert, renewsAt); err != nil || done {
+			return false, err
+		}
+	}
+	return false, fmt.Errorf("storing the certificate of %s: the resource kept changing", job.ResourceID)
+}
+
+// storeIn is one attempt of store on the resource t as read; done is false when t or the
+// certificate it replaces changed since they were read (read again and retry).
+func (w *Worker) storeIn(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, cert *tlscerts.TLSCertificate, renewsAt int64) (done bool, err error) {
+	meta := t.Item.Base()
+	r := t.Request()
 	tx := &store.Tx{}
 	tx.Put("cert.new", cert, store.Absent())
-	tx.Update("cert.target", t.Key, expression.Set(expression.Name("managed_certificate_id"), expression.Value(id)).
+	if _, err := audit.Record(tx, r, audit.Type(tlscerts.TLSCertificatesDescriptor.EventKind, "created"), tlscerts.Render(r, cert)); err != nil {
+		return false, err
+	}
+	if _, err := t.Cert.DropCertificate(ctx, w.DB, tx, r, meta.AccountID); err != nil {
+		return false, err
+	}
+	due := store.CertDueKey(renewsAt, meta.AccountID, meta.ID).SK
+	t.Cert.MoveDue(tx, meta.AccountID, meta.ID, due)
+	// The resource as the updated event shows it: the commit holds only at the version read.
+	tx.Update("cert.target", meta.Key, expression.Set(expression.Name("managed_certificate_id"), expression.Value(cert.ID)).
 		Set(expression.Name("renews_at"), expression.Value(renewsAt)).
 		Set(expression.Name("cert_due"), expression.Value(due)).
 		Remove(expression.Name("cert_pending")).Remove(expression.Name("provisioning_job")).
-		Add(expression.Name(store.AttrVersion), expression.Value(1)), whilePending(job.JobID))
-	if old := t.ManagedCertificateID; old != "" {
-		tx.Delete("cert.old", store.ResourceKey(t.AccountID, old))
+		Add(expression.Name(store.AttrVersion), expression.Value(1)), whilePending(job.JobID), store.AtVersion(meta.Version))
+	t.Cert.ManagedCertificateID, t.Cert.RenewsAt, t.Cert.Pending, t.Cert.Job = cert.ID, renewsAt, nil, nil
+	meta.Version++
+	if err := t.RecordUpdated(tx, r); err != nil {
+		return false, err
 	}
-	t.MoveDue(tx, t.AccountID, t.ID, due)
-	stale, err = w.commit(ctx, tx)
-	if stale {
-		w.log().Info("certificate job superseded; its certificate is discarded", "job_id", job.JobID, "resource_id", t.ID)
+	err = w.DB.Commit(ctx, tx)
+	if store.ConditionFailed(err, "cert.target") || store.ConditionFailed(err, domains.LabelDropCert) || store.IsConflict(err) {
+		return false, nil
 	}
-	return stale, err
+	return err == nil, err
 }
 
 // JobsConsumer is the stream consumer carrying certificate jobs to their queue, its QueueURL
