@@ -58,6 +58,17 @@ func (e *r53Env) provider() *certs.Route53 {
 	return &certs.Route53{Client: e.client, ZoneID: e.svcZone, DelegationSetID: e.setID}
 }
 
+// ingressZone returns the records of ingress id's zone through p, which creates the zone
+// when there is none, failing t on an error.
+func ingressZone(t testing.TB, p *certs.Route53, id, domain string) certs.Records {
+	t.Helper()
+	zone, err := p.IngressZone(context.Background(), id, domain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zone
+}
+
 // ingressZones are the stand-in's zones created for agent ingresses (the service's aside).
 func (e *r53Env) ingressZones() []standin.R53Zone {
 	var out []standin.R53Zone
@@ -107,13 +118,9 @@ func TestRoute53IngressZoneCreatedOnce(t *testing.T) {
 	}
 	// A worker that already knows the zone asks nothing; one that does not finds it.
 	p := e.provider()
-	if _, err := p.IngressZone(ctx, id, domain); err != nil {
-		t.Fatal(err)
-	}
+	ingressZone(t, p, id, domain)
 	before := e.st.OpCalls("CreateHostedZone")
-	if _, err := p.IngressZone(ctx, id, domain); err != nil {
-		t.Fatal(err)
-	}
+	ingressZone(t, p, id, domain)
 	if n := e.st.OpCalls("CreateHostedZone"); n != before || len(e.ingressZones()) != 1 {
 		t.Errorf("a zone already there was created again (%d calls, %d zones)", n-before, len(e.ingressZones()))
 	}
@@ -127,10 +134,7 @@ func TestRoute53ChallengeRecords(t *testing.T) {
 	ctx := context.Background()
 	p := e.provider()
 	const id, domain = "agin_2bcdefghijklmnopqrstuvwxyz", "tunnels.customer.example"
-	zone, err := p.IngressZone(ctx, id, domain)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zone := ingressZone(t, p, id, domain)
 	name := "_acme-challenge.tunnel.us." + domain
 	const value = "Xy-z_0123456789abcdefghijklmnopqrstuvwxyzAB"
 	if err := zone.SetTXT(ctx, name, value); err != nil {
@@ -187,13 +191,8 @@ func TestRoute53DeleteIngressZone(t *testing.T) {
 	ctx := context.Background()
 	p := e.provider()
 	const id, domain = "agin_2cdefghijklmnopqrstuvwxyza", "del.customer.example"
-	zone, err := p.IngressZone(ctx, id, domain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.IngressZone(ctx, "agin_2keepmeabcdefghijklmnopqrs", "keep.customer.example"); err != nil {
-		t.Fatal(err)
-	}
+	zone := ingressZone(t, p, id, domain)
+	ingressZone(t, p, "agin_2keepmeabcdefghijklmnopqrs", "keep.customer.example")
 	for _, region := range []string{"us", "eu", "ap"} {
 		if err := zone.SetTXT(ctx, "_acme-challenge.tunnel."+region+"."+domain, "v-"+region); err != nil {
 			t.Fatal(err)
