@@ -67,9 +67,12 @@
 // that is no address pool's 7120, an address not reserved 7113 (in any region's pool, or a pool
 // host on a port outside its pool), reserved by another account 7114: the platform's edge codes
 // for what a cloud endpoint is refused with 307 and 309; a TCP edge names no region, so the
-// region of its addresses is never in question (311). Who holds a hostport (domains.Holders) is read before the transaction, in the read that
-// verifies the caller: a create with hostports is that read and its transaction, a PATCH reads
-// them with the edge (resource.UpdateReader), so it stays one read and one transaction. The edge
+// region of its addresses is never in question (311). A create finds who holds a hostport
+// (domains.Holders) in what the process knows of the reservations' guards (domains.Known), each
+// asserted by the create's one transaction: warm, a create is one DynamoDB call; a stale or
+// unknown guard fails that commit (or, for a refusal, is read before answering) and the create
+// runs again on the guard as it is. A PATCH reads them with the edge (resource.UpdateReader),
+// so it stays one read and one transaction. The edge
 // references the reservation, so it cannot be deleted while an edge serves it, and a reservation
 // deleted meanwhile refuses the edge's transaction (7117/7113).
 //

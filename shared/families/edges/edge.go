@@ -107,8 +107,8 @@ func (f *Family[T, P]) Render(r *api.Request, it P) any {
 		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: slices.Clone(api.Slice(e.Hostports))})
 }
 
-// Prepare checks the create body once per request, hostports and modules included, and fills
-// the item.
+// Prepare checks the create body once per request, modules and the form of its hostports
+// included, and fills the item; who holds the hostports is the Create's to find out.
 func (f *Family[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error {
 	var in edgeBody
 	if err := api.Decode(r, &in); err != nil {
@@ -116,19 +116,7 @@ func (f *Family[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error 
 	}
 	e := it.Common()
 	e.Hostports, e.Reservations = []string{}, map[string]string{}
-	return f.apply(ctx, r, it, in, callerRead{f.Kit, r})
-}
-
-// callerRead reads items together with the caller's own, released only once the caller is
-// verified (resource.Kit.Read): who holds a hostport is never told an unverified caller.
-type callerRead struct {
-	kit *resource.Kit
-	r   *api.Request
-}
-
-// GetMany implements domains.DB.
-func (c callerRead) GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error) {
-	return c.kit.Read(ctx, c.r, keys...)
+	return f.apply(ctx, r, it, in, nil)
 }
 
 // UpdateReads returns the guards a PATCH's hostports are read from, so that they are read with
@@ -145,9 +133,23 @@ func (f *Family[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
 	return domains.HolderKeys(hps)
 }
 
-// Create claims the edge's hostports and references what its hostports and modules are on.
+// Create claims the edge's hostports and references what its hostports and modules are on. Who
+// holds each hostport is what the process knows of the reservations' guards, which the
+// transaction asserts (domains.Known): warm, the create is one DynamoDB call, and a hostport
+// refused is refused on a read of its guards.
 func (f *Family[T, P]) Create(ctx context.Context, r *api.Request, it P, m *resource.Mutation) (any, error) {
-	moveHostports(m, it.Common(), nil, it.Common().Hostports)
+	e := it.Common()
+	reservations, err := f.hostports.reserved(ctx, domains.Known(m), e.AccountID, e.Hostports)
+	if err != nil {
+		return nil, err
+	}
+	e.Reservations = reservations
+	// The rules between modules (an HTTPS edge's budget) count the references to reservations
+	// too, known only now.
+	if err := f.spec.Modules.Check((*T)(it)); err != nil {
+		return nil, err
+	}
+	moveHostports(m, e, nil, e.Hostports)
 	Transition(m, Claim{}, f.Claim((*T)(it)))
 	return nil, nil
 }
@@ -176,7 +178,7 @@ func (f *Family[T, P]) Update(ctx context.Context, r *api.Request, it P, m *reso
 }
 
 // apply checks a create or update body and applies it to it, reading who holds its hostports
-// through db.
+// through db (nil: only their form is checked, the create's transaction finds who holds them).
 func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeBody, db domains.DB) error {
 	e := it.Common()
 	if err := e.SetText(textCodes, in.Text); err != nil {
@@ -186,7 +188,12 @@ func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeB
 	if err != nil {
 		return err
 	}
-	if in.Hostports != nil {
+	switch {
+	case in.Hostports != nil && db == nil:
+		if e.Hostports, err = f.hostports.normalise(*in.Hostports); err != nil {
+			return err
+		}
+	case in.Hostports != nil:
 		if e.Hostports, e.Reservations, err = f.hostports.resolve(ctx, db, r.Caller().AccountID, *in.Hostports); err != nil {
 			return err
 		}

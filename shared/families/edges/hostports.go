@@ -85,27 +85,40 @@ func (h hostports) normalise(in []string) ([]string, error) {
 	return out, nil
 }
 
-// resolve checks in (normalise, then who holds each, read through db in one round trip) and
-// returns the normalised hostports with the reservation of account each is on.
+// resolve checks in (normalise, then who holds each, reserved) and returns the normalised
+// hostports with the reservation of account each is on.
 func (h hostports) resolve(ctx context.Context, db domains.DB, account string, in []string) ([]string, map[string]string, error) {
 	out, err := h.normalise(in)
-	if err != nil || len(out) == 0 {
-		return out, map[string]string{}, err
-	}
-	held, err := domains.Holders(ctx, db, out)
 	if err != nil {
 		return nil, nil, err
 	}
-	reservations := make(map[string]string, len(out))
-	for i, hp := range out {
+	reservations, err := h.reserved(ctx, db, account, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, reservations, nil
+}
+
+// reserved returns the reservation of account each of the normalised hostports hps is on, who
+// holds them read through db in one round trip, or the refusal of the first that is on none.
+func (h hostports) reserved(ctx context.Context, db domains.DB, account string, hps []string) (map[string]string, error) {
+	reservations := make(map[string]string, len(hps))
+	if len(hps) == 0 {
+		return reservations, nil
+	}
+	held, err := domains.Holders(ctx, db, hps)
+	if err != nil {
+		return nil, err
+	}
+	for i, hp := range hps {
 		f := fieldHostports + "[" + strconv.Itoa(i) + "]"
 		id, err := h.holder(f, hp, held[i], account)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		reservations[hp] = id
 	}
-	return out, reservations, nil
+	return reservations, nil
 }
 
 // holder returns the reservation of account that hostport hp is on, or the refusal.
