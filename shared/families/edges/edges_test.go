@@ -485,3 +485,47 @@ func TestEdgeHostportFactsNeverStale(t *testing.T) {
 	b.Do(t, "DELETE", "/edges/tls/"+edge, nil).Expect(t, http.StatusNoContent)
 	b.Do(t, "DELETE", "/reserved_domains/"+theirs, nil).Expect(t, http.StatusNoContent)
 }
+
+// Edges created on hostports the process knows while their domains are deleted, at once:
+// exactly one of each pair wins. Either the edge committed first and references the domain,
+// which is then kept (446), or the domain was deleted first and the edge, whose assumed guard
+// failed its commit, is refused as on no reservation (7117) and stored nothing.
+func TestKnownHostportsAndDomainDeletionsRace(t *testing.T) {
+	s := start(t)
+	a := s.NewAccount(t)
+	const n = 8
+	hps, ids := make([]string, n), make([]string, n)
+	for i := range n {
+		hps[i], ids[i] = tls.hostport(t, a)
+		warm := tls.create(t, a, map[string]any{"hostports": []string{hps[i]}})["id"].(string)
+		a.Do(t, "DELETE", "/edges/tls/"+warm, nil).Expect(t, http.StatusNoContent)
+	}
+	res := testkit.AtOnce(2*n, func(j int) *testkit.Response {
+		if j%2 == 0 {
+			return a.Do(t, "POST", "/edges/tls", map[string]any{"hostports": []string{hps[j/2]}})
+		}
+		return a.Do(t, "DELETE", "/reserved_domains/"+ids[j/2], nil)
+	})
+	created := 0
+	for i := range n {
+		edge, del := res[2*i], res[2*i+1]
+		exists := a.Do(t, "GET", "/reserved_domains/"+ids[i], nil).Status == http.StatusOK
+		if edge.Status == http.StatusCreated {
+			created++
+			del.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
+			if !exists {
+				t.Errorf("edge on %s created, yet its domain %s is gone", hps[i], ids[i])
+			}
+			continue
+		}
+		edge.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_7117", "hostports[0]")
+		del.Expect(t, http.StatusNoContent)
+		if exists {
+			t.Errorf("%s deleted, yet it exists", ids[i])
+		}
+	}
+	if got, _ := a.WalkPages(t, "/edges/tls", "tls_edges"); len(got) != created {
+		t.Errorf("%d edges stored, %d created", len(got), created)
+	}
+	t.Logf("%d of %d edges won against their domain's deletion", created, n)
+}
