@@ -491,7 +491,7 @@ func TestEdgeHostportFactsNeverStale(t *testing.T) {
 // which is then kept (446), or the domain was deleted first and the edge, whose assumed guard
 // failed its commit, is refused as on no reservation (7117) and stored nothing.
 func TestKnownHostportsAndDomainDeletionsRace(t *testing.T) {
-	s := start(t)
+	s := testkit.App(t)
 	a := s.NewAccount(t)
 	const n = 8
 	hps, ids := make([]string, n), make([]string, n)

@@ -67,7 +67,9 @@ type assumption struct {
 // not, the commit fails, f learns the item as it is and the whole operation is built again; when
 // the mutation is refused with a client error, the items are read (with the caller's own) before
 // the refusal is answered, and a fact that was wrong makes the operation run again instead.
-// Keys repeated, or already checked in m, are checked once.
+// Keys repeated, or already checked in m, are checked once; a key another write of m touches is
+// not checked at all (a transaction writes an item once), so that write's condition must cover
+// the fact.
 func (f *Facts) Assume(m *Mutation, keys ...store.Key) []store.Item {
 	out := make([]store.Item, len(keys))
 	for i, k := range keys {

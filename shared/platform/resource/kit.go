@@ -6,6 +6,11 @@
 // DefaultIdempotencyWindow, in the create's own transaction, and a repeat of the request with the
 // key answers with it instead of creating again (idempotency.go).
 //
+// A create stays one TransactWriteItems when it derives something from another family's item
+// (which reservation a name is on, what a secret's owner is called): Facts keeps what the
+// process last saw of such items, and every fact used is a condition of the create's own
+// transaction, so a stale one costs a retry, never a wrong answer (facts.go).
+//
 // Races answer truthfully: a mutation whose target changed or vanished under it is read and
 // built again (the retry policy in retrying), so it ends as the fresh read decides (a 404 for a
 // deleted target), never as a failed guard of some other write; only the caller's own token or
