@@ -16,7 +16,7 @@ import (
 // attributes kept), so a stale fact fails the commit instead of producing a wrong answer; the
 // item as DynamoDB returns it then (ALL_OLD) replaces the fact and the operation is built again.
 // An item never seen is assumed absent on the same terms. A create refused with a 4xx while it
-// used facts reads them before answering (Mutation.Assume), so no refusal rests on a stale or
+// used facts reads them before answering (Facts.Assume), so no refusal rests on a stale or
 // assumed fact.
 type Facts struct {
 	attrs []string
