@@ -1,7 +1,3 @@
-// Package coldstart measures the deployment's size and start-up promises: each function's zip
-// is small and no larger than at commit before, and its time from exec to its first poll of the
-// Lambda Runtime API is close to that of a hello-world aws-lambda-go binary built with the same
-// flags and no worse than that of the same function at commit before.
 package coldstart
 
 import (

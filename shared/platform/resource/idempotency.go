@@ -21,6 +21,15 @@ import (
 // IdempotencyHeader names the request header that makes a create safe to retry: a POST
 // repeating an earlier one's key (within IdempotencyWindow, in the same account) gets the
 // earlier response instead of creating a second resource.
+//
+// The platform has no such header; this service adds one. The key is 1–255 visible ASCII
+// characters without a comma (a UUID is a good key). A repeat answers with the first response,
+// status and body byte for byte (a token shown once included), marked ReplayedHeader; retries
+// sent at the same time get the same. The key is bound to the request: method, path and the body
+// as canonical JSON (member order and spacing do not matter); the same key with another body is
+// a 409 naming Idempotency-Key. Only a create that succeeded is kept, in its own transaction, so
+// a key costs no extra round trip; a kept response that shows a token is sealed like every
+// secret.
 const IdempotencyHeader = "Idempotency-Key"
 
 // ReplayedHeader is set ("true") on a response replayed for a repeated idempotency key, so a
