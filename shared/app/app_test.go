@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/testing/openapi"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
@@ -463,33 +463,15 @@ func TestNoScanOutsideTests(t *testing.T) {
 	}
 }
 
-// Every list takes `filter` exactly where the platform's OpenAPI description lists it (WIRE.md
-// allows tests to read the reference beside the checkout): there a valid filter is applied, and
-// elsewhere it is an unknown parameter (231).
+// Every list takes `filter` exactly where the platform's OpenAPI description lists it: there a
+// valid filter is applied, and elsewhere it is an unknown parameter (231).
 func TestListFiltersFollowTheOpenAPI(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(root, "..", "shared", "reference", "ngrok-openapi.yaml"))
-	if err != nil {
-		t.Skip("the platform's OpenAPI reference is not beside this checkout")
-	}
-	var spec struct {
-		Paths map[string]map[string]struct {
-			Parameters []map[string]any `yaml:"parameters"`
-		} `yaml:"paths"`
-	}
-	if err := yaml.Unmarshal(raw, &spec); err != nil {
-		t.Fatal(err)
-	}
 	_, a := testkit.AppAccount(t)
 	checked := 0
 	for _, path := range collections("GET") {
-		hasFilter := false
-		for _, p := range spec.Paths[path]["get"].Parameters {
-			if p["name"] == "filter" {
-				hasFilter = true
-			}
-		}
+		op, _ := openapi.Lookup("GET", path)
 		res := a.Do(t, "GET", path+"?filter="+url.QueryEscape(`obj.id != ""`), nil)
-		if hasFilter {
+		if op.Filter {
 			res.Expect(t, http.StatusOK)
 		} else {
 			res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "filter")
@@ -501,92 +483,14 @@ func TestListFiltersFollowTheOpenAPI(t *testing.T) {
 	}
 }
 
-// openAPI is the platform's published description, read once (nil when it is not beside the
-// checkout).
-var openAPI = sync.OnceValue(func() map[string]any {
-	raw, err := os.ReadFile(filepath.Join(root, "..", "shared", "reference", "ngrok-openapi.yaml"))
-	if err != nil {
-		return nil
-	}
-	var spec any
-	if yaml.Unmarshal(raw, &spec) != nil {
-		return nil
-	}
-	m, _ := stringKeys(spec).(map[string]any)
-	return m
-})
-
-// stringKeys turns the YAML's integer-keyed maps (response codes) into string-keyed ones.
-func stringKeys(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			v[k] = stringKeys(x)
-		}
-		return v
-	case map[any]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[fmt.Sprint(k)] = stringKeys(x)
-		}
-		return out
-	case []any:
-		for i, x := range v {
-			v[i] = stringKeys(x)
-		}
-	}
-	return v
-}
-
-// responseSchema returns the resolved schema of route's JSON success response in the OpenAPI.
-func responseSchema(route string) map[string]any {
-	spec := openAPI()
-	if spec == nil {
-		return nil
-	}
-	method, path, _ := strings.Cut(route, " ")
-	op, _ := dig(spec, "paths", path, strings.ToLower(method)).(map[string]any)
-	responses, _ := op["responses"].(map[string]any)
-	for _, r := range responses {
-		if schema, ok := dig(r, "content", "application/json", "schema").(map[string]any); ok {
-			return resolveSchema(schema)
-		}
-	}
-	return nil
-}
-
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-func resolveSchema(s map[string]any) map[string]any {
-	for {
-		ref, ok := s["$ref"].(string)
-		if !ok {
-			return s
-		}
-		next, _ := dig(openAPI(), "components", "schemas", ref[strings.LastIndexByte(ref, '/')+1:]).(map[string]any)
-		if next == nil {
-			return s
-		}
-		s = next
-	}
-}
-
 // checkWireShape compares a response body's fields with the OpenAPI schema of its route: every
 // field the platform's clients read is present and nothing else is sent; for a list, the same
 // holds for each item.
 func checkWireShape(t *testing.T, file, route string, body []byte) {
 	t.Helper()
-	schema := responseSchema(route)
-	if schema == nil {
+	method, path, _ := strings.Cut(route, " ")
+	schema, ok := openapi.ResponseSchema(method, path)
+	if !ok {
 		return
 	}
 	var got map[string]any
@@ -598,41 +502,40 @@ func checkWireShape(t *testing.T, file, route string, body []byte) {
 	}
 }
 
-// omitted reports whether a response may leave out the member name of an object of schema
-// props, as the platform's responses do: description and metadata when empty, and every
-// member of an endpoint but a cloud endpoint's (domain only when there is one).
-func omitted(props map[string]any, name string) bool {
+// omitted reports whether a response may leave out the member name of an object of schema,
+// as the platform's responses do: description and metadata when empty, and every member of an
+// endpoint but a cloud endpoint's (domain only when there is one).
+func omitted(schema openapi.Schema, name string) bool {
 	if name == "description" || name == "metadata" {
 		return true
 	}
-	_, endpoint := props["upstream_url"]
+	_, endpoint := schema.Member("upstream_url")
 	return endpoint && !slices.Contains(cloudEndpointMembers, name)
 }
 
 // compareFields lists how got differs from schema's fields (recursing into list items).
-func compareFields(where string, schema, got map[string]any) []string {
+func compareFields(where string, schema openapi.Schema, got map[string]any) []string {
 	var problems []string
-	props, _ := schema["properties"].(map[string]any)
-	for name, p := range props {
-		v, ok := got[name]
+	for _, m := range schema.Members {
+		v, ok := got[m.Name]
 		if !ok {
-			if !omitted(props, name) {
-				problems = append(problems, fmt.Sprintf("%s: field %q of the platform's schema is missing", where, name))
+			if !omitted(schema, m.Name) {
+				problems = append(problems, fmt.Sprintf("%s: field %q of the platform's schema is missing", where, m.Name))
 			}
 			continue
 		}
-		ps := resolveSchema(p.(map[string]any))
-		if ps["type"] == "array" {
-			items, _ := ps["items"].(map[string]any)
-			if list, ok := v.([]any); ok && items != nil && len(list) > 0 {
-				if first, ok := list[0].(map[string]any); ok {
-					problems = append(problems, compareFields(where+" "+name+"[0]", resolveSchema(items), first)...)
-				}
+		items, ok := openapi.SchemaNamed(m.Ref)
+		if m.Type != "array" || !ok {
+			continue
+		}
+		if list, ok := v.([]any); ok && len(list) > 0 {
+			if first, ok := list[0].(map[string]any); ok {
+				problems = append(problems, compareFields(where+" "+m.Name+"[0]", items, first)...)
 			}
 		}
 	}
 	for name := range got {
-		if _, ok := props[name]; !ok {
+		if _, ok := schema.Member(name); !ok {
 			problems = append(problems, fmt.Sprintf("%s: field %q is not in the platform's schema", where, name))
 		}
 	}
@@ -641,9 +544,9 @@ func compareFields(where string, schema, got map[string]any) []string {
 
 // The shape check finds a missing field, an extra one, and the same in a list's items.
 func TestWireShapeCheckCatchesDifferences(t *testing.T) {
-	schema := responseSchema("GET /api_keys")
-	if schema == nil {
-		t.Skip("the platform's OpenAPI reference is not beside this checkout")
+	schema, ok := openapi.ResponseSchema("GET", "/api_keys")
+	if !ok {
+		t.Fatal("GET /api_keys has no response schema")
 	}
 	body := map[string]any{"uri": "u", "next_page_uri": nil, "extra": 1,
 		"keys": []any{map[string]any{"id": "ak_x", "uri": "u", "description": "", "metadata": "", "created_at": "t", "token": nil}}}
@@ -658,30 +561,18 @@ func TestWireShapeCheckCatchesDifferences(t *testing.T) {
 // Every field of a create form in the platform's OpenAPI is accepted by the create route: a
 // client sending it must never get 214 (unknown field), whatever the value's own validity.
 func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
-	if openAPI() == nil {
-		t.Skip("the platform's OpenAPI reference is not beside this checkout")
-	}
 	_, a := testkit.AppAccount(t)
 	checked := 0
 	for _, path := range collections("POST") {
-		schema, _ := dig(openAPI(), "paths", path, "post", "requestBody", "content", "application/json", "schema").(map[string]any)
-		if schema == nil {
-			continue
-		}
-		props, _ := resolveSchema(schema)["properties"].(map[string]any)
-		for name, p := range props {
-			zero := map[string]any{"string": "", "boolean": false, "integer": 0, "number": 0, "array": []any{}, "object": map[string]any{}}[fmt.Sprint(resolveSchema(p.(map[string]any))["type"])]
-			if rp := resolveSchema(p.(map[string]any)); rp["type"] == nil && rp["properties"] != nil {
-				zero = map[string]any{}
-			}
-			res := a.Do(t, "POST", path, map[string]any{name: zero})
+		form, _ := openapi.Create(path)
+		for _, m := range form.Members {
+			res := a.Do(t, "POST", path, map[string]any{m.Name: m.Zero()})
 			var env struct {
-				Code    string            `json:"error_code"`
-				Details map[string]string `json:"details"`
+				Code string `json:"error_code"`
 			}
 			json.Unmarshal(res.Body, &env)
 			if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
-				t.Errorf("POST %s with documented field %q: %d %s", path, name, res.Status, res.Body)
+				t.Errorf("POST %s with documented field %q: %d %s", path, m.Name, res.Status, res.Body)
 			}
 			checked++
 		}
@@ -696,38 +587,40 @@ func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
 // nothing may fail with a 5xx.
 func checkUpdateForm(t *testing.T, a *testkit.Account, f app.Function, id string) {
 	t.Helper()
-	if openAPI() == nil {
-		return
-	}
 	for _, route := range codeRoutes(f) {
 		method, path, _ := strings.Cut(route, " ")
-		if method != "PATCH" || strings.Count(path, "{") != 1 || !strings.HasSuffix(path, "/{id}") {
+		collection, ok := strings.CutSuffix(path, "/{id}")
+		if method != "PATCH" || strings.Contains(collection, "{") || !ok {
 			continue
 		}
-		schema, _ := dig(openAPI(), "paths", path, "patch", "requestBody", "content", "application/json", "schema").(map[string]any)
-		if schema == nil {
-			continue
-		}
-		props, _ := resolveSchema(schema)["properties"].(map[string]any)
-		for name, p := range props {
-			rp := resolveSchema(p.(map[string]any))
-			zero := map[string]any{"string": "", "boolean": false, "integer": 0, "number": 0, "array": []any{}, "object": map[string]any{}}[fmt.Sprint(rp["type"])]
-			if rp["type"] == nil && rp["properties"] != nil {
-				zero = map[string]any{}
-			}
-			if name == "id" { // the JavaScript client repeats the path id in the body (WIRE.md)
+		form, _ := openapi.Update(collection)
+		for _, m := range form.Members {
+			zero := m.Zero()
+			if m.Name == "id" { // the JavaScript client repeats the path id in the body
 				zero = id
 			}
-			res := a.Do(t, "PATCH", strings.Replace(path, "{id}", id, 1), map[string]any{name: zero})
+			res := a.Do(t, "PATCH", strings.Replace(path, "{id}", id, 1), map[string]any{m.Name: zero})
 			var env struct {
 				Code string `json:"error_code"`
 			}
 			json.Unmarshal(res.Body, &env)
 			if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
-				t.Errorf("PATCH %s with documented field %q: %d %s", path, name, res.Status, res.Body)
+				t.Errorf("PATCH %s with documented field %q: %d %s", path, m.Name, res.Status, res.Body)
 			}
 		}
 	}
+}
+
+// dig follows keys through nested string-keyed maps (nil when one is missing).
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
 // templateMap is template.yaml as generic YAML.
