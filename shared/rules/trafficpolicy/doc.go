@@ -7,7 +7,8 @@
 // # What is checked
 //
 // The rules come from the platform's documentation, normalised into reference.json (embedded;
-// regenerated and proven equal to the documentation's facts by TestReferenceIsCurrent):
+// proven by TestReferenceIsCurrent equal to what the project's copy of the documentation's
+// facts, testdata/traffic-policy.yaml, generates):
 //
 //   - A document is YAML or JSON: a mapping of phases (on_tcp_connect, on_http_request,
 //     on_http_response, on_event_stream_message), each a list of rules (name, expressions,

@@ -15,33 +15,63 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The generator: it turns the documentation's facts (a YAML file only this test reads) into
-// reference.json, the model the validator embeds. Run
+// The generator: it turns the documentation's facts into reference.json, the model the validator
+// embeds. The facts are the project's copy, testdata/traffic-policy.yaml: the documentation's
+// YAML reduced to what the generator reads (TestFactsMatchTheReference makes and checks it when
+// the documentation's YAML is beside the checkout). After the documentation changes, run
 //
-//	go test ./shared/rules/trafficpolicy -run TestReferenceIsCurrent -update
+//	go test ./shared/rules/trafficpolicy -run 'TestFactsMatchTheReference|TestReferenceIsCurrent' -update
 //
-// after the reference changes. Interpretations that are decisions rather than transcriptions
-// (legacy names, the examples that disagree with the tables, the undocumented fourth phase's
-// variables) are made here, each once, and a reference fact this generator does not know fails
-// the generation so that a new discrepancy gets a decision too.
+// and commit both files. Interpretations that are decisions rather than transcriptions (legacy
+// names, the examples that disagree with the tables, the undocumented fourth phase's variables)
+// are made here, each once, and a fact this generator does not know fails the generation so that
+// a new discrepancy gets a decision too.
 
-var update = flag.Bool("update", false, "rewrite reference.json from the reference YAML")
+var update = flag.Bool("update", false, "rewrite testdata/traffic-policy.yaml from the documentation's YAML, and reference.json from it")
 
-// referencePath is the documentation's facts, relative to this package.
+// referencePath is the documentation's facts beside the checkout, relative to this package.
 const referencePath = "../../../../shared/reference/traffic-policy.yaml"
 
-// generated reads the reference and generates the model's JSON from it.
+// factsPath is the project's copy of them.
+const factsPath = "testdata/traffic-policy.yaml"
+
+// generated generates the model's JSON from the project's copy of the facts.
 func generated(t *testing.T) []byte {
 	t.Helper()
-	src, err := os.ReadFile(referencePath)
+	src, err := os.ReadFile(factsPath)
 	if err != nil {
-		t.Fatalf("the reference: %v", err)
+		t.Fatal(err)
 	}
 	out, err := generate(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The project's copy of the facts is what the documentation's YAML reduces to.
+func TestFactsMatchTheReference(t *testing.T) {
+	src, err := os.ReadFile(referencePath)
+	if err != nil {
+		t.Skip("the documentation's traffic policy YAML is not beside the checkout: the tests use " + factsPath + " as it is")
+	}
+	got, err := reduce(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(factsPath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile(factsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, have) {
+		t.Fatal(factsPath + " differs from what the documentation's YAML reduces to: run this test with -update and commit it")
+	}
 }
 
 func TestReferenceIsCurrent(t *testing.T) {
@@ -53,76 +83,95 @@ func TestReferenceIsCurrent(t *testing.T) {
 		return
 	}
 	if !bytes.Equal(got, referenceJSON) {
-		t.Fatal("reference.json differs from what the reference generates: run this test with -update and commit it")
+		t.Fatal("reference.json differs from what " + factsPath + " generates: run this test with -update and commit it")
 	}
+}
+
+// reduce keeps of the documentation's YAML what the generator reads.
+func reduce(src []byte) ([]byte, error) {
+	var raw rawRef
+	if err := yaml.Unmarshal(src, &raw); err != nil {
+		return nil, fmt.Errorf("parse the reference: %w", err)
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# The facts of the platform's traffic policy documentation that reference_gen_test.go reads.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(raw); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 type rawRef struct {
 	Document struct {
 		TopLevelFields []struct {
-			Name string `yaml:"name"`
-		} `yaml:"top_level_fields"`
-	} `yaml:"document"`
-	RuleFields   []struct{ Name string } `yaml:"rule_fields"`
-	ActionFields []struct{ Name string } `yaml:"action_fields"`
+			Name string `yaml:"name,omitempty"`
+		} `yaml:"top_level_fields,omitempty"`
+	} `yaml:"document,omitempty"`
+	RuleFields   []struct{ Name string } `yaml:"rule_fields,omitempty"`
+	ActionFields []struct{ Name string } `yaml:"action_fields,omitempty"`
 	Phases       map[string]struct {
 		Order                    any      `yaml:"order"`
-		Actions                  []string `yaml:"actions"`
-		ActionsAlsoPerActionHub  []string `yaml:"actions_also_per_ActionHub"`
-		ActionsOnlyPerActionPage []string `yaml:"actions_only_per_action_page"`
-	} `yaml:"phases"`
-	Actions   map[string]rawAction `yaml:"actions"`
+		Actions                  []string `yaml:"actions,omitempty"`
+		ActionsAlsoPerActionHub  []string `yaml:"actions_also_per_ActionHub,omitempty"`
+		ActionsOnlyPerActionPage []string `yaml:"actions_only_per_action_page,omitempty"`
+	} `yaml:"phases,omitempty"`
+	Actions   map[string]rawAction `yaml:"actions,omitempty"`
 	Variables struct {
 		Namespaces map[string]struct {
 			Variables []struct {
-				Name string `yaml:"name"`
-				Type string `yaml:"type"`
-			} `yaml:"variables"`
-		} `yaml:"namespaces"`
+				Name string `yaml:"name,omitempty"`
+				Type string `yaml:"type,omitempty"`
+			} `yaml:"variables,omitempty"`
+		} `yaml:"namespaces,omitempty"`
 		ByPhase      map[string]any          `yaml:"variables_by_phase_inferred"`
-		Undocumented []struct{ Name string } `yaml:"undocumented_but_referenced"`
-	} `yaml:"variables"`
+		Undocumented []struct{ Name string } `yaml:"undocumented_but_referenced,omitempty"`
+	} `yaml:"variables,omitempty"`
 	Functions struct {
-		Categories map[string][]string `yaml:"categories"`
-	} `yaml:"functions"`
+		Categories map[string][]string `yaml:"categories,omitempty"`
+	} `yaml:"functions,omitempty"`
 	NameVariants []struct {
-		Action string         `yaml:"action"`
-		What   string         `yaml:"what"`
+		Action string         `yaml:"action,omitempty"`
+		What   string         `yaml:"what,omitempty"`
 		Names  map[string]any `yaml:"names"`
-	} `yaml:"name_variants"`
+	} `yaml:"name_variants,omitempty"`
 	Discrepancies []struct {
-		Fact  string            `yaml:"fact"`
-		Items map[string]string `yaml:"items"`
-	} `yaml:"discrepancies"`
+		Fact  string            `yaml:"fact,omitempty"`
+		Items map[string]string `yaml:"items,omitempty"`
+	} `yaml:"discrepancies,omitempty"`
 }
 
 type rawAction struct {
-	Status             string                `yaml:"status"`
+	Status             string                `yaml:"status,omitempty"`
 	Phases             any                   `yaml:"phases"`
-	PhasesPerActionHub []string              `yaml:"phases_per_ActionHub"`
-	Config             []rawField            `yaml:"config"`
-	ConfigByPhase      map[string][]rawField `yaml:"config_by_phase"`
-	OtherNames         []string              `yaml:"other_names_mentioned"`
-	Results            []rawResult           `yaml:"result_variables"`
+	PhasesPerActionHub []string              `yaml:"phases_per_ActionHub,omitempty"`
+	Config             []rawField            `yaml:"config,omitempty"`
+	ConfigByPhase      map[string][]rawField `yaml:"config_by_phase,omitempty"`
+	OtherNames         []string              `yaml:"other_names_mentioned,omitempty"`
+	Results            []rawResult           `yaml:"result_variables,omitempty"`
 }
 
 type rawField struct {
-	Name       string         `yaml:"name"`
-	Type       string         `yaml:"type"`
+	Name       string         `yaml:"name,omitempty"`
+	Type       string         `yaml:"type,omitempty"`
 	Required   any            `yaml:"required"`
 	Default    any            `yaml:"default"`
 	Enum       []any          `yaml:"enum"`
 	Bounds     map[string]any `yaml:"bounds"`
-	CEL        bool           `yaml:"cel"`
-	Notes      []string       `yaml:"notes"`
-	Fields     []rawField     `yaml:"fields"`
-	ItemFields []rawField     `yaml:"item_fields"`
+	CEL        bool           `yaml:"cel,omitempty"`
+	Notes      []string       `yaml:"notes,omitempty"`
+	Fields     []rawField     `yaml:"fields,omitempty"`
+	ItemFields []rawField     `yaml:"item_fields,omitempty"`
 }
 
 type rawResult struct {
-	Name   string      `yaml:"name"`
-	Type   string      `yaml:"type"`
-	Fields []rawResult `yaml:"fields"`
+	Name   string      `yaml:"name,omitempty"`
+	Type   string      `yaml:"type,omitempty"`
+	Fields []rawResult `yaml:"fields,omitempty"`
 }
 
 func generate(src []byte) ([]byte, error) {

@@ -14,13 +14,14 @@ import (
 	"tunnelapi/shared/platform/ids"
 )
 
-// The acceptance table, generated from the reference itself (not from the embedded copy): for
-// every action, in every phase it runs in, a config holding every documented field validates, and
-// so does each field at its default, each enum value, each bound, each legacy name and each
-// shape the documentation's examples use; a mutated copy (unknown field, wrong type, bad enum,
-// out-of-range value, broken CEL) is refused naming the path of the mutated value.
+// The acceptance table, generated from the facts (testdata/traffic-policy.yaml), not from the
+// embedded model: for every action, in every phase it runs in, a config holding every documented
+// field validates, and so does each field at its default, each enum value, each bound, each
+// legacy name and each shape the documentation's examples use; a mutated copy (unknown field,
+// wrong type, bad enum, out-of-range value, broken CEL) is refused naming the path of the
+// mutated value.
 
-// fromReference generates the model from the reference YAML.
+// fromReference generates the model from the project's copy of the documentation's facts.
 func fromReference(t *testing.T) *model {
 	t.Helper()
 	out := generated(t)
