@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make test: start a private local stack (its own ports and state folder, so a `make run` in
 # another terminal is untouched), run go vet and every test against it, and stop it again.
+# With package patterns as arguments (infra/test.sh ./shared/app/...), only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+packages=("$@")
+[ ${#packages[@]} -gt 0 ] || packages=(./...)
 export DDB_PORT="${TEST_DDB_PORT:-18700}" SQS_PORT="${TEST_SQS_PORT:-19700}" STATE_DIR="$PWD/.local/test-run"
 stack() { infra/stack/stack.sh "$@"; }
 trap 'stack stop >/dev/null 2>&1 || true' EXIT
@@ -13,6 +16,6 @@ export REQUIRE_STACK=1 PATH="$PWD/.local/bin:$PATH"
 # Tests that need a rate limit set their own; every other request is unlimited unless asked for.
 export RATE_LIMIT="${RATE_LIMIT:-off}"
 echo "== go vet"
-go vet ./...
+go vet "${packages[@]}"
 echo "== go test"
-go test -count=1 -timeout 20m ${GO_TEST_FLAGS:-} ./...
+go test -count=1 -timeout 20m ${GO_TEST_FLAGS:-} "${packages[@]}"
