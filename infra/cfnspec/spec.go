@@ -59,6 +59,9 @@ type Addition struct {
 	Name     string
 	Property Property
 	Source   string // where SAM defines it
+	// NewType defines the property type Property.Type names (as "<Type>.<Property.Type>") when
+	// the specification lacks it too.
+	NewType *TypeSpec
 }
 
 // Additions are added to the specification by Load (see the package doc). Each is one the
@@ -73,6 +76,18 @@ var Additions = []Addition{
 		Type: "AWS::Serverless::Function.SQSEvent", Name: "FunctionResponseTypes",
 		Property: Property{Type: "List", PrimitiveItemType: "String"},
 		Source:   "https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/sam-property-function-sqs.html",
+	},
+	{
+		// SAM passes it to AWS::Lambda::Function, whose pinned specification lacks it as well.
+		Type: "AWS::Serverless::Function", Name: "LoggingConfig",
+		Property: Property{Type: "LoggingConfig"},
+		Source:   "https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/sam-resource-function.html#sam-function-loggingconfig",
+		NewType: &TypeSpec{Properties: map[string]*Property{
+			"ApplicationLogLevel": {PrimitiveType: "String"},
+			"LogFormat":           {PrimitiveType: "String"},
+			"LogGroup":            {PrimitiveType: "String"},
+			"SystemLogLevel":      {PrimitiveType: "String"},
+		}},
 	},
 }
 
@@ -110,6 +125,9 @@ func Load(packageDir string) (spec *Spec, redundant []Addition, err error) {
 		}
 		p := a.Property
 		ts.Properties[a.Name] = &p
+		if key := a.Type + "." + p.Type; a.NewType != nil && spec.PropertyTypes[key] == nil {
+			spec.PropertyTypes[key] = a.NewType
+		}
 	}
 	return spec, redundant, nil
 }

@@ -655,7 +655,7 @@ func TestTemplateReferencesResolve(t *testing.T) {
 			for k, x := range v {
 				switch k {
 				case "Ref":
-					if n, _ := x.(string); !names[n] && !pseudo(n) {
+					if n, _ := x.(string); !names[n] && !pseudo(n) && !samReferenceable(tpl, n) {
 						t.Errorf("%s: Ref to unknown %q", path, n)
 					}
 				case "Fn::GetAtt":
@@ -696,6 +696,14 @@ func TestTemplateReferencesResolve(t *testing.T) {
 			t.Errorf("the Makefile has no build-%s target (FUNCTIONS lacks %s)", name, name)
 		}
 	}
+}
+
+// samReferenceable reports n one of the resources SAM generates that a template may name as
+// <api>.Stage (the stage of an AWS::Serverless::HttpApi).
+func samReferenceable(tpl map[string]any, n string) bool {
+	api, prop, ok := strings.Cut(n, ".")
+	r, _ := dig(tpl, "Resources", api).(map[string]any)
+	return ok && prop == "Stage" && r != nil && r["Type"] == "AWS::Serverless::HttpApi"
 }
 
 // Every family's audit events can be subscribed to: each EventKind a family declares is one of

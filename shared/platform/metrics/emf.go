@@ -1,0 +1,169 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Emitter writes metric lines to W, one line per Emit.
+type Emitter struct {
+	mu sync.Mutex
+	W  io.Writer
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Stdout is the emitter Lambda's log capture reads: standard output. A nil *Emitter is Stdout.
+var Stdout = &Emitter{W: os.Stdout}
+
+type metricDirective struct {
+	Namespace  string       `json:"Namespace"`
+	Dimensions [][]string   `json:"Dimensions"`
+	Metrics    []metricSpec `json:"Metrics"`
+}
+
+type metricSpec struct {
+	Name string `json:"Name"`
+	Unit Unit   `json:"Unit"`
+}
+
+type metadata struct {
+	Timestamp         int64             `json:"Timestamp"`
+	CloudWatchMetrics []metricDirective `json:"CloudWatchMetrics"`
+}
+
+// Line is k's EMF line for one event: dims gives each of k's dimension names its value (a
+// missing one is "none"), values are k's metrics' values in order (a missing one is 0).
+func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []byte {
+	root := map[string]any{}
+	specs := make([]metricSpec, len(k.Metrics))
+	for i, m := range k.Metrics {
+		specs[i] = metricSpec(m)
+		v := 0.0
+		if i < len(values) {
+			v = values[i]
+		}
+		root[m.Name] = v
+	}
+	for _, d := range k.DimensionNames() {
+		v := dims[d]
+		if v == "" {
+			v = "none"
+		}
+		root[d] = v
+	}
+	root["_aws"] = metadata{Timestamp: at.UnixMilli(),
+		CloudWatchMetrics: []metricDirective{{Namespace: Namespace, Dimensions: k.Dimensions, Metrics: specs}}}
+	line, _ := json.Marshal(root) // strings, numbers and slices of them: it cannot fail
+	return append(line, '\n')
+}
+
+// Emit writes k's line for one event (see Kind.Line). A write error is dropped: a metric never
+// fails the work it counts.
+func (e *Emitter) Emit(k *Kind, dims map[string]string, values ...float64) {
+	if e == nil {
+		e = Stdout
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	line := k.Line(now(), dims, values...)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, _ = e.W.Write(line)
+}
+
+// Record is one EMF line read back: its namespace, dimension sets, and each metric's unit, and
+// the value of every metric and dimension it names.
+type Record struct {
+	Namespace  string
+	Dimensions [][]string
+	Units      map[string]Unit
+	Values     map[string]float64
+	Dims       map[string]string
+	Time       time.Time
+}
+
+// Parse reads one line as CloudWatch reads an EMF log event: a JSON object whose _aws member
+// names exactly one metric directive, every metric and dimension it names present at the top
+// level (metrics as numbers, dimensions as strings). A line that is not EMF is an error.
+func Parse(line []byte) (Record, error) {
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(line, &root); err != nil {
+		return Record{}, err
+	}
+	raw, ok := root["_aws"]
+	if !ok {
+		return Record{}, errors.New("no _aws member: not an EMF line")
+	}
+	var md metadata
+	if err := json.Unmarshal(raw, &md); err != nil {
+		return Record{}, fmt.Errorf("_aws: %w", err)
+	}
+	if len(md.CloudWatchMetrics) != 1 || md.Timestamp <= 0 {
+		return Record{}, fmt.Errorf("_aws: %d metric directives, timestamp %d", len(md.CloudWatchMetrics), md.Timestamp)
+	}
+	d := md.CloudWatchMetrics[0]
+	rec := Record{Namespace: d.Namespace, Dimensions: d.Dimensions, Units: map[string]Unit{},
+		Values: map[string]float64{}, Dims: map[string]string{}, Time: time.UnixMilli(md.Timestamp)}
+	for _, m := range d.Metrics {
+		var v float64
+		if err := json.Unmarshal(root[m.Name], &v); err != nil {
+			return Record{}, fmt.Errorf("metric %s: %w", m.Name, err)
+		}
+		rec.Units[m.Name], rec.Values[m.Name] = m.Unit, v
+	}
+	for _, set := range d.Dimensions {
+		for _, name := range set {
+			var v string
+			if err := json.Unmarshal(root[name], &v); err != nil || v == "" {
+				return Record{}, fmt.Errorf("dimension %s: not a string", name)
+			}
+			rec.Dims[name] = v
+		}
+	}
+	return rec, nil
+}
+
+// Of returns the records of kind k in out (a capture of emitted lines), skipping lines that are
+// not EMF or are of another kind.
+func Of(k *Kind, out []byte) []Record {
+	var recs []Record
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		rec, err := Parse(line)
+		if err != nil || rec.Namespace != Namespace {
+			continue
+		}
+		if _, ok := rec.Units[k.Metrics[0].Name]; ok {
+			recs = append(recs, rec)
+		}
+	}
+	return recs
+}
+
+// Buffer collects emitted lines safely while emitters write to it (a test's capture).
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// Bytes is a copy of everything written so far.
+func (b *Buffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}

@@ -1,0 +1,63 @@
+package metrics_test
+
+import (
+	"testing"
+	"time"
+
+	"tunnelapi/shared/platform/metrics"
+)
+
+// A line of every kind reads back with its namespace, dimension sets, units and values; a line
+// that is not EMF is refused.
+func TestLinesParseBack(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_123)
+	for _, k := range metrics.Kinds {
+		dims := map[string]string{}
+		for _, d := range k.DimensionNames() {
+			dims[d] = "v-" + d
+		}
+		values := make([]float64, len(k.Metrics))
+		for i := range values {
+			values[i] = float64(i) + 1.5
+		}
+		rec, err := metrics.Parse(k.Line(at, dims, values...))
+		if err != nil {
+			t.Fatalf("%s: %v", k.Metrics[0].Name, err)
+		}
+		if rec.Namespace != metrics.Namespace || !rec.Time.Equal(at) || len(rec.Dimensions) != len(k.Dimensions) {
+			t.Errorf("%s: %+v", k.Metrics[0].Name, rec)
+		}
+		for i, m := range k.Metrics {
+			if rec.Values[m.Name] != values[i] || rec.Units[m.Name] != m.Unit {
+				t.Errorf("%s: %v %s, want %v %s", m.Name, rec.Values[m.Name], rec.Units[m.Name], values[i], m.Unit)
+			}
+		}
+		for d, v := range dims {
+			if rec.Dims[d] != v {
+				t.Errorf("%s: dimension %s = %q, want %q", k.Metrics[0].Name, d, rec.Dims[d], v)
+			}
+		}
+	}
+	for _, bad := range []string{`{"level":"INFO","msg":"request"}`, `not json`, `{"_aws":{"Timestamp":1,"CloudWatchMetrics":[]}}`,
+		`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"n","Dimensions":[["Sink"]],"Metrics":[{"Name":"M"}]}]},"M":1}`} {
+		if _, err := metrics.Parse([]byte(bad)); err == nil {
+			t.Errorf("%s parsed as EMF", bad)
+		}
+	}
+}
+
+// Emit writes one line per call, of the kind it is given, which Of finds among other lines.
+func TestEmitAndOf(t *testing.T) {
+	var buf metrics.Buffer
+	e := &metrics.Emitter{W: &buf}
+	e.Emit(metrics.Delivery, map[string]string{metrics.DimSink: "kinesis", metrics.DimOutcome: metrics.Delivered}, 1, 42)
+	_, _ = buf.Write([]byte(`{"level":"INFO","msg":"unrelated"}` + "\n"))
+	e.Emit(metrics.RateLimited, nil, 1)
+	got := metrics.Of(metrics.Delivery, buf.Bytes())
+	if len(got) != 1 || got[0].Dims[metrics.DimSink] != "kinesis" || got[0].Values["DeliveryLatency"] != 42 {
+		t.Fatalf("deliveries: %+v", got)
+	}
+	if n := len(metrics.Of(metrics.RateLimited, buf.Bytes())); n != 1 {
+		t.Fatalf("%d rate-limited lines, want 1", n)
+	}
+}
