@@ -1,7 +1,7 @@
 package sshcerts
 
 import (
-	"crypto/rsa"
+	"errors"
 	"net/netip"
 	"strings"
 	"time"
@@ -10,63 +10,32 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/rules/sshkey"
 )
 
 // Bounds on certificate contents: generous for real use, small enough that a request cannot make
 // a certificate (or its item) unreasonably large.
 const (
-	maxPublicKeyBytes = 16 << 10 // an RSA 16384 key is under 3 KB in authorized-keys form
 	maxPrincipals     = 256
 	maxPrincipalBytes = 255
 	maxListBytes      = 16 << 10 // all principals together; all extensions together
 	maxExtensions     = 64
 	maxOptionBytes    = 4096
 	minRSABits        = 1024 // OpenSSH refuses smaller RSA keys
-	maxRSABits        = 16384
 )
 
-// ParsePublicKey parses one public key in authorized-keys form (an optional options prefix and
-// comment are allowed) and returns it with its type name: rsa, ecdsa or ed25519. Missing is
-// 1952; anything else that is not exactly one such key is 612.
+// ParsePublicKey parses one public key in authorized-keys form (sshkey.Parse) and returns it
+// with its type name: rsa, ecdsa or ed25519. Missing is 1952; anything else that is not exactly
+// one such key is 612.
 func ParsePublicKey(text string) (ssh.PublicKey, string, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
+	pub, typ, err := sshkey.Parse(text, minRSABits)
+	switch {
+	case errors.Is(err, sshkey.ErrMissing):
 		return nil, "", api.BadRequest(CodePublicKeyMissing, "public_key", "public_key is required")
+	case err != nil:
+		return nil, "", api.BadRequest(CodeInvalidPublicKey, "public_key", "%s", err.Error())
 	}
-	bad := func(format string, args ...any) error {
-		return api.BadRequest(CodeInvalidPublicKey, "public_key", format, args...)
-	}
-	if len(text) > maxPublicKeyBytes {
-		return nil, "", bad("public_key is %d bytes long; the limit is %d bytes", len(text), maxPublicKeyBytes)
-	}
-	pub, _, _, rest, err := ssh.ParseAuthorizedKey([]byte(text))
-	if err != nil {
-		return nil, "", bad("public_key is not a public key in OpenSSH authorized-keys format")
-	}
-	if len(strings.TrimSpace(string(rest))) > 0 {
-		return nil, "", bad("public_key must hold exactly one key")
-	}
-	switch pub.Type() {
-	case ssh.KeyAlgoED25519:
-		return pub, "ed25519", nil
-	case ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521:
-		return pub, "ecdsa", nil
-	case ssh.KeyAlgoRSA:
-		ck, ok := pub.(ssh.CryptoPublicKey)
-		if !ok {
-			return nil, "", bad("public_key is not a usable RSA key")
-		}
-		rk, ok := ck.CryptoPublicKey().(*rsa.PublicKey)
-		if !ok {
-			return nil, "", bad("public_key is not a usable RSA key")
-		}
-		if n := rk.N.BitLen(); n < minRSABits || n > maxRSABits {
-			return nil, "", bad("public_key is an RSA key of %d bits; %d to %d bits are accepted", n, minRSABits, maxRSABits)
-		}
-		return pub, "rsa", nil
-	default:
-		return nil, "", bad("public_key has type %s; only rsa, ecdsa and ed25519 keys can be signed", api.Describe(pub.Type()))
-	}
+	return pub, typ, nil
 }
 
 // Principals validates a list of principals (user or host names): each non-empty, at most 255
