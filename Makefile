@@ -6,6 +6,7 @@ GO        ?= go
 STACK     := infra/stack/stack.sh
 # The Lambda functions: <logical id in template.yaml>:<folder under functions/>.
 FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users \
+             ServiceUsersFunction:service_users SSHCredentialsFunction:ssh_credentials \
              IPPoliciesFunction:ip_policies IPPolicyRulesFunction:ip_policy_rules IPRestrictionsFunction:ip_restrictions \
              TunnelGroupBackendsFunction:tunnel_group_backends StaticBackendsFunction:static_backends \
              HTTPResponseBackendsFunction:http_response_backends FailoverBackendsFunction:failover_backends \

@@ -30,6 +30,8 @@ var Families = []*resource.Descriptor{
 	principals.APIKeysDescriptor,
 	principals.CredentialsDescriptor,
 	principals.BotUsersDescriptor,
+	principals.ServiceUsersDescriptor,
+	principals.SSHCredentialsDescriptor,
 	access.IPPoliciesDescriptor,
 	access.IPPolicyRulesDescriptor,
 	access.IPRestrictionsDescriptor,

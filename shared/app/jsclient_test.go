@@ -24,6 +24,7 @@ var jsServices = map[string]string{
 	"/api_keys":                    "apiKeys",
 	"/credentials":                 "credentials",
 	"/bot_users":                   "botUsers",
+	"/ssh_credentials":             "sshCredentials",
 	"/ip_policies":                 "ipPolicies",
 	"/ip_policy_rules":             "ipPolicyRules",
 	"/ip_restrictions":             "ipRestrictions",
@@ -65,6 +66,17 @@ var jsDistinct = map[string]func(i int, body map[string]any){
 	"/edges/tls":        onlyFirstHoldsHostports,
 	"/edges/tcp":        onlyFirstHoldsHostports,
 	"/edges/https":      onlyFirstHoldsHostports,
+	"/ssh_credentials": func(i int, body map[string]any) {
+		if i > 0 {
+			body["public_key"] = testkit.SSHPublicKey()
+		}
+	},
+}
+
+// jsAbsent are the families the JavaScript client (0.11) has no service for, and what covers
+// them instead.
+var jsAbsent = map[string]string{
+	"/service_users": "the client's bot users service (botUsers) serves the same principals",
 }
 
 // onlyFirstHoldsHostports keeps the sample's hostports on the first edge only: a hostport
@@ -127,6 +139,10 @@ func TestJavaScriptClient(t *testing.T) {
 	var families []jsFamily
 	var subscription map[string]any
 	for _, form := range sampleForms(t, a) {
+		if why, absent := jsAbsent[form.Path]; absent {
+			t.Logf("%s: not in the JavaScript client; %s", form.Path, why)
+			continue
+		}
 		fam := jsFamily{Path: form.Path, Update: form.Update, Service: jsServices[form.Path]}
 		if fam.Service == "" {
 			t.Fatalf("%s: no JavaScript client service is known for it; add it to jsServices", fam.Path)

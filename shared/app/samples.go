@@ -111,6 +111,7 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"agent_ingresses":       uniqueDomain,
 	"ssh_user_certificates": sshSetup,
 	"ssh_host_certificates": sshSetup,
+	"ssh_credentials":       sshPublicKey,
 	"failover_backends":     childBackendsSetup,
 	"weighted_backends":     childBackendsSetup,
 	"tls_edges":             edgeSetup("/reserved_domains"),
@@ -203,6 +204,17 @@ func sshSetup(ctx context.Context, create Creator) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	key, err := sshPublicKey(ctx, create)
+	if err != nil {
+		return nil, err
+	}
+	vars["{{ssh_public_key}}"] = key["{{ssh_public_key}}"]
+	return vars, nil
+}
+
+// sshPublicKey is a fresh {{ssh_public_key}} in authorized-keys form: SSH credentials hold a key
+// once across accounts, and runs of the samples may share a table.
+func sshPublicKey(context.Context, Creator) (map[string]string, error) {
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -211,8 +223,7 @@ func sshSetup(ctx context.Context, create Creator) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	vars["{{ssh_public_key}}"] = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"
-	return vars, nil
+	return map[string]string{"{{ssh_public_key}}": strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"}, nil
 }
 
 // selfSigned returns a fresh self-signed ECDSA certificate (a CA when ca) and its PKCS#8 key.

@@ -12,15 +12,17 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// BotUser is a non-human principal. An inactive or deleted bot's keys are refused at once: its
-// id sits in the account item's revoked set, which every request reads or conditions on.
+// BotUser is a non-human principal: a bot user (bot_…) or a service user (service_…), the same
+// kind of principal stored and served alike under two paths. An inactive or deleted bot's keys
+// are refused at once: its id sits in the account item's revoked set, which every request reads
+// or conditions on.
 type BotUser struct {
 	store.Meta
 	Name   string `dynamodbav:"name"`
 	Active bool   `dynamodbav:"active"`
 }
 
-// BotUserJSON is the wire form of a bot user.
+// BotUserJSON is the wire form of a bot user or service user.
 type BotUserJSON struct {
 	ID        string `json:"id"`
 	URI       string `json:"uri"`
@@ -44,7 +46,18 @@ var BotUsersDescriptor = &resource.Descriptor{
 	Routes: resource.ServeHooks[BotUsers](),
 }
 
-// BotUsers is the bot user family's rules.
+// ServiceUsersDescriptor is the /service_users family: bot users by the platform's newer name,
+// with their own ids (service_…), list and events, and the same rules (BotUsers).
+var ServiceUsersDescriptor = &resource.Descriptor{
+	Path: "/service_users", Prefix: ids.ServiceUser, ListKey: "service_users", EventKind: "service_user", Filter: true,
+	Function: "ServiceUsersFunction", Dir: "service_users",
+	Routes: resource.ServeHooks[BotUsers](),
+}
+
+// isBot reports whether id names a bot user or a service user.
+func isBot(id string) bool { return ids.Is(id, ids.BotUser) || ids.Is(id, ids.ServiceUser) }
+
+// BotUsers is the rules of bot users and service users.
 type BotUsers struct {
 	*resource.Family[BotUser, *BotUser]
 }

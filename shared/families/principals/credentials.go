@@ -13,6 +13,12 @@ import (
 // CredentialItem is a stored tunnel authtoken credential.
 type CredentialItem struct {
 	Secret
+	BindRules
+}
+
+// BindRules is the bind ACL of a tunnel or SSH credential: which hostnames, addresses and
+// labels it may bind.
+type BindRules struct {
 	ACL []string `dynamodbav:"acl"`
 }
 
@@ -24,7 +30,7 @@ type CredentialJSON struct {
 	OwnerID string   `json:"owner_id"`
 }
 
-// CodeInvalidACL is the credential family's code for a malformed ACL rule.
+// CodeInvalidACL is the code of tunnel and SSH credentials for a malformed ACL rule.
 const CodeInvalidACL = "ERR_NGROK_600"
 
 type credentialUpdate struct {
@@ -78,23 +84,29 @@ func (f Credentials) Create(ctx context.Context, r *api.Request, it *CredentialI
 
 // Update applies a PATCH body; at least one member must be given.
 func (Credentials) Update(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) error {
+	return updateCredential(r, &it.Described, &it.BindRules)
+}
+
+// updateCredential applies the PATCH body of a tunnel or SSH credential (description, metadata,
+// acl) to its text d and rules b; at least one member must be given.
+func updateCredential(r *api.Request, d *resource.Described, b *BindRules) error {
 	var in credentialUpdate
 	if err := api.DecodePatch(r, &in); err != nil {
 		return err
 	}
-	if err := it.setACL(in.ACL); err != nil {
+	if err := b.setACL(in.ACL); err != nil {
 		return err
 	}
-	return it.SetSecretText(in.Text)
+	return d.SetText(secretTextCodes, in.Text)
 }
 
-// MaxACLRules bounds a credential's ACL. The platform documents no limit; this one keeps
+// MaxACLRules bounds a tunnel or SSH credential's ACL. The platform documents no limit; this one keeps
 // checking a bind against the ACL cheap and the credential far below the size of one stored
 // item (the item and its audit event are measured before writing as well).
 const MaxACLRules = 1000
 
 // setACL validates and stores a supplied ACL; a supplied list replaces the stored one.
-func (c *CredentialItem) setACL(rules *[]string) error {
+func (c *BindRules) setACL(rules *[]string) error {
 	if rules == nil {
 		return nil
 	}
@@ -109,7 +121,7 @@ func (c *CredentialItem) setACL(rules *[]string) error {
 }
 
 // Matcher returns the bind matcher of a stored credential.
-func (c *CredentialItem) Matcher() acl.ACL {
+func (c *BindRules) Matcher() acl.ACL {
 	a, _, _ := acl.ParseAll(c.ACL)
 	return a
 }

@@ -1,16 +1,25 @@
-// Package principals holds who can own keys and credentials: accounts, users and bot users,
-// owner resolution for new secrets, token issuance, and account bootstrap; and the families
-// /api_keys, /credentials and /bot_users.
+// Package principals holds who can own keys and credentials: accounts, users, bot users and
+// service users, owner resolution for new secrets, token issuance, and account bootstrap; and
+// the families /api_keys, /credentials, /ssh_credentials, /bot_users and /service_users.
 //
 // Conventions it implements:
 //   - A secret (API key or credential token) is shown once, in the create response; GET, list,
 //     PATCH and events show "token": null. Only the token's hash is stored, on the resource and
 //     as a token item that authentication reads; deleting the resource deletes the token item in
 //     the same transaction, so the token fails on the next request.
-//   - owner_id defaults to the caller; only an admin may name another user or bot user of the
-//     account (ERR_NGROK_630 otherwise), and that owner must exist when the secret commits.
+//   - owner_id defaults to the caller; only an admin may name another user, bot user or service
+//     user of the account (ERR_NGROK_630 otherwise), and that owner must exist when the secret
+//     commits.
+//   - Bot users and service users are one kind of principal (BotUser, with the same hooks)
+//     served on two paths, each with its own id prefix, list and event kind: the platform's
+//     Terraform provider manages service users through the bot users API, and either id is
+//     accepted wherever owner_id is.
 //   - Over-long description and metadata of keys and credentials are ERR_NGROK_604 and
 //     ERR_NGROK_605; a malformed credential ACL rule is ERR_NGROK_600.
-//   - An inactive or deleted bot user's id sits in the account's revoked set, so its keys are
-//     refused at once.
+//   - An SSH credential's public key is one rsa (at least 2048 bits), ecdsa or ed25519 key in
+//     authorized-keys form (612 otherwise, 611 when missing), returned as sent; a uniqueness
+//     guard keyed by its fingerprint, written in the create's transaction, holds it for one
+//     credential across accounts: 609 when this account already has it, 610 when another does.
+//   - An inactive or deleted bot or service user's id sits in the account's revoked set, so its
+//     keys are refused at once.
 package principals

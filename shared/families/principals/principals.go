@@ -23,13 +23,13 @@ type Owner struct {
 	Subject string
 }
 
-// owners is what this process knows of the users and bot users that secrets were made for:
-// the attributes a token item copies from its owner (a user's email and admin flag, a bot's
-// name), each asserted by the transaction that uses it (resource.Facts).
+// owners is what this process knows of the users, bot users and service users that secrets
+// were made for: the attributes a token item copies from its owner (a user's email and admin
+// flag, a bot's name), each asserted by the transaction that uses it (resource.Facts).
 var owners = resource.NewFacts("email", "admin", "name")
 
-// ResolveOwner returns the owner of a new secret: the caller by default; another user or bot
-// of the account only when the caller is an admin (630). Another owner is taken from what the
+// ResolveOwner returns the owner of a new secret: the caller by default; another user, bot user
+// or service user of the account only when the caller is an admin (630). Another owner is taken from what the
 // process knows of it, which m's transaction asserts (so it cannot vanish or change between
 // being known and the commit): in a warm process the secret is one DynamoDB call.
 func ResolveOwner(r *api.Request, m *resource.Mutation, supplied *string) (Owner, error) {
@@ -38,15 +38,15 @@ func ResolveOwner(r *api.Request, m *resource.Mutation, supplied *string) (Owner
 		return Owner{ID: c.PrincipalID, Admin: c.Admin, Subject: c.Subject}, nil
 	}
 	id := *supplied
-	if !ids.Is(id, ids.User) && !ids.Is(id, ids.BotUser) {
-		return Owner{}, api.Invalid("owner_id", "owner_id %s is not the id of a user (usr_…) or bot user (bot_…)", api.Describe(id))
+	if !ids.Is(id, ids.User) && !isBot(id) {
+		return Owner{}, api.Invalid("owner_id", "owner_id %s is not the id of a user (usr_…), bot user (bot_…) or service user (service_…)", api.Describe(id))
 	}
 	if !c.Admin {
 		return Owner{}, api.BadRequest(api.CodeOwnerNeedsAdmin, "owner_id", "only an admin may set owner_id to a principal other than itself")
 	}
 	seen := owners.Assume(m, store.ResourceKey(c.AccountID, id))[0]
 	if seen == nil {
-		return Owner{}, api.Invalid("owner_id", "owner_id %s is not a user or bot user of this account", api.Describe(id))
+		return Owner{}, api.Invalid("owner_id", "owner_id %s is not a user, bot user or service user of this account", api.Describe(id))
 	}
 	if ids.Is(id, ids.User) {
 		var u User

@@ -101,9 +101,17 @@ func TestAuthMatrix(t *testing.T) {
 	a.Do(t, "GET", "/api_keys", nil).Expect(t, http.StatusOK)
 }
 
+// Bot users and service users are the same principals under two paths: each path's deactivation
+// and deletion refuse the keys its principal owns.
 func TestBotDeactivationRevokesItsKeys(t *testing.T) {
+	for _, path := range []string{"/bot_users", "/service_users"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) { botDeactivationRevokesItsKeys(t, path) })
+	}
+}
+
+func botDeactivationRevokesItsKeys(t *testing.T, path string) {
 	s, a := testkit.AppAccount(t)
-	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "ci"}).Expect(t, http.StatusCreated)
+	bot := a.Do(t, "POST", path, map[string]any{"name": "ci"}).Expect(t, http.StatusCreated)
 	botID := bot["id"].(string)
 	key := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": botID}).Expect(t, http.StatusCreated)
 	if key["owner_id"] != botID {
@@ -119,16 +127,16 @@ func TestBotDeactivationRevokesItsKeys(t *testing.T) {
 	// A non-admin may not assign another owner.
 	s.Do(t, "POST", "/api_keys", tok, map[string]any{"owner_id": a.UserID}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_630", "owner_id")
 
-	a.Do(t, "PATCH", "/bot_users/"+botID, map[string]any{"active": false}).Expect(t, http.StatusOK)
+	a.Do(t, "PATCH", path+"/"+botID, map[string]any{"active": false}).Expect(t, http.StatusOK)
 	s.Do(t, "GET", "/api_keys", tok, nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
 	s.Do(t, "POST", "/api_keys", tok, map[string]any{}).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
 	s.Do(t, "GET", "/api_keys", own["token"].(string), nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
-	a.Do(t, "PATCH", "/bot_users/"+botID, map[string]any{"active": true}).Expect(t, http.StatusOK)
+	a.Do(t, "PATCH", path+"/"+botID, map[string]any{"active": true}).Expect(t, http.StatusOK)
 	s.Do(t, "GET", "/api_keys", tok, nil).Expect(t, http.StatusOK)
-	a.Do(t, "DELETE", "/bot_users/"+botID, nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", path+"/"+botID, nil).Expect(t, http.StatusNoContent)
 	s.Do(t, "GET", "/api_keys", tok, nil).ExpectError(t, http.StatusForbidden, "ERR_NGROK_203", "")
 	// A bot created inactive has refused keys from the start.
-	idle := a.Do(t, "POST", "/bot_users", map[string]any{"name": "idle", "active": false}).Expect(t, http.StatusCreated)
+	idle := a.Do(t, "POST", path, map[string]any{"name": "idle", "active": false}).Expect(t, http.StatusCreated)
 	if idle["active"] != false {
 		t.Fatalf("active %v", idle["active"])
 	}
@@ -386,8 +394,9 @@ func TestOwnerFactsOneCallAndNeverStale(t *testing.T) {
 		return tok.Subject
 	}
 	one := map[string]int{"TransactWriteItems": 1}
-	for _, path := range []string{"/api_keys", "/credentials"} {
-		bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "first"}).Expect(t, http.StatusCreated)["id"].(string)
+	for i, path := range []string{"/api_keys", "/credentials"} {
+		owners := []string{"/bot_users", "/service_users"}[i] // either path's principals
+		bot := a.Do(t, "POST", owners, map[string]any{"name": "first"}).Expect(t, http.StatusCreated)["id"].(string)
 		body := map[string]any{"owner_id": bot}
 		a.Do(t, "POST", path, body).Expect(t, http.StatusCreated) // the process learns the bot
 		var res map[string]any
@@ -398,16 +407,90 @@ func TestOwnerFactsOneCallAndNeverStale(t *testing.T) {
 			t.Fatalf("%s: owner %v subject %q", path, res["owner_id"], subject(res))
 		}
 		// Renamed: the known name fails the commit and the token carries the new one.
-		a.Do(t, "PATCH", "/bot_users/"+bot, map[string]any{"name": "second"}).Expect(t, http.StatusOK)
+		a.Do(t, "PATCH", owners+"/"+bot, map[string]any{"name": "second"}).Expect(t, http.StatusOK)
 		if got := subject(a.Do(t, "POST", path, body).Expect(t, http.StatusCreated)); got != "second" {
 			t.Fatalf("%s after a rename: token subject %q, want second", path, got)
 		}
 		// Deleted: refused as an unknown owner would be, storing nothing.
-		a.Do(t, "DELETE", "/bot_users/"+bot, nil).Expect(t, http.StatusNoContent)
+		a.Do(t, "DELETE", owners+"/"+bot, nil).Expect(t, http.StatusNoContent)
 		a.Do(t, "POST", path, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "owner_id")
 	}
 	// A user of the account: its email and admin flag are copied as they are.
 	if got := subject(a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": a.UserID}).Expect(t, http.StatusCreated)); got == "" {
 		t.Fatalf("a key for the admin user has no subject")
+	}
+}
+
+func TestServiceUsersConformance(t *testing.T) {
+	s := testkit.App(t)
+	s.Conformance(t, testkit.FamilySpec{
+		Family: principals.ServiceUsersDescriptor,
+		Create: func(t *testing.T, a *testkit.Account, n int) any {
+			return map[string]any{"name": "ci-service"}
+		},
+		Update:      map[string]any{"name": "deploy-service", "active": true},
+		UpdateWants: map[string]any{"name": "deploy-service", "active": true},
+	})
+}
+
+// Service users and bot users are one kind of principal seen through two paths, each with its
+// own ids, list and events: an id of either works wherever owner_id is accepted, and each path
+// serves only its own ids. Service users list with filter; bot users do not (as the OpenAPI).
+func TestServiceUsersBesideBotUsers(t *testing.T) {
+	_, a, b := testkit.AppTwoAccounts(t)
+	svc := a.Do(t, "POST", "/service_users", map[string]any{"name": "deployer", "active": false}).Expect(t, http.StatusCreated)
+	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "ci"}).Expect(t, http.StatusCreated)
+	svcID, botID := svc["id"].(string), bot["id"].(string)
+	if !ids.Is(svcID, ids.ServiceUser) || svc["active"] != false || svc["uri"] != a.URL("/service_users/"+svcID) {
+		t.Fatalf("service user %v", svc)
+	}
+	a.Do(t, "GET", "/bot_users/"+svcID, nil).ExpectError(t, http.StatusNotFound, "", "")
+	a.Do(t, "GET", "/service_users/"+botID, nil).ExpectError(t, http.StatusNotFound, "", "")
+	svcs, _ := a.WalkPages(t, "/service_users", "service_users")
+	bots, _ := a.WalkPages(t, "/bot_users", "bot_users")
+	if !slices.Equal(svcs, []string{svcID}) || !slices.Equal(bots, []string{botID}) {
+		t.Fatalf("service users %v, bot users %v", svcs, bots)
+	}
+	for _, owner := range []string{svcID, botID} {
+		for _, path := range []string{"/api_keys", "/credentials"} {
+			if got := a.Do(t, "POST", path, map[string]any{"owner_id": owner}).Expect(t, http.StatusCreated); got["owner_id"] != owner {
+				t.Fatalf("%s owner_id %v, want %s", path, got["owner_id"], owner)
+			}
+		}
+		b.Do(t, "POST", "/api_keys", map[string]any{"owner_id": owner}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "owner_id")
+	}
+	active := a.Do(t, "GET", "/service_users?filter="+url.QueryEscape(`obj.active == false && obj.name == "deployer"`), nil).Expect(t, http.StatusOK)
+	if items := active["service_users"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != svcID {
+		t.Fatalf("filtered service users: %v", active)
+	}
+	a.Do(t, "GET", "/service_users?filter="+url.QueryEscape(`obj.name[0] == "d"`), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_250", "filter")
+	// Refused input names its field and changes nothing.
+	before := a.Snapshot(t)
+	for _, c := range []struct {
+		method, path string
+		body         any
+		code, field  string
+	}{
+		{"POST", "/service_users", map[string]any{}, "ERR_NGROK_215", "name"},
+		{"POST", "/service_users", map[string]any{"name": strings.Repeat("n", 256)}, "ERR_NGROK_215", "name"},
+		{"POST", "/service_users", map[string]any{"name": "x", "active": "yes"}, "ERR_NGROK_215", "active"},
+		{"POST", "/service_users", map[string]any{"name": "x", "owner_id": botID}, "ERR_NGROK_214", "owner_id"},
+		{"PATCH", "/service_users/" + svcID, map[string]any{"name": ""}, "ERR_NGROK_215", "name"},
+		{"PATCH", "/service_users/" + svcID, map[string]any{}, "ERR_NGROK_606", "body"},
+		{"PATCH", "/service_users/" + svcID, map[string]any{"id": botID, "name": "y"}, "ERR_NGROK_215", "id"},
+	} {
+		a.Do(t, c.method, c.path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+	}
+	a.Unchanged(t, before, "refused service user requests")
+	// Events carry the service user's own kind.
+	a.Do(t, "DELETE", "/service_users/"+svcID, nil).Expect(t, http.StatusNoContent)
+	kinds := map[string]bool{}
+	for _, ev := range a.AuditLog(t) {
+		kinds[ev.EventType] = true
+	}
+	for _, want := range []string{"service_user_created.v0", "service_user_deleted.v0", "bot_user_created.v0"} {
+		if !kinds[want] {
+			t.Errorf("no %s in the audit log: %v", want, kinds)
+		}
 	}
 }

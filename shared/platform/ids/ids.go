@@ -38,6 +38,8 @@ const (
 	ReservedDomain          = "rd"
 	ReservedAddr            = "ra"
 	BotUser                 = "bot"
+	ServiceUser             = "service"
+	SSHCredential           = "sshcr"
 	User                    = "usr"
 	Account                 = "ac"
 	Operation               = "op"

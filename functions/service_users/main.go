@@ -1,0 +1,9 @@
+// Command service_users is the Lambda function serving the /service_users routes.
+package main
+
+import (
+	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/runtime"
+)
+
+func main() { runtime.Main(principals.ServiceUsersDescriptor) }
