@@ -20,12 +20,31 @@ import (
 // issued_at set, referenced once). It returns the due entry's key.
 func failedJob(t *testing.T, s *testkit.Stack, account, id, certID string) store.Key {
 	t.Helper()
+	now := time.Now()
+	return workerWrote(t, s, account, id, certID, &domains.CertJob{ErrorCode: "DNS_ERROR", Msg: "create the CNAME", StartedAt: now.Unix(), RetriesAt: now.Add(time.Hour).Unix()})
+}
+
+// issuedJob writes what the certificate worker leaves on a managed resource whose job issued
+// certID (an uploaded certificate made into the managed one, as failedJob does): no pending
+// or running job, the certificate due for renewal. It returns the due entry's key.
+func issuedJob(t *testing.T, s *testkit.Stack, account, id, certID string) store.Key {
+	t.Helper()
+	return workerWrote(t, s, account, id, certID, nil)
+}
+
+// workerWrote is failedJob with job, or issuedJob without.
+func workerWrote(t *testing.T, s *testkit.Stack, account, id, certID string, job *domains.CertJob) store.Key {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
 	due := store.CertDueKey(now.Add(time.Hour).Unix(), account, id)
-	job := domains.CertJob{ErrorCode: "DNS_ERROR", Msg: "create the CNAME", StartedAt: now.Unix(), RetriesAt: now.Add(time.Hour).Unix()}
-	upd := expression.Set(expression.Name("provisioning_job"), expression.Value(job)).Set(expression.Name("cert_due"), expression.Value(due.SK)).
+	upd := expression.Set(expression.Name("cert_due"), expression.Value(due.SK)).
 		Set(expression.Name("renews_at"), expression.Value(now.Add(60*24*time.Hour).Unix())).Add(expression.Name(store.AttrVersion), expression.Value(1))
+	if job != nil {
+		upd = upd.Set(expression.Name("provisioning_job"), expression.Value(*job))
+	} else {
+		upd = upd.Remove(expression.Name("provisioning_job")).Remove(expression.Name("cert_pending"))
+	}
 	if certID != "" {
 		upd = upd.Set(expression.Name("managed_certificate_id"), expression.Value(certID))
 	}

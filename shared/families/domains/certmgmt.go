@@ -98,7 +98,7 @@ type CertJobJSON struct {
 // check validates a supplied policy (field names it in errors) and fills the defaults: authority
 // letsencrypt, the private key type defKeyType.
 func (p CertPolicyJSON) check(field, defKeyType string) (CertPolicy, error) {
-	out := CertPolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
+	out := CertPolicy(p)
 	if out.Authority == "" {
 		out.Authority = AuthorityLetsEncrypt
 	}
@@ -114,11 +114,18 @@ func (p CertPolicyJSON) check(field, defKeyType string) (CertPolicy, error) {
 	return out, nil
 }
 
-// setPolicy stores a checked policy set by r's caller and requests a job for domains; the
-// caller writes the job's item (enqueue) in the same transaction.
-func (c *CertManagement) setPolicy(r *api.Request, p CertPolicy, reason string, domains []string, now time.Time) {
+// setPolicy stores a checked policy set by r's caller and requests a job for domains, reporting
+// whether it did; the caller then writes the job's item (enqueue) in the same transaction. The
+// policy the item already has, whose last job did not fail, changes nothing: infrastructure-as-code
+// tools send back the policy they read with every update, which must not request a certificate
+// issued or on its way again, while setting it again after a failed job retries at once.
+func (c *CertManagement) setPolicy(r *api.Request, p CertPolicy, reason string, domains []string, now time.Time) bool {
+	if c.Policy != nil && *c.Policy == p && (c.Job == nil || c.Job.ErrorCode == "") {
+		return false
+	}
 	c.Policy, c.Names, c.Requester = &p, domains, audit.OnBehalfOf(r)
 	c.Request(reason, now)
+	return true
 }
 
 // Request records a new job (a fresh id) for the policy and names the item has, replacing any

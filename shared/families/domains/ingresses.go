@@ -150,9 +150,9 @@ func (f AgentIngresses) setPolicy(r *api.Request, it *IngressItem, in *CertPolic
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	it.CertManagement.setPolicy(r, p, ReasonPolicy, f.Config.regionDomains(it.Domain), now)
-	it.enqueue(m.Tx, it.AccountID, it.ID, now)
+	if now := time.Now(); it.CertManagement.setPolicy(r, p, ReasonPolicy, f.Config.regionDomains(it.Domain), now) {
+		it.enqueue(m.Tx, it.AccountID, it.ID, now)
+	}
 	return nil
 }
 

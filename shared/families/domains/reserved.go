@@ -119,11 +119,7 @@ func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 	for _, v := range it.ResolvesTo {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
 	}
-	cert := it.CertificateID
-	if cert == "" {
-		cert = it.ManagedCertificateID
-	}
-	if cert != "" {
+	if cert := it.shownCertificate(); cert != "" {
 		out.Certificate = tlscerts.TLSCertificatesDescriptor.Ref(r, cert)
 	}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
@@ -131,6 +127,15 @@ func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 		out.ACMEChallengeCNAMETarget = optional(it.ACMETarget)
 	}
 	return out
+}
+
+// shownCertificate is the id of the certificate the domain serves and reads show: the uploaded
+// one, else the managed one ("" when it has neither).
+func (it *DomainItem) shownCertificate() string {
+	if it.CertificateID != "" {
+		return it.CertificateID
+	}
+	return it.ManagedCertificateID
 }
 
 // InUse is the refusal to delete a domain an endpoint or an edge still references.
@@ -203,11 +208,17 @@ func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainIte
 	return nil, nil
 }
 
-// Update applies a PATCH body; at least one member must be given.
+// Update applies a PATCH body; at least one member must be given. A certificate_id equal to the
+// certificate the domain shows ("" when it shows none) is no change: infrastructure-as-code
+// tools send back every member they read, the managed certificate's id beside its policy
+// included.
 func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
 	var in domainUpdate
 	if err := it.DecodePatch(r, domainTextCodes, &in); err != nil {
 		return err
+	}
+	if in.CertificateID != nil && *in.CertificateID == it.shownCertificate() {
+		in.CertificateID = nil
 	}
 	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
 		return err
@@ -233,9 +244,7 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 		}
 		it.ManagedCertificateID = ""
 	}
-	if policy != nil {
-		now := time.Now()
-		it.setPolicy(r, *policy, ReasonPolicy, []string{it.Domain}, now)
+	if now := time.Now(); policy != nil && it.setPolicy(r, *policy, ReasonPolicy, []string{it.Domain}, now) {
 		it.enqueue(m.Tx, it.AccountID, it.ID, now)
 	}
 	return nil
