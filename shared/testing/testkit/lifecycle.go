@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"tunnelapi/shared/testing/openapi"
 )
 
 // LifecycleSpec is one family, or one form of it, to Lifecycle: what an infrastructure-as-code
@@ -15,8 +17,8 @@ import (
 type LifecycleSpec struct {
 	// Name names the subtest (a family, or a family and the form of it the spec creates).
 	Name string
-	// Path is the family's collection path, such as "/api_keys"; its OpenAPI update form
-	// (UpdateMembers) is what the PATCH carries.
+	// Path is the family's collection path, such as "/api_keys"; its update form in the
+	// platform's OpenAPI (openapi.Update) is what the PATCH carries.
 	Path string
 	// Create returns the create body, making any prerequisites in a's account.
 	Create func(t *testing.T, a *Account) any
@@ -81,7 +83,10 @@ const lifecycleChanged = "changed by the lifecycle test"
 // again, which must equal the first read but for the change (and updated_at), as the PATCH's
 // response must equal it; delete; read, which must be 404. A failing step ends the spec.
 func (a *Account) Lifecycle(t *testing.T, spec LifecycleSpec) {
-	members := UpdateMembers(t, spec.Path)
+	form, ok := openapi.Update(spec.Path)
+	if !ok {
+		t.Fatalf("the platform's OpenAPI has no update form for %s/{id}", spec.Path)
+	}
 	change, wants := spec.Change, spec.ChangeWants
 	if change == nil {
 		change = map[string]any{"description": lifecycleChanged}
@@ -95,18 +100,18 @@ func (a *Account) Lifecycle(t *testing.T, spec LifecycleSpec) {
 	read := a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
 
 	body := map[string]any{}
-	for _, m := range members {
+	for _, m := range form.Members {
 		switch echo, ok := spec.Echo[m.Name]; {
 		case ok:
 			body[m.Name] = echo(read)
-		case read[m.Name] != nil || hasKey(read, m.Name):
+		case hasKey(read, m.Name):
 			body[m.Name] = read[m.Name]
 		default:
-			body[m.Name] = m.Zero
+			body[m.Name] = m.Zero()
 		}
 	}
 	for k, v := range change {
-		if !slices.ContainsFunc(members, func(m UpdateMember) bool { return m.Name == k }) {
+		if _, ok := form.Member(k); !ok {
 			t.Fatalf("change %s is not a member of the update form of %s", k, spec.Path)
 		}
 		body[k] = v
