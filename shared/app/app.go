@@ -2,9 +2,11 @@
 // reads these lists: the local all-in-one server, the test stack, and the tests that check
 // template.yaml, the Makefile, the Lambda mains and the sample events against them.
 //
-// Adding a family means adding its package under shared/families with its resource.Descriptor,
-// an entry in Families, functions/<Dir>/main.go, its block in template.yaml, its entry in the
-// Makefile's FUNCTIONS and sample events in events/<Dir>/; the tests here fail until all agree.
+// Adding a family means adding its package under shared/families with its resource.Descriptor
+// (served by resource.Serve: its hooks and any extra routes declared as resource.Route data;
+// see package resource), an entry in Families, functions/<Dir>/main.go, its block in
+// template.yaml, its entry in the Makefile's FUNCTIONS and sample events in events/<Dir>/; the
+// tests here fail until all agree, and fail on any route added to a mux by hand.
 package app
 
 import (

@@ -26,7 +26,6 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/eventsub"
-	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/queue"
@@ -40,18 +39,14 @@ import (
 
 const root = "../.."
 
-// recorder is an api.Mux that keeps the patterns registered on it.
-type recorder struct{ routes []string }
-
-func (r *recorder) Handle(pattern string, _ http.Handler) { r.routes = append(r.routes, pattern) }
-
+// codeRoutes are the routes f's families declare (resource.Descriptor.Routes), sorted.
 func codeRoutes(f app.Function) []string {
-	rec := &recorder{}
+	var out []string
 	for _, d := range f.Families {
-		d.Register(nil, rec, &api.Server{})
+		out = append(out, d.Routes()...)
 	}
-	sort.Strings(rec.routes)
-	return rec.routes
+	sort.Strings(out)
+	return out
 }
 
 // collections returns the collection paths (no path parameter) served with method.

@@ -33,7 +33,7 @@ const MaxFailoverBackends = 20
 var failoverRules = compositeRules{kind: failover, childCode: CodeFailoverChild, max: MaxFailoverBackends, maxCode: CodeTooManyFailover}
 
 // FailoverBackendsDescriptor is the /backends/failover family.
-var FailoverBackendsDescriptor = failover.descriptor(resource.ServeHooks[FailoverBackends]())
+var FailoverBackendsDescriptor = failover.descriptor(resource.Serve(resource.Wrap[FailoverBackends]))
 
 // FailoverBackends is the failover backend family's rules.
 type FailoverBackends = Backends[FailoverItem, *FailoverItem, failoverBody]

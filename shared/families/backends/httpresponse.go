@@ -51,7 +51,7 @@ const (
 )
 
 // HTTPResponseBackendsDescriptor is the /backends/http_response family.
-var HTTPResponseBackendsDescriptor = httpResponse.descriptor(resource.ServeHooks[HTTPResponseBackends]())
+var HTTPResponseBackendsDescriptor = httpResponse.descriptor(resource.Serve(resource.Wrap[HTTPResponseBackends]))
 
 // HTTPResponseBackends is the HTTP response backend family's rules.
 type HTTPResponseBackends = Backends[HTTPResponseItem, *HTTPResponseItem, httpResponseBody]

@@ -60,11 +60,11 @@ var (
 	kinds        = []kind{tunnelGroup, static, httpResponse, failover, weighted}
 )
 
-// descriptor returns the family descriptor of the backends of kind k, served by routes.
-func (k kind) descriptor(routes func(d *resource.Descriptor, kit *resource.Kit, mux api.Mux, s *api.Server)) *resource.Descriptor {
+// descriptor returns the family descriptor of the backends of kind k, served as serve declares.
+func (k kind) descriptor(serve resource.Serving) *resource.Descriptor {
 	return &resource.Descriptor{
 		Path: k.path, Prefix: k.prefix, ListKey: "backends", EventKind: k.snake + "_backend",
-		Function: k.camel + "BackendsFunction", Dir: k.snake + "_backends", Routes: routes,
+		Function: k.camel + "BackendsFunction", Dir: k.snake + "_backends", Serve: serve,
 	}
 }
 

@@ -54,7 +54,7 @@ func (referrers) Delete(ctx context.Context, r *api.Request, it *referrerItem, m
 
 var referrersDescriptor = &resource.Descriptor{
 	Path: "/test_referrers", Prefix: ids.TLSEdge, ListKey: "referrers", EventKind: "tls_edge",
-	Routes: resource.Serve(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
+	Serve: resource.Serve(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
 		return referrers{f}
 	}),
 }

@@ -43,7 +43,7 @@ type staticBody struct {
 const MaxAddressBytes = 253 + 6
 
 // StaticBackendsDescriptor is the /backends/static family.
-var StaticBackendsDescriptor = static.descriptor(resource.ServeHooks[StaticBackends]())
+var StaticBackendsDescriptor = static.descriptor(resource.Serve(resource.Wrap[StaticBackends]))
 
 // StaticBackends is the static backend family's rules.
 type StaticBackends = Backends[StaticItem, *StaticItem, staticBody]

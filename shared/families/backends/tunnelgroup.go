@@ -40,7 +40,7 @@ const (
 )
 
 // TunnelGroupBackendsDescriptor is the /backends/tunnel_group family.
-var TunnelGroupBackendsDescriptor = tunnelGroup.descriptor(resource.ServeHooks[TunnelGroupBackends]())
+var TunnelGroupBackendsDescriptor = tunnelGroup.descriptor(resource.Serve(resource.Wrap[TunnelGroupBackends]))
 
 // TunnelGroupBackends is the tunnel group backend family's rules.
 type TunnelGroupBackends = Backends[TunnelGroupItem, *TunnelGroupItem, tunnelGroupBody]

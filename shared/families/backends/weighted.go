@@ -38,7 +38,7 @@ const (
 var weightedRules = compositeRules{kind: weighted, childCode: CodeWeightedChild, max: MaxWeightedBackends, maxCode: CodeTooManyWeighted}
 
 // WeightedBackendsDescriptor is the /backends/weighted family.
-var WeightedBackendsDescriptor = weighted.descriptor(resource.ServeHooks[WeightedBackends]())
+var WeightedBackendsDescriptor = weighted.descriptor(resource.Serve(resource.Wrap[WeightedBackends]))
 
 // WeightedBackends is the weighted backend family's rules.
 type WeightedBackends = Backends[WeightedItem, *WeightedItem, weightedBody]

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -219,19 +218,14 @@ type configuredHooks[T any, P interface {
 	resource.Hooks[P]
 }
 
-// serveConfigured is resource.ServeHooks for a family whose hooks H hold the configuration as
-// well, read when the routes are registered.
-func serveConfigured[H configuredHooks[T, P], T any, P interface {
+// configured is the hooks constructor (resource.Serve) of a family whose hooks H hold the
+// configuration as well as their family.
+func configured[H configuredHooks[T, P], T any, P interface {
 	*T
 	store.Resource
-}]() func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-	return func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		cfg := mustConfig()
-		resource.Serve(func(f *resource.Family[T, P]) resource.Hooks[P] {
-			return H(struct {
-				*resource.Family[T, P]
-				Config *Config
-			}{f, cfg})
-		})(d, k, mux, s)
-	}
+}](f *resource.Family[T, P]) H {
+	return H(struct {
+		*resource.Family[T, P]
+		Config *Config
+	}{f, mustConfig()})
 }

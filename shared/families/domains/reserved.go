@@ -94,16 +94,11 @@ type domainCreate struct {
 var ReservedDomainsDescriptor = &resource.Descriptor{
 	Path: "/reserved_domains", Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
-	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		cfg := mustConfig()
-		f := resource.New(d, k, func(f *resource.Family[DomainItem, *DomainItem]) resource.Hooks[*DomainItem] {
-			return ReservedDomains{f, cfg}
-		})
-		f.Register(mux, s)
-		rd := ReservedDomains{f, cfg}
-		mux.Handle("DELETE "+d.Path+"/{id}/certificate", s.Handle(http.StatusNoContent, rd.detachCertificate))
-		mux.Handle("DELETE "+d.Path+"/{id}/certificate_management_policy", s.Handle(http.StatusNoContent, rd.detachPolicy))
-	},
+	Serve: resource.Serve(configured[ReservedDomains],
+		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
+			Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate},
+		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
+			Status: http.StatusNoContent, Serve: ReservedDomains.detachPolicy}),
 }
 
 // ReservedDomains is the reserved domain family's rules.

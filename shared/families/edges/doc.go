@@ -22,11 +22,14 @@
 //
 //	backend := edges.Attach(edges.BackendModule, func(it *RouteItem) **edges.Backend { return &it.Backend })
 //	modules := edges.NewSet(backend, …)
-//	modules.Register(mux, srv, "/edges/https/{edge_id}/routes/{id}", holder)  // PUT/GET/DELETE …/<name>
+//	// among the family's resource.Serve routes: PUT/GET/DELETE /{edge_id}/routes/{id}/<name>
+//	edges.ModuleRoutes(modules, "/{edge_id}/routes/{id}", func(f F) edges.Holder[RouteItem] { … })
 //	// in the wire form: Backend: backend.Render(r, it) (a nil *BackendJSON, JSON null, when absent)
 //
-// holder (a Holder) loads and modifies the item a request's path names and says what the item
-// holds on others (Claim). Family implements it for edges.
+// The holder (a Holder) loads and modifies the item a request's path names and says what the
+// item holds on others (Claim). Family implements it for edges. An edge family is a Spec (its
+// hostport rule, its modules, its wire form) and a descriptor serving it like any family:
+// Serve: resource.Serve(spec.Hooks, spec.Routes()...).
 //
 // # The update rule
 //

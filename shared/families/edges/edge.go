@@ -58,24 +58,15 @@ type Spec[T any, P Item[T]] struct {
 	Delete func(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error
 }
 
-// Serve returns the Routes of an edge family: the five operations on the descriptor's path
-// and the sub-routes of each module.
-func Serve[T any, P Item[T]](spec *Spec[T, P]) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-	return func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		NewFamily(d, k, spec).Register(mux, s)
-	}
+// Hooks is the hooks constructor (resource.Serve) of the edge family spec declares.
+func (spec *Spec[T, P]) Hooks(f *resource.Family[T, P]) *Family[T, P] {
+	return &Family[T, P]{Family: f, spec: spec, hostports: hostports{HostportRule: spec.Hostports, config: domains.MustConfig()}}
 }
 
-// NewFamily returns the edge family d declared by spec, on k (nil only to list its routes), for
-// families whose Routes add more than Serve does.
-func NewFamily[T any, P Item[T]](d *resource.Descriptor, k *resource.Kit, spec *Spec[T, P]) *Family[T, P] {
-	hp := hostports{HostportRule: spec.Hostports, config: domains.MustConfig()}
-	var out *Family[T, P]
-	resource.New(d, k, func(f *resource.Family[T, P]) resource.Hooks[P] {
-		out = &Family[T, P]{Family: f, spec: spec, hostports: hp}
-		return out
-	})
-	return out
+// Routes are the routes an edge family serves beyond the five operations: the sub-routes of
+// each of its modules (ModuleRoutes).
+func (spec *Spec[T, P]) Routes() []resource.Route[*Family[T, P]] {
+	return ModuleRoutes(spec.Modules, "/{id}", func(f *Family[T, P]) Holder[T] { return f })
 }
 
 // Family is the hooks every edge family shares (resource.Hooks of its item type), and the
@@ -84,12 +75,6 @@ type Family[T any, P Item[T]] struct {
 	*resource.Family[T, P]
 	spec      *Spec[T, P]
 	hostports hostports
-}
-
-// Register adds the five operations and each module's sub-routes to mux.
-func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) {
-	f.Family.Register(mux, s)
-	f.spec.Modules.Register(mux, s, f.Path+"/{id}", f)
 }
 
 // edgeBody is the create and update body of every edge family: its modules are the members

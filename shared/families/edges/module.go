@@ -296,29 +296,37 @@ type Holder[H any] interface {
 	Claim(h *H) Claim
 }
 
-// Register adds PUT, GET and DELETE <base>/<name> for each module of the set: base is the
-// holder's item route ("/edges/tls/{id}"). PUT replaces the module (200 with it), GET returns
-// it and DELETE removes it (204), both 404 when it is absent.
-func (s *Set[H]) Register(mux api.Mux, srv *api.Server, base string, holder Holder[H]) {
+// ModuleRoutes are PUT, GET and DELETE <base>/<name> for each module of the set s, served on the
+// holder holder returns for the family's hooks F: base is the holder's item route under the
+// family's path ("/{id}"). PUT replaces the module (200 with it), GET returns it and DELETE
+// removes it (204), both 404 when it is absent.
+func ModuleRoutes[F, H any](s *Set[H], base string, holder func(F) Holder[H]) []resource.Route[F] {
+	var out []resource.Route[F]
 	for _, mod := range s.modules {
 		path := base + "/" + mod.Name()
-		mux.Handle("PUT "+path, srv.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
-			return s.replace(ctx, r, mod, holder)
-		}))
-		mux.Handle("GET "+path, srv.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
-			h, err := holder.Load(ctx, r)
-			if err != nil {
-				return nil, err
-			}
-			if !mod.Present(h) {
-				return nil, api.ErrNotFound
-			}
-			return mod.Render(r, h), nil
-		}))
-		mux.Handle("DELETE "+path, srv.Handle(http.StatusNoContent, func(ctx context.Context, r *api.Request) (any, error) {
-			return nil, s.remove(ctx, r, mod, holder)
-		}))
+		out = append(out,
+			resource.Route[F]{Method: http.MethodPut, Pattern: path, Status: http.StatusOK,
+				Serve: func(f F, ctx context.Context, r *api.Request) (any, error) { return s.replace(ctx, r, mod, holder(f)) }},
+			resource.Route[F]{Method: http.MethodGet, Pattern: path, Status: http.StatusOK,
+				Serve: func(f F, ctx context.Context, r *api.Request) (any, error) { return s.get(ctx, r, mod, holder(f)) }},
+			resource.Route[F]{Method: http.MethodDelete, Pattern: path, Status: http.StatusNoContent,
+				Serve: func(f F, ctx context.Context, r *api.Request) (any, error) {
+					return nil, s.remove(ctx, r, mod, holder(f))
+				}})
 	}
+	return out
+}
+
+// get serves a module GET: 404 when the module is absent.
+func (s *Set[H]) get(ctx context.Context, r *api.Request, mod Module[H], holder Holder[H]) (any, error) {
+	h, err := holder.Load(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if !mod.Present(h) {
+		return nil, api.ErrNotFound
+	}
+	return mod.Render(r, h), nil
 }
 
 // replace serves a module PUT. The body is the module's mutate form, or (as the JavaScript

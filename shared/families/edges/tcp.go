@@ -34,12 +34,15 @@ var (
 var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
-	Routes: Serve(&Spec[TCPEdgeItem, *TCPEdgeItem]{
-		Hostports: HostportRule{Addresses: true},
-		Modules:   tcpModules,
-		Render: func(r *api.Request, it *TCPEdgeItem, common EdgeJSON) any {
-			return TCPEdgeJSON{EdgeJSON: common, Backend: tcpBackend.Render(r, it), IPRestriction: tcpIPRestriction.Render(r, it),
-				TrafficPolicy: tcpTrafficPolicy.Render(r, it)}
-		},
-	}),
+	Serve: resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...),
+}
+
+// tcpSpec declares the family to the edges machinery.
+var tcpSpec = &Spec[TCPEdgeItem, *TCPEdgeItem]{
+	Hostports: HostportRule{Addresses: true},
+	Modules:   tcpModules,
+	Render: func(r *api.Request, it *TCPEdgeItem, common EdgeJSON) any {
+		return TCPEdgeJSON{EdgeJSON: common, Backend: tcpBackend.Render(r, it), IPRestriction: tcpIPRestriction.Render(r, it),
+			TrafficPolicy: tcpTrafficPolicy.Render(r, it)}
+	},
 }

@@ -41,12 +41,15 @@ var (
 var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
-	Routes: Serve(&Spec[TLSEdgeItem, *TLSEdgeItem]{
-		Hostports: HostportRule{AddressCode: CodeTLSEdgeAddr},
-		Modules:   tlsModules,
-		Render: func(r *api.Request, it *TLSEdgeItem, common EdgeJSON) any {
-			return TLSEdgeJSON{EdgeJSON: common, Backend: tlsBackend.Render(r, it), IPRestriction: tlsIPRestriction.Render(r, it),
-				MutualTLS: tlsMutualTLS.Render(r, it), TLSTermination: tlsTLSTermination.Render(r, it), TrafficPolicy: tlsTrafficPolicy.Render(r, it)}
-		},
-	}),
+	Serve: resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...),
+}
+
+// tlsSpec declares the family to the edges machinery.
+var tlsSpec = &Spec[TLSEdgeItem, *TLSEdgeItem]{
+	Hostports: HostportRule{AddressCode: CodeTLSEdgeAddr},
+	Modules:   tlsModules,
+	Render: func(r *api.Request, it *TLSEdgeItem, common EdgeJSON) any {
+		return TLSEdgeJSON{EdgeJSON: common, Backend: tlsBackend.Render(r, it), IPRestriction: tlsIPRestriction.Render(r, it),
+			MutualTLS: tlsMutualTLS.Render(r, it), TLSTermination: tlsTLSTermination.Render(r, it), TrafficPolicy: tlsTrafficPolicy.Render(r, it)}
+	},
 }

@@ -70,14 +70,18 @@ var EventSubscriptionsDescriptor = &resource.Descriptor{
 	Path: "/event_subscriptions", Prefix: ids.EventSubscription, ListKey: "event_subscriptions",
 	EventKind: "event_subscription", Filter: true,
 	Function: "EventSubscriptionsFunction", Dir: "event_subscriptions",
-	Routes: routeSubscriptions,
+	Serve: resource.Serve(resource.Wrap[EventSubscriptions], sourceRoutes...),
 }
 
-// routeSubscriptions adds the five operations of subscriptions and the routes of their sources.
-func routeSubscriptions(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-	f := resource.HooksOf[EventSubscriptions](d, k)
-	f.Register(mux, s)
-	EventSources{f}.Register(mux, s)
+// sourceRoutes serve /event_subscriptions/{subscription_id}/sources: the subscription's event
+// types as a sub-resource keyed by type, kept inside the subscription item (read with
+// Family.Load, changed with Family.Modify, so each change is the subscription's update).
+var sourceRoutes = []resource.Route[EventSubscriptions]{
+	{Method: http.MethodPost, Pattern: "/{subscription_id}/sources", Status: http.StatusCreated, Serve: EventSubscriptions.createSource},
+	{Method: http.MethodGet, Pattern: "/{subscription_id}/sources", Status: http.StatusOK, Serve: EventSubscriptions.listSources},
+	{Method: http.MethodGet, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusOK, Serve: EventSubscriptions.getSource},
+	{Method: http.MethodPatch, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusOK, Serve: EventSubscriptions.updateSource},
+	{Method: http.MethodDelete, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusNoContent, Serve: EventSubscriptions.deleteSource},
 }
 
 // EventSubscriptions is the event subscription family's rules. A subscription references each
@@ -229,24 +233,6 @@ type sourceList struct {
 	URI     string       `json:"uri"`
 }
 
-// EventSources serves /event_subscriptions/{subscription_id}/sources: the subscription's
-// event types as a sub-resource keyed by type, kept inside the subscription item (read with
-// Family.Load, changed with Family.Modify, so each change is the subscription's update).
-type EventSources struct {
-	EventSubscriptions
-}
-
-// Register adds the sources routes.
-func (f EventSources) Register(mux api.Mux, s *api.Server) {
-	coll := f.Path + "/{subscription_id}/sources"
-	one := coll + "/{type}"
-	mux.Handle("POST "+coll, s.Handle(http.StatusCreated, f.create))
-	mux.Handle("GET "+coll, s.Handle(http.StatusOK, f.list))
-	mux.Handle("GET "+one, s.Handle(http.StatusOK, f.get))
-	mux.Handle("PATCH "+one, s.Handle(http.StatusOK, f.update))
-	mux.Handle("DELETE "+one, s.Handle(http.StatusNoContent, f.delete))
-}
-
 // noQuery refuses any query parameter: the sources list is not paginated.
 func noQuery(r *api.Request) error {
 	for k := range r.HTTP.URL.Query() {
@@ -255,7 +241,7 @@ func noQuery(r *api.Request) error {
 	return nil
 }
 
-func (f EventSources) create(ctx context.Context, r *api.Request) (any, error) {
+func (f EventSubscriptions) createSource(ctx context.Context, r *api.Request) (any, error) {
 	var in sourceCreate
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
@@ -272,7 +258,7 @@ func (f EventSources) create(ctx context.Context, r *api.Request) (any, error) {
 	return f.source(r, it.ID, *in.Type), nil
 }
 
-func (f EventSources) list(ctx context.Context, r *api.Request) (any, error) {
+func (f EventSubscriptions) listSources(ctx context.Context, r *api.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
@@ -283,7 +269,7 @@ func (f EventSources) list(ctx context.Context, r *api.Request) (any, error) {
 	return sourceList{Sources: f.renderSources(r, it), URI: f.URI(r, it.ID+"/sources")}, nil
 }
 
-func (f EventSources) get(ctx context.Context, r *api.Request) (any, error) {
+func (f EventSubscriptions) getSource(ctx context.Context, r *api.Request) (any, error) {
 	typ := r.PathValue("type")
 	it, err := f.Load(ctx, r, r.PathValue("subscription_id"), errNoSubscription)
 	if err != nil {
@@ -295,10 +281,10 @@ func (f EventSources) get(ctx context.Context, r *api.Request) (any, error) {
 	return f.source(r, it.ID, typ), nil
 }
 
-// update answers with the source as it is: a source has no changeable member, and its update
+// updateSource answers with the source as it is: a source has no changeable member, and its update
 // form holds only the path's values, which api.Decode checks and drops. Like every PATCH, it
 // still commits (and records) an update.
-func (f EventSources) update(ctx context.Context, r *api.Request) (any, error) {
+func (f EventSubscriptions) updateSource(ctx context.Context, r *api.Request) (any, error) {
 	if err := api.Decode(r, &struct{}{}); err != nil {
 		return nil, err
 	}
@@ -315,7 +301,7 @@ func (f EventSources) update(ctx context.Context, r *api.Request) (any, error) {
 	return f.source(r, it.ID, typ), nil
 }
 
-func (f EventSources) delete(ctx context.Context, r *api.Request) (any, error) {
+func (f EventSubscriptions) deleteSource(ctx context.Context, r *api.Request) (any, error) {
 	typ := r.PathValue("type")
 	_, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
 		return it.removeSource(typ)

@@ -2,6 +2,7 @@ package httpsedges
 
 import (
 	"context"
+	"slices"
 
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/platform/api"
@@ -73,11 +74,7 @@ func init() {
 var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Path: edgesPath, Prefix: ids.HTTPSEdge, ListKey: "https_edges", EventKind: "https_edge",
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
-	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		f := edges.NewFamily(d, k, edgeSpec)
-		f.Register(mux, s)
-		registerRoutes(f, mux, s)
-	},
+	Serve: resource.Serve(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...),
 }
 
 // edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a

@@ -162,15 +162,23 @@ type routes struct {
 	edges *edges.Family[HTTPSEdgeItem, *HTTPSEdgeItem]
 }
 
-// registerRoutes adds the routes' operations and their modules' sub-routes.
-func registerRoutes(f *edges.Family[HTTPSEdgeItem, *HTTPSEdgeItem], mux api.Mux, s *api.Server) {
-	h := &routes{edges: f}
-	base := edgesPath + "/{edge_id}/routes"
-	mux.Handle("POST "+base, s.Handle(http.StatusCreated, h.create))
-	mux.Handle("GET "+base+"/{id}", s.Handle(http.StatusOK, h.get))
-	mux.Handle("PATCH "+base+"/{id}", s.Handle(http.StatusOK, h.update))
-	mux.Handle("DELETE "+base+"/{id}", s.Handle(http.StatusNoContent, h.delete))
-	routeModules.Register(mux, s, base+"/{id}", h)
+// edgeFamily is the hooks of HTTPS edges, on which their routes are served.
+type edgeFamily = *edges.Family[HTTPSEdgeItem, *HTTPSEdgeItem]
+
+// routeRoutes are the routes' operations under /edges/https/{edge_id}/routes and their modules'
+// sub-routes.
+var routeRoutes = append([]resource.Route[edgeFamily]{
+	{Method: http.MethodPost, Pattern: "/{edge_id}/routes", Status: http.StatusCreated, Serve: onRoutes((*routes).create)},
+	{Method: http.MethodGet, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Serve: onRoutes((*routes).get)},
+	{Method: http.MethodPatch, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Serve: onRoutes((*routes).update)},
+	{Method: http.MethodDelete, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusNoContent, Serve: onRoutes((*routes).delete)},
+}, edges.ModuleRoutes(routeModules, "/{edge_id}/routes/{id}", func(f edgeFamily) edges.Holder[Route] { return &routes{edges: f} })...)
+
+// onRoutes serves a route operation on the routes of the edge family f.
+func onRoutes(op func(h *routes, ctx context.Context, r *api.Request) (any, error)) func(f edgeFamily, ctx context.Context, r *api.Request) (any, error) {
+	return func(f edgeFamily, ctx context.Context, r *api.Request) (any, error) {
+		return op(&routes{edges: f}, ctx, r)
+	}
 }
 
 // routeBody is the create and update body of a route (HTTPSEdgeRouteCreate, HTTPSEdgeRouteUpdate):

@@ -33,7 +33,7 @@ type apiKeyCreate struct {
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
 	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true,
-	Routes: resource.Serve(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
+	Serve: resource.Serve(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
 		return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
 	}),
 }

@@ -43,7 +43,7 @@ const maxNameBytes = 255
 var BotUsersDescriptor = &resource.Descriptor{
 	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 	Function: "BotUsersFunction", Dir: "bot_users",
-	Routes: resource.ServeHooks[BotUsers](),
+	Serve: resource.Serve(resource.Wrap[BotUsers]),
 }
 
 // ServiceUsersDescriptor is the /service_users family: bot users by the platform's newer name,

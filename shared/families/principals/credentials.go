@@ -48,7 +48,7 @@ type credentialCreate struct {
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
 	Function: "CredentialsFunction", Dir: "credentials", Seals: true,
-	Routes: resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
+	Serve: resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
 		return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
 	}),
 }

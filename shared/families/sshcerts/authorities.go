@@ -159,7 +159,7 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, ListKey: "ssh_certificate_authorities",
 	EventKind: "ssh_certificate_authority", Filter: true,
 	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Seals: true,
-	Routes: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
+	Serve: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
 		return Authorities{Family: f}
 	}),
 }

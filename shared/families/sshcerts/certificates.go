@@ -83,21 +83,22 @@ var (
 var SSHUserCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
 	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Seals: true,
-	Routes: certificateRoutes(userKind),
+	Serve: resource.Serve(certificates(userKind)),
 }
 
 // SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
 var SSHHostCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
 	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Seals: true,
-	Routes: certificateRoutes(hostKind),
+	Serve: resource.Serve(certificates(hostKind)),
 }
 
-// certificateRoutes serves the certificate family of kind kd, with its own cache of CA keys.
-func certificateRoutes(kd kind) func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-	return resource.Serve(func(f *resource.Family[Certificate, *Certificate]) resource.Hooks[*Certificate] {
+// certificates returns the hooks constructor of the certificate family of kind kd, each family
+// with its own cache of CA keys.
+func certificates(kd kind) func(f *resource.Family[Certificate, *Certificate]) Certificates {
+	return func(f *resource.Family[Certificate, *Certificate]) Certificates {
 		return Certificates{Family: f, kind: kd, signers: &signerCache{}}
-	})
+	}
 }
 
 // Certificates is the rules of the SSH user and host certificate families, which differ only

@@ -37,7 +37,7 @@ type certificateAuthorityCreate struct {
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/certificate_authorities", Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
-	Routes: resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
+	Serve: resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
 		return CertificateAuthorities{Family: f}
 	}),
 }

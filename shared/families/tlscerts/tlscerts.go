@@ -70,7 +70,7 @@ type tlsCertificateCreate struct {
 var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
-	Routes: resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
+	Serve: resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
 		return TLSCertificates{Family: f}
 	}),
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"tunnelapi/shared/platform/api"
-	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -31,23 +30,13 @@ type Descriptor struct {
 	// shared/platform/seal/kmsseal) and its function hold the KMS permissions, so a function
 	// that keeps no secrets stays small.
 	Seals bool
-	// Routes adds the family's routes to mux; Serve builds it for a family of the generic shape.
-	Routes func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server)
+	// Serve is how the family is served: its hooks and any routes beyond the five operations,
+	// as Serve declares them.
+	Serve Serving
 }
 
 // URI is the absolute URL of the resource id on r's host.
 func (d *Descriptor) URI(r *api.Request, id string) string { return r.URI(d.Path + "/" + id) }
-
-// Register adds d's routes to mux. A family that does not declare Seals gets a kit whose sealer
-// refuses, so one that seals without saying so fails its tests instead of its function in AWS.
-func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
-	if !d.Seals && k != nil {
-		unsealed := *k
-		unsealed.Seal = seal.Unavailable(d.Path + " keeps no secrets (its Descriptor does not set Seals)")
-		k = &unsealed
-	}
-	d.Routes(d, k, mux, s)
-}
 
 // Ref is the wire reference to the resource id, as other resources show it.
 func (d *Descriptor) Ref(r *api.Request, id string) *api.Ref {
@@ -106,27 +95,8 @@ type Referenceable interface {
 	InUse() *api.Error
 }
 
-// New returns the family described by d, with the hooks hooks builds for it.
-func New[T any, P interface {
-	*T
-	store.Resource
-}](d *Descriptor, k *Kit, hooks func(f *Family[T, P]) Hooks[P]) *Family[T, P] {
-	f := &Family[T, P]{Descriptor: d, Kit: k}
-	f.Hooks = hooks(f)
-	return f
-}
-
-// Serve returns the Routes of a family of the generic shape: the five operations on d.Path.
-// A family whose hooks type holds nothing but its family uses ServeHooks instead.
-func Serve[T any, P interface {
-	*T
-	store.Resource
-}](hooks func(f *Family[T, P]) Hooks[P]) func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) {
-	return func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) { New(d, k, hooks).Register(mux, s) }
-}
-
 // Bare is the shape of a hooks type that holds nothing but its family (struct{ *Family[T, P] }):
-// such a type is built from the descriptor alone, by ServeHooks and HooksOf.
+// such a type is built from the descriptor alone, by Wrap and HooksOf.
 type Bare[T any, P interface {
 	*T
 	store.Resource
@@ -135,13 +105,13 @@ type Bare[T any, P interface {
 	Hooks[P]
 }
 
-// ServeHooks returns the Routes of a family of the generic shape whose hooks are the type H,
-// which holds nothing but its family: Routes: resource.ServeHooks[MyHooks]().
-func ServeHooks[H Bare[T, P], T any, P interface {
+// Wrap is the hooks constructor of a hooks type H that holds nothing but its family:
+// Serve: resource.Serve(resource.Wrap[MyHooks]).
+func Wrap[H Bare[T, P], T any, P interface {
 	*T
 	store.Resource
-}]() func(d *Descriptor, k *Kit, mux api.Mux, s *api.Server) {
-	return Serve(bind[H, T, P])
+}](f *Family[T, P]) H {
+	return H(struct{ *Family[T, P] }{f})
 }
 
 // HooksOf returns the hooks H of the family d served with kit k (nil in a unit test of the hooks
@@ -150,15 +120,8 @@ func HooksOf[H Bare[T, P], T any, P interface {
 	*T
 	store.Resource
 }](d *Descriptor, k *Kit) H {
-	return H(struct{ *Family[T, P] }{New(d, k, bind[H, T, P])})
-}
-
-// bind wraps f in the hooks type H.
-func bind[H Bare[T, P], T any, P interface {
-	*T
-	store.Resource
-}](f *Family[T, P]) Hooks[P] {
-	return H(struct{ *Family[T, P] }{f})
+	h, _ := bind(d, k, Wrap[H])
+	return h
 }
 
 // Head is the members that open most resources' wire form, in the platform's order: id, uri,

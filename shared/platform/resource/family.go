@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -88,17 +87,6 @@ func (f *Family[T, P]) core() *core {
 		c.updateReads = u.UpdateReads
 	}
 	return c
-}
-
-// Register adds the family's routes to mux.
-func (f *Family[T, P]) Register(mux api.Mux, s *api.Server) { f.core().register(mux, s) }
-
-func (c *core) register(mux api.Mux, s *api.Server) {
-	mux.Handle("POST "+c.Path, s.Handle(http.StatusCreated, c.createOp))
-	mux.Handle("GET "+c.Path, s.Handle(http.StatusOK, c.list))
-	mux.Handle("GET "+c.Path+"/{id}", s.Handle(http.StatusOK, c.get))
-	mux.Handle("PATCH "+c.Path+"/{id}", s.Handle(http.StatusOK, c.updateOp))
-	mux.Handle("DELETE "+c.Path+"/{id}", s.Handle(http.StatusNoContent, c.deleteOp))
 }
 
 func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) {

@@ -2,6 +2,32 @@
 // the caller verified in the same round trip, an audit event in every mutation's transaction,
 // optimistic concurrency, and O(page) lists. A family supplies only its types and rules.
 //
+// # Serving a family
+//
+// A family is served one way: its Descriptor's Serve, made by Serve from the family's hooks
+// constructor and the routes it serves beyond the five operations, declared as data (Route:
+// method, pattern under the family's path, status of a success, handler of the hooks). Register
+// is the one place routes reach a mux; no family touches one (shared/app's tests fail on a
+// route wired by hand). A family whose hooks type holds nothing but its family:
+//
+//	type BotUsers struct{ *resource.Family[BotUser, *BotUser] }
+//
+//	var BotUsersDescriptor = &resource.Descriptor{
+//		Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
+//		Function: "BotUsersFunction", Dir: "bot_users",
+//		Serve: resource.Serve(resource.Wrap[BotUsers]),
+//	}
+//
+// Hooks holding more (a cache, a kind, the configuration) are built by a constructor of their
+// own; extra routes are methods of the hooks type, named by method expressions:
+//
+//	Serve: resource.Serve(configured[ReservedDomains],
+//		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
+//			Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate}),
+//
+// Descriptor.Routes lists every route of the family, which the template, the conformance suite
+// and the samples are checked against.
+//
 // Every create takes an Idempotency-Key header (IdempotencyHeader): its response is kept for
 // DefaultIdempotencyWindow, in the create's own transaction, and a repeat of the request with the
 // key answers with it instead of creating again (idempotency.go).

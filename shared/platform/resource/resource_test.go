@@ -86,7 +86,7 @@ func (widgets) apply(r *api.Request, it *widget, m *Mutation) error {
 }
 
 var widgetsDescriptor = &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-	Routes: Serve(func(f *Family[widget, *widget]) Hooks[*widget] { return widgets{f} })}
+	Serve: Serve(Wrap[widgets])}
 
 // harness serves the widget family over a fake table, with one API key of one account.
 type harness struct {
@@ -359,7 +359,7 @@ func TestModifyNotFound(t *testing.T) {
 	var got error
 	h.mux.Handle("GET /probe/{id}", (&api.Server{Log: slog.New(slog.DiscardHandler)}).Handle(200, func(ctx context.Context, r *api.Request) (any, error) {
 		db := store.New(h.db, "test")
-		fam := New(widgetsDescriptor, &Kit{DB: db, Auth: &auth.Authenticator{DB: db}}, func(f *Family[widget, *widget]) Hooks[*widget] { return widgets{f} })
+		fam := HooksOf[widgets](widgetsDescriptor, &Kit{DB: db, Auth: &auth.Authenticator{DB: db}})
 		_, got = fam.Load(ctx, r, r.PathValue("id"), gone)
 		return nil, got
 	}))

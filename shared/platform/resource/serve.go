@@ -1,0 +1,127 @@
+package resource
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/store"
+)
+
+// Route is one route of a family beyond its five operations (an action on an item, a
+// sub-resource kept inside the item), declared as data: Register adds it with the rest, so no
+// family touches a mux.
+type Route[H any] struct {
+	// Method is the request's HTTP method (http.MethodDelete).
+	Method string
+	// Pattern is the path under the family's Path, with its wildcards ("/{id}/certificate").
+	Pattern string
+	// Status is the status of a success (http.StatusNoContent).
+	Status int
+	// Serve answers the request with the family's hooks h; usually a method expression of the
+	// hooks type (ReservedDomains.detachCertificate).
+	Serve func(h H, ctx context.Context, r *api.Request) (any, error)
+}
+
+// Serving is how a Descriptor's family is served: its hooks and the routes it adds to the five
+// operations. Only Serve makes one.
+type Serving struct {
+	extra []endpoint
+	// handlers builds the hooks for d on kit k and returns the handler of every route, in the
+	// order of Descriptor.Routes.
+	handlers func(d *Descriptor, k *Kit) []api.Handler
+}
+
+// endpoint is a route without its handler: its method, pattern under the family's path and
+// status of a success.
+type endpoint struct {
+	method, pattern string
+	status          int
+}
+
+// operations are the five operations every family serves, in the order of core.handlers.
+var operations = []endpoint{
+	{http.MethodPost, "", http.StatusCreated},
+	{http.MethodGet, "", http.StatusOK},
+	{http.MethodGet, "/{id}", http.StatusOK},
+	{http.MethodPatch, "/{id}", http.StatusOK},
+	{http.MethodDelete, "/{id}", http.StatusNoContent},
+}
+
+// handlers are the five operations' handlers, in the order of operations.
+func (c *core) handlers() []api.Handler {
+	return []api.Handler{c.createOp, c.list, c.get, c.updateOp, c.deleteOp}
+}
+
+// Serve declares how a family is served: hooks builds its hooks H (resource.Hooks of its item
+// type, usually a type embedding *Family; Wrap for one that holds nothing else) once its
+// descriptor and kit are known, and routes are the routes it serves beyond the five operations.
+// A Descriptor holds the result as its Serve; Register is what adds the routes to a mux.
+func Serve[H Hooks[P], T any, P interface {
+	*T
+	store.Resource
+}](hooks func(f *Family[T, P]) H, routes ...Route[H]) Serving {
+	extra := make([]endpoint, len(routes))
+	for i, rt := range routes {
+		if rt.Method == "" || !strings.HasPrefix(rt.Pattern, "/") || rt.Status == 0 || rt.Serve == nil {
+			panic(fmt.Sprintf("resource: route %q %q needs a method, a pattern starting with /, a status and a handler", rt.Method, rt.Pattern))
+		}
+		extra[i] = endpoint{rt.Method, rt.Pattern, rt.Status}
+	}
+	return Serving{extra: extra, handlers: func(d *Descriptor, k *Kit) []api.Handler {
+		h, c := bind(d, k, hooks)
+		out := c.handlers()
+		for _, rt := range routes {
+			serve := rt.Serve
+			out = append(out, func(ctx context.Context, r *api.Request) (any, error) { return serve(h, ctx, r) })
+		}
+		return out
+	}}
+}
+
+// bind builds the family d on kit k with the hooks hooks returns, and its operations.
+func bind[H Hooks[P], T any, P interface {
+	*T
+	store.Resource
+}](d *Descriptor, k *Kit, hooks func(f *Family[T, P]) H) (H, *core) {
+	f := &Family[T, P]{Descriptor: d, Kit: k}
+	h := hooks(f)
+	f.Hooks = h
+	return h, f.core()
+}
+
+// Routes lists every route of the family as "METHOD pattern" (the pattern from the root): the
+// five operations, then the routes its Serve declares, in the order Register adds them.
+func (d *Descriptor) Routes() []string {
+	var out []string
+	for _, e := range d.endpoints() {
+		out = append(out, e.method+" "+d.Path+e.pattern)
+	}
+	return out
+}
+
+// endpoints are the five operations and the routes d's Serve declares.
+func (d *Descriptor) endpoints() []endpoint {
+	return append(append([]endpoint{}, operations...), d.Serve.extra...)
+}
+
+// Register adds every route of the family d to mux, served with kit k: the one place a route is
+// added to a mux. A family that does not declare Seals gets a kit whose sealer refuses, so one
+// that seals without saying so fails its tests instead of its function in AWS.
+func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
+	if d.Serve.handlers == nil {
+		panic("resource: the descriptor of " + d.Path + " has no Serve")
+	}
+	if !d.Seals && k != nil {
+		unsealed := *k
+		unsealed.Seal = seal.Unavailable(d.Path + " keeps no secrets (its Descriptor does not set Seals)")
+		k = &unsealed
+	}
+	handlers := d.Serve.handlers(d, k)
+	for i, e := range d.endpoints() {
+		mux.Handle(e.method+" "+d.Path+e.pattern, s.Handle(e.status, handlers[i]))
+	}
+}
