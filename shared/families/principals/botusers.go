@@ -51,7 +51,7 @@ var BotUsersDescriptor = &resource.Descriptor{
 var ServiceUsersDescriptor = &resource.Descriptor{
 	Path: "/service_users", Prefix: ids.ServiceUser, ListKey: "service_users", EventKind: "service_user", Filter: true,
 	Function: "ServiceUsersFunction", Dir: "service_users",
-	Routes: resource.ServeHooks[BotUsers](),
+	Serve: resource.Serve(resource.Wrap[BotUsers]),
 }
 
 // isBot reports whether id names a bot user or a service user.

@@ -55,7 +55,7 @@ type sshCredentialCreate struct {
 var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
 	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
-	Routes: resource.ServeHooks[SSHCredentials](),
+	Serve: resource.Serve(resource.Wrap[SSHCredentials]),
 }
 
 // SSHCredentials is the SSH credential family's rules.
