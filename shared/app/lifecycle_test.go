@@ -22,6 +22,18 @@ var lifecycles = []testkit.LifecycleSpec{
 		Change: map[string]any{"name": "ci-bot-renamed"}},
 	{Name: "inactive bot user", Path: "/bot_users", Create: body(map[string]any{"name": "ci-bot", "active": false}),
 		Change: map[string]any{"active": true}},
+	{Name: "service user", Path: "/service_users", Create: body(map[string]any{"name": "ci-service"}),
+		Change: map[string]any{"name": "ci-service-renamed"}},
+	{Name: "inactive service user", Path: "/service_users", Create: body(map[string]any{"name": "ci-service", "active": false}),
+		Change: map[string]any{"active": true}},
+	{Name: "ssh credential", Path: "/ssh_credentials", Create: func(t *testing.T, _ *testkit.Account) any {
+		return map[string]any{"description": "deploy", "metadata": `{"env":"ci"}`, "public_key": testkit.SSHKeygen(t, "-t", "ed25519"),
+			"acl": []string{"bind:*.example.com", "bind:1.tcp.example.com:20002", "bind:env=prod"}}
+	}},
+	{Name: "ssh credential without acl", Path: "/ssh_credentials", Create: func(t *testing.T, a *testkit.Account) any {
+		owner := created(t, a, "/service_users", map[string]any{"name": "deployer"})
+		return map[string]any{"public_key": testkit.SSHKeygen(t, "-t", "rsa", "-b", "2048"), "owner_id": owner}
+	}, Change: map[string]any{"acl": []string{"bind:app.example.com"}}},
 	{Name: "certificate authority", Path: "/certificate_authorities", Create: func(t *testing.T, _ *testkit.Account) any {
 		return map[string]any{"description": "ci", "ca_pem": selfSigned(t, "ca.example.com", true)}
 	}},
