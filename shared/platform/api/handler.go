@@ -13,9 +13,11 @@ import (
 	"net/netip"
 	"path"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 )
 
 // MaxBodyBytes caps every request body; larger bodies get a 400 before any work is done.
@@ -98,6 +100,22 @@ type Server struct {
 	// ratelimit formats it); the RateLimit field with the account's remaining quota comes from
 	// the request's Admission.
 	RateLimitPolicy string
+	// Metrics receives a line per request refused for its rate limit or its credentials
+	// (metrics.RateLimited, metrics.AuthFailure); nil is standard output.
+	Metrics *metrics.Emitter
+}
+
+// authFailures are the codes of requests refused for missing, malformed or unknown credentials.
+var authFailures = []string{CodeNoAuthHeader, CodeBadAuthHeader, CodeNotAKey, CodeUnknownKey, CodeAuthtokenAsKey, CodeKeyIDAsKey}
+
+// countRefusal emits the metric of a request refused with code, if it is one that is counted.
+func (s *Server) countRefusal(code string) {
+	switch {
+	case code == CodeRateLimited:
+		s.Metrics.Emit(metrics.RateLimited, nil, 1)
+	case slices.Contains(authFailures, code):
+		s.Metrics.Emit(metrics.AuthFailure, map[string]string{metrics.DimCode: code}, 1)
+	}
 }
 
 // Handle returns an http.Handler that runs h and writes status on success.
@@ -126,6 +144,7 @@ func (s *Server) Handle(status int, h Handler) http.Handler {
 				e = internal
 			}
 			code = e.Status
+			s.countRefusal(e.Code)
 			writeJSON(w, code, e.envelope(r.OpID))
 		} else if v == nil {
 			w.WriteHeader(http.StatusNoContent)

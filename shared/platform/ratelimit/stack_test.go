@@ -15,6 +15,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/ratelimit"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/benchkit"
@@ -63,6 +64,13 @@ func TestTemplateDefault(t *testing.T) {
 // instance is one server of the service with the rate limit given, on the stack's table.
 func instance(t testing.TB, s *testkit.Stack, limit string) (*ratelimit.Limiter, string) {
 	t.Helper()
+	lim, _, url := instanceWithServer(t, s, limit)
+	return lim, url
+}
+
+// instanceWithServer is instance with the api.Server its handlers answer through.
+func instanceWithServer(t testing.TB, s *testkit.Stack, limit string) (*ratelimit.Limiter, *api.Server, string) {
+	t.Helper()
 	old, had := os.LookupEnv(ratelimit.EnvVar)
 	os.Setenv(ratelimit.EnvVar, limit)
 	d, srv := s.Instance(t, app.Families...)
@@ -71,7 +79,36 @@ func instance(t testing.TB, s *testkit.Stack, limit string) (*ratelimit.Limiter,
 	} else {
 		os.Unsetenv(ratelimit.EnvVar)
 	}
-	return d.Limiter, srv.URL
+	return d.Limiter, d.Server, srv.URL
+}
+
+// A request refused for its account's rate limit, and requests refused for their credentials,
+// each emit their metric line, which reads back with the counts and codes.
+func TestRefusalsEmitMetrics(t *testing.T) {
+	s := testkit.Start(t, app.Families...)
+	_, srv, url := instanceWithServer(t, s, "2/60")
+	var emitted metrics.Buffer
+	srv.Metrics = &metrics.Emitter{W: &emitted}
+	a := s.NewAccount(t)
+	a.Do(t, "GET", url+"/api_keys", nil).Expect(t, http.StatusOK)
+	a.Do(t, "GET", url+"/api_keys", nil).Expect(t, http.StatusOK)
+	if n := len(metrics.Of(metrics.RateLimited, emitted.Bytes())); n != 0 {
+		t.Fatalf("%d rate-limited lines for admitted requests", n)
+	}
+	a.Do(t, "GET", url+"/api_keys", nil).ExpectError(t, http.StatusTooManyRequests, api.CodeRateLimited, "")
+	s.Do(t, "GET", url+"/api_keys", fmt.Sprintf("%027d_%021d", 7, 7), nil)
+	s.Do(t, "GET", url+"/api_keys", "", nil)
+	limited := metrics.Of(metrics.RateLimited, emitted.Bytes())
+	if len(limited) != 1 || limited[0].Values["RateLimitedRequests"] != 1 {
+		t.Fatalf("rate-limited lines %+v, want one counting 1", limited)
+	}
+	codes := map[string]float64{}
+	for _, rec := range metrics.Of(metrics.AuthFailure, emitted.Bytes()) {
+		codes[rec.Dims[metrics.DimCode]] += rec.Values["AuthenticationFailures"]
+	}
+	if want := map[string]float64{api.CodeUnknownKey: 1, api.CodeNoAuthHeader: 1}; fmt.Sprint(codes) != fmt.Sprint(want) {
+		t.Fatalf("authentication failures by code %v, want %v", codes, want)
+	}
 }
 
 // The acceptance test with the template's default: 121 requests in a minute from one account,

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
 )
@@ -168,5 +169,6 @@ func (ic *idempotentCreate) replay(ctx context.Context, k *Kit, r *api.Request) 
 	if h := r.Header(); h != nil {
 		h.Set(ReplayedHeader, "true")
 	}
+	k.Metrics.Emit(metrics.IdempotentReplay, nil, 1)
 	return json.RawMessage(body), true, nil
 }

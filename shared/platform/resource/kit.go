@@ -82,6 +82,7 @@ import (
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
 )
@@ -96,6 +97,9 @@ type Kit struct {
 	// IdempotencyWindow is how long a create sent with an Idempotency-Key replays its response
 	// (DefaultIdempotencyWindow when zero).
 	IdempotencyWindow time.Duration
+	// Metrics receives a metrics.IdempotentReplay line per replayed create; nil is standard
+	// output.
+	Metrics *metrics.Emitter
 }
 
 // Read fetches keys of r's account in one consistent round trip together with the items that

@@ -24,6 +24,7 @@ import (
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/fakedb"
 )
@@ -96,18 +97,22 @@ type harness struct {
 	token string
 	acct  string
 	logs  *bytes.Buffer
+	// metrics captures the lines the kit and the server emit.
+	metrics *metrics.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, db: fakedb.New(), mux: http.NewServeMux(), acct: ids.New(ids.Account), logs: &bytes.Buffer{}}
+	h := &harness{t: t, db: fakedb.New(), mux: http.NewServeMux(), acct: ids.New(ids.Account), logs: &bytes.Buffer{},
+		metrics: &metrics.Buffer{}}
 	keyID := ids.New(ids.APIKey)
 	h.token = ids.NewToken(keyID)
 	must(t, h.db.Seed(auth.TokenItem{Key: store.TokenKey(store.TokenHash(h.token)), Kind: auth.KindAPIKey,
 		AccountID: h.acct, PrincipalID: "usr_1", Subject: "someone@example.com", ResourceID: keyID}))
 	must(t, h.db.Seed(auth.AccountItem{Key: store.AccountKey(h.acct), ID: h.acct}))
 	db := store.New(h.db, "test")
-	kit := &Kit{DB: db, Auth: &auth.Authenticator{DB: db}}
-	widgetsDescriptor.Register(kit, h.mux, &api.Server{Log: slog.New(slog.NewTextHandler(h.logs, nil))})
+	emit := &metrics.Emitter{W: h.metrics}
+	kit := &Kit{DB: db, Auth: &auth.Authenticator{DB: db}, Metrics: emit}
+	widgetsDescriptor.Register(kit, h.mux, &api.Server{Log: slog.New(slog.NewTextHandler(h.logs, nil)), Metrics: emit})
 	return h
 }
 
@@ -408,6 +413,9 @@ func TestIdempotentCreate(t *testing.T) {
 	code, again, hdr := h.doWith("POST", "/widgets", key, `{ "name" : "once" }`)
 	if code != 201 || again["id"] != first["id"] || hdr.Get(ReplayedHeader) != "true" {
 		t.Fatalf("repeat: %d %v %v, want the first response %v", code, again, hdr, first)
+	}
+	if replays := metrics.Of(metrics.IdempotentReplay, h.metrics.Bytes()); len(replays) != 1 || replays[0].Values["IdempotentReplays"] != 1 {
+		t.Fatalf("replay metric lines %+v, want one counting 1", replays)
 	}
 	if code, out, _ := h.doWith("POST", "/widgets", key, `{"name":"twice"}`); code != 409 || out["details"].(map[string]any)["field"] != IdempotencyHeader {
 		t.Fatalf("the key with another body: %d %v", code, out)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"tunnelapi/shared/platform/metrics"
 )
 
 // Require returns the values of the environment variables names, which point at services of
@@ -35,4 +37,13 @@ func Logger() *slog.Logger {
 		return slog.Default()
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Metrics is where a test stack's metric lines go: standard output with TEST_LOG set, else
+// nowhere (tests that check them capture their own).
+func Metrics() *metrics.Emitter {
+	if os.Getenv("TEST_LOG") != "" {
+		return metrics.Stdout
+	}
+	return &metrics.Emitter{W: io.Discard}
 }

@@ -184,6 +184,7 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 		t.Fatal(err)
 	}
 	d.Kit.Log, d.Server.Log = Logger(), Logger()
+	d.Kit.Metrics, d.Server.Metrics = Metrics(), Metrics()
 	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
 	if os.Getenv("SQS_ENDPOINT") != "" && events {
 		st.Queues = NewQueues(t, st.SQSCalls)
@@ -209,6 +210,7 @@ func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*runti
 		t.Fatal(err)
 	}
 	d.Kit.Log, d.Server.Log = Logger(), Logger()
+	d.Kit.Metrics, d.Server.Metrics = Metrics(), Metrics()
 	srv := httptest.NewServer(d.Mux(families...))
 	t.Cleanup(srv.Close)
 	return d, srv

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
@@ -76,7 +78,8 @@ func TestCustomDomainIssuedThroughCNAME(t *testing.T) {
 // Without the CNAME the job ends in DNS_ERROR naming the record to create, to be retried a day
 // later at the latest; once the record exists, a PATCH of the policy leads to issuance.
 func TestCustomDomainWithoutCNAME(t *testing.T) {
-	h := newHarness(t, nil)
+	var emitted metrics.Buffer
+	h := newHarness(t, func(w *certs.Worker) { w.Metrics = &metrics.Emitter{W: &emitted} })
 	name := testkit.UniqueName("shop", "example.com")
 	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name,
 		"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusCreated)
@@ -108,6 +111,22 @@ func TestCustomDomainWithoutCNAME(t *testing.T) {
 	h.a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).Expect(t, http.StatusOK)
 	body = h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)
 	h.checkCertificate(t, body["certificate"].(map[string]any)["id"].(string), []string{name})
+	// Each run emitted its outcome: the two failed ones, then the issuance (emitted just after
+	// its commit, so it may trail the GET by a moment).
+	want := map[string]float64{metrics.Failed: 2, metrics.Issued: 1}
+	var got map[string]float64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got = map[string]float64{}
+		for _, rec := range metrics.Of(metrics.CertificateJob, emitted.Bytes()) {
+			got[rec.Dims[metrics.DimOutcome]] += rec.Values["CertificateJobs"]
+		}
+		if reflect.DeepEqual(got, want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("certificate job metrics %v, want %v", got, want)
+	}
 }
 
 // pebble unreachable: INTERNAL_ERROR with a future retries_at; once it is back the job succeeds

@@ -24,6 +24,7 @@ import (
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
@@ -72,6 +73,9 @@ type Worker struct {
 	// Fault, when set, is asked once a job's certificate has been issued, before it is stored;
 	// true stops the batch as if the worker were killed (fault injection in tests).
 	Fault func(job domains.CertJobMessage) bool
+	// Metrics receives a metrics.CertificateJob line per run that reaches an outcome; nil is
+	// standard output.
+	Metrics *metrics.Emitter
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -187,13 +191,22 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 		return 0, err
 	}
 	chain, err := w.obtain(ctx, t, key)
-	stale := false
+	obtained, stale := err == nil, false
 	if err != nil {
 		wait, stale, err = w.fail(ctx, t, job, started, attempt, err)
 	} else if w.Fault != nil && w.Fault(job) {
 		return 0, ErrCrashed
 	} else {
 		stale, err = w.store(ctx, job, chain, key)
+	}
+	if err == nil {
+		outcome := metrics.Issued
+		if stale {
+			outcome = metrics.Stale
+		} else if !obtained {
+			outcome = metrics.Failed
+		}
+		w.Metrics.Emit(metrics.CertificateJob, map[string]string{metrics.DimOutcome: outcome}, 1)
 	}
 	if stale && err == nil && ingress(t) {
 		err = w.dropOrphanZone(ctx, t)

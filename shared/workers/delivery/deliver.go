@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 )
@@ -147,6 +149,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 			if errs[i] != nil && !w.retry(ctx, p, errs[i]) {
 				failed = append(failed, p.id)
 			}
+			w.count(g.dest.Target.Kind, p, errs[i])
 		}
 		return failed
 	})...)
@@ -205,6 +208,24 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 		errs[idx[j]] = err
 	}
 	return errs
+}
+
+// count emits the metrics of one delivery attempt to a destination of sink kind: its outcome,
+// and its latency from the event's commit.
+func (w *Worker) count(sink string, p pendingDelivery, err error) {
+	outcome := metrics.Delivered
+	if err != nil {
+		outcome = metrics.Retried
+		if p.msg.Attempt >= w.maxAttempts() {
+			outcome = metrics.DeadLettered
+		}
+	}
+	var latency time.Duration
+	if !p.rec.Time.IsZero() {
+		latency = max(time.Since(p.rec.Time), 0)
+	}
+	w.Metrics.Emit(metrics.Delivery, map[string]string{metrics.DimSink: sink, metrics.DimOutcome: outcome},
+		1, float64(latency.Milliseconds()))
 }
 
 // retry schedules the next attempt of a failed delivery with a backoff delay, or after the

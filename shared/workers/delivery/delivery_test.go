@@ -17,6 +17,7 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
@@ -197,7 +198,8 @@ func TestRoleCredentialsCachedPerPeriod(t *testing.T) {
 // A sink that fails is retried with growing delays, then the delivery lands in the DLQ with the
 // destination id and the error; another destination of the same event is delivered at once.
 func TestFailingSinkRetriesThenDeadLetters(t *testing.T) {
-	h := newHarness(t, nil)
+	var emitted metrics.Buffer
+	h := newHarness(t, func(w *delivery.Worker) { w.Metrics = &metrics.Emitter{W: &emitted} })
 	h.st.Datadog.Fail(http.StatusInternalServerError)
 	a := h.s.NewAccount(t)
 	ddTarget, _ := h.datadog("failing")
@@ -238,6 +240,20 @@ func TestFailingSinkRetriesThenDeadLetters(t *testing.T) {
 		t.Fatalf("the healthy destination got %d records after %v", len(h.st.Kinesis.Received()), healthyAfter)
 	}
 	t.Logf("healthy delivery after %v; failing sink attempts at +0, +%v, +%v", healthyAfter, gap1, gap1+gap2)
+	// Each attempt emitted its metric line: the healthy sink's delivery, the failing one's two
+	// retries and its dead-lettering, each with its latency from the commit.
+	count := map[string]int{}
+	for _, rec := range metrics.Of(metrics.Delivery, emitted.Bytes()) {
+		key := rec.Dims[metrics.DimSink] + " " + rec.Dims[metrics.DimOutcome]
+		count[key] += int(rec.Values["Deliveries"])
+		if lat := rec.Values["DeliveryLatency"]; lat < 0 || lat > float64(time.Since(start).Milliseconds()+1000) {
+			t.Errorf("%s: latency %v ms, %v after the commit", key, lat, time.Since(start))
+		}
+	}
+	want := map[string]int{"kinesis delivered": 1, "datadog retried": 2, "datadog dead_lettered": 1}
+	if !reflect.DeepEqual(count, want) {
+		t.Fatalf("delivery metrics %v, want %v", count, want)
+	}
 }
 
 // No HTTP request calls SQS, and a mutation costs its one transaction: committed events leave

@@ -37,6 +37,7 @@ import (
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -85,6 +86,8 @@ type Worker struct {
 	// Fault, when set, is asked after a batch has been processed; true makes Handle fail the
 	// whole batch as if the worker had crashed before reporting (fault injection in tests).
 	Fault func() bool
+	// Metrics receives a metrics.Delivery line per delivery attempt; nil is standard output.
+	Metrics *metrics.Emitter
 
 	mu    sync.Mutex
 	dests map[string]*Destination
