@@ -20,6 +20,7 @@ import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/families/vaults"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
@@ -56,6 +57,8 @@ var Families = []*resource.Descriptor{
 	edges.TLSEdgesDescriptor,
 	edges.TCPEdgesDescriptor,
 	httpsedges.HTTPSEdgesDescriptor,
+	vaults.VaultsDescriptor,
+	vaults.SecretsDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

@@ -117,6 +117,19 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"tls_edges":             edgeSetup("/reserved_domains"),
 	"https_edges":           edgeSetup("/reserved_domains"),
 	"tcp_edges":             edgeSetup("/reserved_addrs"),
+	"vaults":                vaultSetup,
+}
+
+// vaultSetup is a fresh {{vault_name}} (names are unique in an account, which runs of the
+// samples may share) and the vault {{vault_id}} that secret samples are stored in.
+func vaultSetup(ctx context.Context, create Creator) (map[string]string, error) {
+	n := time.Now().UnixNano()
+	vars, err := createdID(ctx, create, "{{vault_id}}", "/vaults", map[string]any{"name": fmt.Sprintf("sample-secrets-%d", n)})
+	if err != nil {
+		return nil, err
+	}
+	vars["{{vault_name}}"] = fmt.Sprintf("sample-vault-%d", n)
+	return vars, nil
 }
 
 // uniqueDomain is a fresh {{domain}}: domains are unique across accounts and runs of the samples

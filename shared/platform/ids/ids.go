@@ -44,6 +44,9 @@ const (
 	Account                 = "ac"
 	Operation               = "op"
 	Event                   = "ev"
+	Vault                   = "vault"
+	Secret                  = "secret"
+	AbuseReport             = "abrp"
 	// CertJob is this service's addition: a certificate job of the certificate worker.
 	CertJob = "cjob"
 )

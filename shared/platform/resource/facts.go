@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/store"
 )
@@ -87,6 +89,22 @@ func (f *Facts) Assume(m *Mutation, keys ...store.Key) []store.Item {
 		m.RetryOn(label)
 	}
 	return out
+}
+
+// AssumeWritten is Assume for an item m also writes, under label, in a write that must hold the
+// returned condition (store.Holds of what f knows, on f's attributes): a transaction writes an
+// item once, so the write carries the fact's check. When that write fails, f learns the item as
+// it was (ALL_OLD) and the operation is built again unless a refusal of the write explains the
+// failure; a client error built on the fact is confirmed by a read first, as for Assume.
+func (f *Facts) AssumeWritten(m *Mutation, label string, key store.Key) (store.Item, expression.ConditionBuilder) {
+	seen := f.get(key)
+	if m.assumed == nil {
+		m.assumed = map[string]assumption{}
+	}
+	m.assumed[label] = assumption{facts: f, key: key, seen: seen}
+	m.KeepOld(label)
+	m.RetryOn(label)
+	return seen, store.Holds(seen, f.attrs...)
 }
 
 // On returns f as a reader of items (GetMany, the shape of the readers other families look
