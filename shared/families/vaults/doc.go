@@ -20,6 +20,9 @@
 // taken from what the process knows of it, asserted by the create's transaction
 // (resource.Facts), so that a create in a warm process is one DynamoDB call.
 //
+// The error codes (23000–23004, 24000–24009) are the platform's, from its public error
+// reference; the OpenAPI description does not list them.
+//
 // created_by and last_updated_by are the principal (usr_… or bot_…) whose key made the
 // change: a string on a vault, a reference on a secret, as the platform shows them.
 package vaults
