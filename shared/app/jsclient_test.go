@@ -77,11 +77,6 @@ var jsDistinct = map[string]func(i int, body map[string]any){
 // them instead.
 var jsAbsent = map[string]string{
 	"/service_users": "the client's bot users service (botUsers) serves the same principals",
-}
-
-// jsAbsent are the families the JavaScript client (0.11) has no service for, and what covers
-// them instead.
-var jsAbsent = map[string]string{
 	"/vaults":        "the client predates vaults; the vaults package's tests send the official Go client's shapes",
 	"/vault_secrets": "the client predates secrets; the vaults package's tests send the official Go client's shapes",
 }
