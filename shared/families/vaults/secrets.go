@@ -63,7 +63,7 @@ type secretCreate struct {
 var SecretsDescriptor = &resource.Descriptor{
 	Path: secretsPath, Prefix: ids.Secret, ListKey: "secrets", EventKind: "secret", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults", Seals: true,
-	Routes: resource.ServeHooks[Secrets](),
+	Serve: resource.Serve(resource.Wrap[Secrets]),
 }
 
 // Secrets is the secret family's rules.

@@ -56,11 +56,8 @@ const (
 var VaultsDescriptor = &resource.Descriptor{
 	Path: vaultsPath, Prefix: ids.Vault, ListKey: "vaults", EventKind: "vault", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults",
-	Routes: func(d *resource.Descriptor, k *resource.Kit, mux api.Mux, s *api.Server) {
-		v := resource.HooksOf[Vaults](d, k)
-		v.Register(mux, s)
-		mux.Handle("GET "+d.Path+"/{id}/secrets", s.Handle(http.StatusOK, v.listSecrets))
-	},
+	Serve: resource.Serve(resource.Wrap[Vaults], resource.Route[Vaults]{
+		Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Serve: Vaults.listSecrets}),
 }
 
 // Vaults is the vault family's rules.
