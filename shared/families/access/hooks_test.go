@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"tunnelapi/shared/families/access"
+	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/hooktest"
@@ -32,7 +33,7 @@ func TestIPPolicyRulesHooks(t *testing.T) {
 	cases := []struct{ body, code, field string }{
 		{`{"action":"allow","ip_policy_id":"ipp_1"}`, "ERR_NGROK_1406", "cidr"},
 		{`{"cidr":"10.0.0.1","action":"allow"}`, "ERR_NGROK_1413", "cidr"},
-		{`{"cidr":"10.0.0.0/8","action":"block"}`, access.CodeActionNotAllowd, "action"},
+		{`{"cidr":"10.0.0.0/8","action":"block"}`, access.CodeActionNotAllowed, "action"},
 		{`{"cidr":"10.0.0.0/8","action":"deny"}`, access.CodePolicyNotFound, "ip_policy_id"},
 		{`{"cidr":"10.0.0.0/8","action":"deny","ip_policy_id":"ak_1"}`, access.CodePolicyNotFound, "ip_policy_id"},
 	}
@@ -41,7 +42,12 @@ func TestIPPolicyRulesHooks(t *testing.T) {
 		hooktest.WantCode(t, err, c.code, c.field)
 	}
 	it := &access.RuleItem{Meta: store.Meta{ID: "ipr_1"}, CIDR: "10.0.0.0/8", Action: access.ActionAllow, PolicyID: "ipp_1"}
-	hooktest.WantCode(t, f.Update(ctx, hooktest.Request(`{"action":"deny"}`), it, nil), access.CodeActionNotAllowd, "action")
+	hooktest.WantCode(t, f.Update(ctx, hooktest.Request(`{"action":"deny"}`), it, nil), access.CodeActionNotAllowed, "action")
+	// The action cannot change, so an empty update does not name it among the changeable fields.
+	if e, ok := api.AsError(f.Update(ctx, hooktest.Request(`{}`), it, nil)); !ok || e.Code != api.CodeEmptyUpdate ||
+		e.Msg != "the update supplies none of the changeable fields (description, metadata, cidr)" {
+		t.Errorf("empty update: %v", e)
+	}
 	want := `{"id":"ipr_1","uri":"https://api.example.com/ip_policy_rules/ipr_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"cidr":"10.0.0.0/8","ip_policy":{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},"action":"allow"}`
 	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)

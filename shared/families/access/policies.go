@@ -16,11 +16,11 @@ import (
 
 // Family codes.
 const (
-	CodeTextTooLong     = "ERR_NGROK_1421"
-	CodeDuplicateCIDR   = "ERR_NGROK_1408"
-	CodePolicyNotFound  = "ERR_NGROK_1414"
-	CodePolicyReferred  = "ERR_NGROK_1420"
-	CodeActionNotAllowd = "ERR_NGROK_1422"
+	CodeTextTooLong      = "ERR_NGROK_1421"
+	CodeDuplicateCIDR    = "ERR_NGROK_1408"
+	CodePolicyNotFound   = "ERR_NGROK_1414"
+	CodePolicyReferred   = "ERR_NGROK_1420"
+	CodeActionNotAllowed = "ERR_NGROK_1422"
 )
 
 var textCodes = api.TextCodes{Description: CodeTextTooLong, Metadata: CodeTextTooLong}
