@@ -41,7 +41,7 @@ type RuleJSON struct {
 type ruleUpdate struct {
 	api.Text
 	CIDR   *string `json:"cidr"`
-	Action *string `json:"action"`
+	Action *string `json:"action" patch:"refused"`
 }
 
 // ruleCreate is a POST body: what an update may send, and the policy the rule belongs to.
@@ -135,7 +135,7 @@ func checkAction(action *string) error {
 	if action != nil {
 		got = api.Describe(*action)
 	}
-	return api.BadRequest(CodeActionNotAllowd, "action", "action must be %q or %q, not %s", ActionAllow, ActionDeny, got)
+	return api.BadRequest(CodeActionNotAllowed, "action", "action must be %q or %q, not %s", ActionAllow, ActionDeny, got)
 }
 
 // checkPolicyID checks a create body's ip_policy_id: a missing or malformed id is 400
@@ -158,14 +158,11 @@ func errPolicyNotFound(id string) error {
 // Update applies a PATCH body; a changed CIDR moves the rule in its policy's index.
 func (f IPPolicyRules) Update(ctx context.Context, r *api.Request, it *RuleItem, m *resource.Mutation) error {
 	var in ruleUpdate
-	if err := api.Decode(r, &in); err != nil {
+	if err := textCodes.DecodePatch(r, &in); err != nil {
 		return err
 	}
 	if in.Action != nil {
-		return api.BadRequest(CodeActionNotAllowd, "action", "a rule's action cannot be changed; delete the rule and create one with the other action")
-	}
-	if in.Description == nil && in.Metadata == nil && in.CIDR == nil {
-		return api.EmptyUpdate("description", "metadata", "cidr")
+		return api.BadRequest(CodeActionNotAllowed, "action", "a rule's action cannot be changed; delete the rule and create one with the other action")
 	}
 	if err := api.CheckText(textCodes, in.Text); err != nil {
 		return err

@@ -528,6 +528,7 @@ func TestDecodePatch(t *testing.T) {
 		URL *string `json:"url"`
 		inner
 		Bindings *[]string `json:"bindings"`
+		Kind     *string   `json:"kind" patch:"refused"`
 	}
 	req := func(s string) *Request { return &Request{Body: []byte(s)} }
 	var in patch
@@ -540,7 +541,8 @@ func TestDecodePatch(t *testing.T) {
 	if e, ok := AsError(DecodePatch(req(``), &patch{})); !ok || e.Code != CodeEmptyUpdate {
 		t.Fatalf("no body: %v", e)
 	}
-	for _, s := range []string{`{"metadata":""}`, `{"labels":{}}`, `{"bindings":[]}`, `{"url":"u"}`} {
+	// A refused member is not named, but a body sending it passes for the caller to refuse.
+	for _, s := range []string{`{"metadata":""}`, `{"labels":{}}`, `{"bindings":[]}`, `{"url":"u"}`, `{"kind":"k"}`} {
 		if err := DecodePatch(req(s), &patch{}); err != nil {
 			t.Errorf("%s: %v", s, err)
 		}

@@ -321,7 +321,8 @@ func EmptyUpdate(fields ...string) *Error {
 
 // DecodePatch decodes a PATCH body into dst (a pointer to a struct of optional members) and
 // refuses, with the family's empty-update error naming every member of dst in order, a body that
-// supplies none of them.
+// supplies none of them. A member tagged `patch:"refused"` is one the body may send only to be
+// refused by the caller (it cannot change): it counts as supplied, and the error does not name it.
 func (c TextCodes) DecodePatch(r *Request, dst any) error {
 	if err := Decode(r, dst); err != nil {
 		return err
@@ -343,8 +344,7 @@ type optional interface{ Supplied() bool }
 var optionalType = reflect.TypeFor[optional]()
 
 // members appends the JSON names of struct v's optional members (pointers, slices, maps,
-// Nullable),
-// embedded structs' in place, and reports whether any of them is set.
+// Nullable; embedded structs' in place) but refused ones, and reports whether any is set.
 func members(v reflect.Value, names []string) ([]string, bool) {
 	supplied := false
 	for i := range v.NumField() {
@@ -355,18 +355,21 @@ func members(v reflect.Value, names []string) ([]string, bool) {
 			supplied = supplied || set
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Type.Implements(optionalType) {
+		var set bool
+		switch {
+		case f.Type.Implements(optionalType):
 			// Read through the field, not Interface(): members of an unexported embedded
 			// body struct cannot be turned into interfaces.
-			names = append(names, name)
-			supplied = supplied || fv.FieldByName("Set").Bool()
-			continue
+			set = fv.FieldByName("Set").Bool()
+		case f.Type.Kind() == reflect.Pointer, f.Type.Kind() == reflect.Slice, f.Type.Kind() == reflect.Map:
+			set = !fv.IsNil()
+		default:
+			continue // not an optional member
 		}
-		switch f.Type.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map:
+		supplied = supplied || set
+		if f.Tag.Get("patch") != "refused" {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			names = append(names, name)
-			supplied = supplied || !fv.IsNil()
 		}
 	}
 	return names, supplied
