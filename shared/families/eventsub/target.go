@@ -284,8 +284,10 @@ func parseTarget(in *TargetJSON, prev *Target) (Target, *string, error) {
 		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN)
 	case KindDatadog:
 		return parseDatadog(t, prev, field, in.Datadog)
-	default:
+	case KindAzure:
 		return parseAzure(t, prev, field, in.AzureLogsIngestion)
+	default:
+		return Target{}, nil, badTarget("target", "target kind %s is not one of firehose, kinesis, cloudwatch_logs, datadog or azure_logs_ingestion", kind)
 	}
 }
 
