@@ -212,9 +212,7 @@ func mutations(path string, f *fieldRef, inList bool) []mutation {
 		if f.MinEntries > 0 {
 			out = append(out, mutation{kind: "out of range", path: path, value: []any{}})
 		}
-		for _, m := range mutations(path+"[0]", f.Elem, true) {
-			out = append(out, m)
-		}
+		out = append(out, mutations(path+"[0]", f.Elem, true)...)
 	case kindStringMap, kindAnyMap:
 		if f.MaxEntries > 0 {
 			m := map[string]any{}

@@ -535,7 +535,7 @@ func (r *Route53) listRecords(w http.ResponseWriter, req *http.Request, z *R53Zo
 	}
 	o := out{r53List: list, Sets: []r53RecordXML{}}
 	for _, rec := range shown {
-		o.Sets = append(o.Sets, r53RecordXML{Name: rec.Name, Type: rec.Type, TTL: rec.TTL, Values: rec.Values})
+		o.Sets = append(o.Sets, r53RecordXML(rec))
 	}
 	if next != nil {
 		o.NextName, o.NextType = next.Name, next.Type

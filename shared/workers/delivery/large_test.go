@@ -51,7 +51,6 @@ func TestLargeEventDeliveredWhole(t *testing.T) {
 	small, large := policytest.CustomResponse(policytest.HTMLPage(152<<10)), policytest.CustomResponse(policytest.HTMLPage(250_000))
 	type step struct {
 		method, path, policy, eventType string
-		body                            map[string]any // the GET body after the step
 	}
 	var steps []*step
 	for i, policy := range []string{small, large} {
