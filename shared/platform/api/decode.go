@@ -13,6 +13,8 @@ import (
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Decode reads the request body into dst strictly (see the package doc): path ids repeated in
@@ -109,7 +111,8 @@ func scan(body []byte, path map[string]string) (repeated bool, err error) {
 
 // withoutPathIDs removes the top-level members that repeat a path wildcard, after checking that
 // each equals the path's value (or is null).
-func withoutPathIDs(body []byte, path map[string]string) ([]byte, error) {
+func withoutPathIDs(body []byte, path map[string]string) (_ []byte, err error) {
+	defer derrors.Wrap(&err, "api.withoutPathIDs")
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	var out bytes.Buffer
 	enc := jsontext.NewEncoder(&out)
@@ -117,7 +120,7 @@ func withoutPathIDs(body []byte, path map[string]string) ([]byte, error) {
 		return body, nil // not an object: the decoder reports the mismatch
 	}
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+		return nil, err
 	}
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
@@ -136,14 +139,14 @@ func withoutPathIDs(body []byte, path map[string]string) ([]byte, error) {
 			continue
 		}
 		if err := enc.WriteToken(jsontext.String(name)); err != nil {
-			return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+			return nil, err
 		}
 		if err := enc.WriteValue(val); err != nil {
-			return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+			return nil, err
 		}
 	}
 	if err := enc.WriteToken(jsontext.EndObject); err != nil {
-		return nil, fmt.Errorf("api: re-encoding a body: %w", err)
+		return nil, err
 	}
 	return out.Bytes(), nil
 }

@@ -4,20 +4,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // marshalWithKey writes {"key": items, …rest's fields}.
-func marshalWithKey(key string, items any, rest any) ([]byte, error) {
+func marshalWithKey(key string, items any, rest any) (_ []byte, err error) {
+	defer derrors.Wrap(&err, "api.marshalWithKey(%s)", key)
 	ib, err := json.Marshal(items)
 	if err != nil {
-		return nil, fmt.Errorf("api: marshal the %s of a list: %w", key, err)
+		return nil, fmt.Errorf("marshal the items: %w", err)
 	}
 	if bytes.Equal(ib, []byte("null")) {
 		ib = []byte("[]")
 	}
 	rb, err := json.Marshal(rest)
 	if err != nil {
-		return nil, fmt.Errorf("api: marshal a list: %w", err)
+		return nil, fmt.Errorf("marshal the other members: %w", err)
 	}
 	kb, _ := json.Marshal(key)
 	var b bytes.Buffer
