@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -87,14 +88,15 @@ func Type(kind, verb string) string { return kind + "_" + verb + ".v0" }
 
 // Record adds the event for a mutation by r's caller to tx. object is the resource exactly as
 // GET returns it. It returns the event's envelope.
-func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelope, error) {
+func Record(tx *store.Tx, r *api.Request, eventType string, object any) (_ *Envelope, err error) {
+	defer derrors.Wrap(&err, "audit.Record(%s)", eventType)
 	c := r.Caller()
 	if c == nil {
-		return nil, fmt.Errorf("audit: no caller for %s", eventType)
+		return nil, errors.New("no caller")
 	}
 	obj, err := api.MarshalUnescaped(object)
 	if err != nil {
-		return nil, fmt.Errorf("audit: marshal object: %w", err)
+		return nil, fmt.Errorf("marshal the object: %w", err)
 	}
 	now := time.Now().UTC()
 	env := &Envelope{
@@ -110,14 +112,14 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (*Envelo
 	}
 	payload, err := api.MarshalUnescaped(env)
 	if err != nil {
-		return nil, fmt.Errorf("audit: marshal envelope: %w", err)
+		return nil, fmt.Errorf("marshal the envelope: %w", err)
 	}
 	env.message = string(payload)
 	if len(payload) > MaxMessageBytes {
 		ref, err := api.MarshalUnescaped(Reference{EventID: env.EventID, EventType: eventType, EventTimestamp: env.EventTimestamp,
 			AccountID: c.AccountID, Stored: StoredInLog})
 		if err != nil {
-			return nil, fmt.Errorf("audit: marshal reference: %w", err)
+			return nil, fmt.Errorf("marshal the reference: %w", err)
 		}
 		env.message = string(ref)
 	}
