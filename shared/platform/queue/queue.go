@@ -90,19 +90,20 @@ type PairOptions struct {
 // redrive policy from one to the other, and returns both URLs as SQS returned them (clients
 // must use those verbatim: the emulator looks queues up by exact URL).
 func CreatePair(ctx context.Context, c *sqs.Client, name string, o PairOptions) (url, dlqURL string, err error) {
+	defer derrors.Wrap(&err, "queue.CreatePair(%s)", name)
 	dlq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name + "-dlq"),
 		Attributes: map[string]string{"MessageRetentionPeriod": "1209600"}})
 	if err != nil {
-		return "", "", fmt.Errorf("queue: create %s-dlq: %w", name, err)
+		return "", "", fmt.Errorf("create the dead-letter queue: %w", err)
 	}
 	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: dlq.QueueUrl,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
 	if err != nil {
-		return "", "", fmt.Errorf("queue: %s-dlq arn: %w", name, err)
+		return "", "", fmt.Errorf("read the dead-letter queue's ARN: %w", err)
 	}
 	arn := attrs.Attributes[string(types.QueueAttributeNameQueueArn)]
 	if arn == "" {
-		return "", "", errors.New("queue: the dead-letter queue has no ARN")
+		return "", "", errors.New("the dead-letter queue has no ARN")
 	}
 	policy, _ := json.Marshal(map[string]any{"deadLetterTargetArn": arn, "maxReceiveCount": o.MaxReceiveCount})
 	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{
@@ -110,7 +111,7 @@ func CreatePair(ctx context.Context, c *sqs.Client, name string, o PairOptions) 
 		"RedrivePolicy":     string(policy),
 	}})
 	if err != nil {
-		return "", "", fmt.Errorf("queue: create %s: %w", name, err)
+		return "", "", fmt.Errorf("create the queue: %w", err)
 	}
 	return aws.ToString(q.QueueUrl), aws.ToString(dlq.QueueUrl), nil
 }
