@@ -412,9 +412,10 @@ func TestSources(t *testing.T) {
 // The source types are exactly the wire contract's list.
 func TestKnownTypes(t *testing.T) {
 	all := eventsub.KnownTypes()
-	// The contract's fifteen kinds plus this service's additions (bot users, the five backend
-	// kinds, endpoints, agent ingresses, TLS and TCP edges, HTTPS edges and their routes), three verbs each, and four other types.
-	if len(all) != 27*3+4 {
+	// The contract's fifteen kinds plus this service's additions (bot users, service users, the
+	// five backend kinds, endpoints, agent ingresses, TLS and TCP edges, HTTPS edges and their
+	// routes), three verbs each, and four other types.
+	if len(all) != 28*3+4 {
 		t.Fatalf("%d types", len(all))
 	}
 	for _, typ := range []string{"api_key_created.v0", "tcp_address_deleted.v0", "agent_session_stop.v0", "http_request_complete.v0",
