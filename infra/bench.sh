@@ -30,3 +30,5 @@ awk 'BEGIN { goal["get"] = "1.10"; goal["get-lambda"] = "1.10"; goal["create"] =
     printf "%-60s %8s %-24s %s\n", $1, $(i-1), $i, g } }' "$out"
 echo "== commit -> delivery and list alternatives (p50/p99, µs or ms as named)"
 grep -E '^Benchmark(CommitToDelivery|ListAlternatives)' "$out" || true
+echo "== cost per request (BenchmarkCostPerRequest; prices in infra/cost/prices.go)"
+sed -n '/cost per request kind/,/^$/p' "$out" | sed 's/^Benchmark[^ ]* *//' || true

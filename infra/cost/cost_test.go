@@ -1,0 +1,156 @@
+package cost_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"tunnelapi/infra/cost"
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ratelimit"
+	"tunnelapi/shared/testing/testkit"
+)
+
+// memoryMB is the memory size template.yaml gives the function serving path (its own or the
+// Globals').
+func memoryMB(tb testing.TB, path string) int {
+	raw, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var tpl struct {
+		Globals   struct{ Function struct{ MemorySize int } }
+		Resources map[string]struct{ Properties struct{ MemorySize int } }
+	}
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		tb.Fatal(err)
+	}
+	for _, d := range app.Families {
+		if d.Path == path {
+			if m := tpl.Resources[d.Function].Properties.MemorySize; m > 0 {
+				return m
+			}
+			return tpl.Globals.Function.MemorySize
+		}
+	}
+	tb.Fatalf("no family serves %s", path)
+	return 0
+}
+
+// BenchmarkCostPerRequest measures, for each request kind of a simple family (IP policies) and
+// of one that references another (IP policy rules, each naming its policy), the DynamoDB
+// capacity the service's calls consumed (ReturnConsumedCapacity TOTAL on each, as DynamoDB Local
+// reports it) and the handler's duration in process, with the per-account rate limit on (as the
+// template deploys it), and prints the price of a million of each (package cost).
+func BenchmarkCostPerRequest(b *testing.B) {
+	s := testkit.Start(b, app.Families...)
+	old, had := os.LookupEnv(ratelimit.EnvVar)
+	os.Setenv(ratelimit.EnvVar, "1000000/60")
+	d, _ := s.Instance(b, app.Families...)
+	if had {
+		os.Setenv(ratelimit.EnvVar, old)
+	} else {
+		os.Unsetenv(ratelimit.EnvVar)
+	}
+	m := &meter{Client: d.Kit.DB.Client}
+	d.Kit.DB.Client = m
+	h := d.Mux(app.Families...)
+	a := s.NewAccount(b)
+
+	type sum struct {
+		n           int
+		read, write float64
+		dur         time.Duration
+		path        string
+	}
+	sums := map[string]*sum{}
+	var order []string
+	do := func(kind, method, path string, body any, want int) map[string]any {
+		var rd *bytes.Reader
+		if body != nil {
+			raw, _ := json.Marshal(body)
+			rd = bytes.NewReader(raw)
+		} else {
+			rd = bytes.NewReader(nil)
+		}
+		req := httptest.NewRequest(method, path, rd)
+		req.Header.Set("Authorization", "Bearer "+a.Token)
+		req.Header.Set("Ngrok-Version", "2")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := httptest.NewRecorder()
+		m.take()
+		start := time.Now()
+		h.ServeHTTP(rec, req)
+		dur := time.Since(start)
+		read, write, calls := m.take()
+		if rec.Code != want {
+			b.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, want, rec.Body)
+		}
+		if calls > 0 && read+write == 0 {
+			b.Fatalf("%s %s: DynamoDB Local reported no consumed capacity for %d calls", method, path, calls)
+		}
+		if kind != "" {
+			sm := sums[kind]
+			if sm == nil {
+				p, _, _ := strings.Cut(path, "?")
+				sm = &sum{path: "/" + strings.Split(p, "/")[1]}
+				sums[kind] = sm
+				order = append(order, kind)
+			}
+			sm.n++
+			sm.read += read
+			sm.write += write
+			sm.dur += dur
+		}
+		var out map[string]any
+		_ = json.Unmarshal(rec.Body.Bytes(), &out)
+		return out
+	}
+	// Pages of pageSize items: the account holds that many of each before the measured ones.
+	const pageSize = 20
+	holder := do("", "POST", "/ip_policies", map[string]any{"description": "holder"}, http.StatusCreated)["id"].(string)
+	for i := range pageSize - 1 {
+		do("", "POST", "/ip_policies", map[string]any{"description": fmt.Sprint("seed ", i)}, http.StatusCreated)
+		do("", "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": holder, "cidr": fmt.Sprintf("198.51.100.%d/32", i), "action": "allow"}, http.StatusCreated)
+	}
+	do("", "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": holder, "cidr": "198.51.100.99/32", "action": "allow"}, http.StatusCreated)
+	page := fmt.Sprintf("?limit=%d", pageSize)
+	b.ResetTimer()
+	for i := range b.N {
+		pol := do("ip_policies create", "POST", "/ip_policies", map[string]any{"description": "measured"}, http.StatusCreated)["id"].(string)
+		do("ip_policies get", "GET", "/ip_policies/"+pol, nil, http.StatusOK)
+		do(fmt.Sprintf("ip_policies list page (%d)", pageSize), "GET", "/ip_policies"+page, nil, http.StatusOK)
+		do("ip_policies update", "PATCH", "/ip_policies/"+pol, map[string]any{"description": "changed"}, http.StatusOK)
+		rule := do("ip_policy_rules create", "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": pol,
+			"cidr": fmt.Sprintf("10.%d.%d.0/24", i/256%256, i%256), "action": "deny"}, http.StatusCreated)["id"].(string)
+		do("ip_policy_rules get", "GET", "/ip_policy_rules/"+rule, nil, http.StatusOK)
+		do(fmt.Sprintf("ip_policy_rules list page (%d)", pageSize), "GET", "/ip_policy_rules"+page, nil, http.StatusOK)
+		do("ip_policy_rules update", "PATCH", "/ip_policy_rules/"+rule, map[string]any{"description": "changed"}, http.StatusOK)
+		do("ip_policy_rules delete", "DELETE", "/ip_policy_rules/"+rule, nil, http.StatusNoContent)
+		do("ip_policies delete", "DELETE", "/ip_policies/"+pol, nil, http.StatusNoContent)
+	}
+	b.StopTimer()
+	var usages []cost.Usage
+	for _, kind := range order {
+		sm := sums[kind]
+		usages = append(usages, cost.Usage{Kind: kind, HTTP: true, Lambda: sm.dur / time.Duration(sm.n),
+			MemoryMB: memoryMB(b, sm.path), ReadUnits: sm.read / float64(sm.n), WriteUnits: sm.write / float64(sm.n)})
+	}
+	sort.SliceStable(usages, func(i, j int) bool { return usages[i].Kind < usages[j].Kind })
+	if b.N > 1 {
+		var out strings.Builder
+		cost.Prices.Print(&out, usages)
+		fmt.Println("\n" + out.String())
+	}
+}
