@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/tlscerts"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(tlscerts.CertificateAuthoritiesDescriptor) }
+func main() { serve.Main(tlscerts.CertificateAuthoritiesDescriptor) }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/endpoints"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(endpoints.EndpointsDescriptor) }
+func main() { serve.Main(endpoints.EndpointsDescriptor) }

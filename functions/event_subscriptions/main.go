@@ -4,7 +4,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/eventsub"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(eventsub.EventSubscriptionsDescriptor) }
+func main() { serve.Main(eventsub.EventSubscriptionsDescriptor) }

@@ -4,9 +4,9 @@ package main
 
 import (
 	"tunnelapi/shared/families/httpsedges"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 	// The family seals secrets (its descriptor sets Seals): KMS in AWS.
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-func main() { runtime.Main(httpsedges.HTTPSEdgesDescriptor) }
+func main() { serve.Main(httpsedges.HTTPSEdgesDescriptor) }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/access"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(access.IPPoliciesDescriptor) }
+func main() { serve.Main(access.IPPoliciesDescriptor) }

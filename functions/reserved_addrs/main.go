@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/domains"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(domains.ReservedAddrsDescriptor) }
+func main() { serve.Main(domains.ReservedAddrsDescriptor) }

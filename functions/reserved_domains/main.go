@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/domains"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(domains.ReservedDomainsDescriptor) }
+func main() { serve.Main(domains.ReservedDomainsDescriptor) }

@@ -3,9 +3,9 @@ package main
 
 import (
 	"tunnelapi/shared/families/sshcerts"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 	// The family seals secrets (its descriptor sets Seals): KMS in AWS.
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-func main() { runtime.Main(sshcerts.SSHCertificateAuthoritiesDescriptor) }
+func main() { serve.Main(sshcerts.SSHCertificateAuthoritiesDescriptor) }

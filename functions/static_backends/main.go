@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/backends"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(backends.StaticBackendsDescriptor) }
+func main() { serve.Main(backends.StaticBackendsDescriptor) }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/edges"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(edges.TCPEdgesDescriptor) }
+func main() { serve.Main(edges.TCPEdgesDescriptor) }

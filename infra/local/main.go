@@ -55,7 +55,7 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/queue"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
@@ -70,7 +70,7 @@ func main() {
 	var err error
 	switch flag.Arg(0) {
 	case "", "serve":
-		err = serve(ctx)
+		err = runServer(ctx)
 	case "bootstrap":
 		err = bootstrap(ctx)
 	case "sam-local":
@@ -102,7 +102,7 @@ func setDefaults() {
 	}
 }
 
-// adminTokenFile is where serve writes the local admin's token.
+// adminTokenFile is where runServer writes the local admin's token.
 func adminTokenFile() string { return filepath.Join(env("STATE_DIR", ".local"), "admin.token") }
 
 func bootstrap(ctx context.Context) error {
@@ -119,18 +119,18 @@ func bootstrap(ctx context.Context) error {
 	return nil
 }
 
-// serve runs the API, and beside it what AWS runs on queues and the table's stream: a stream
+// runServer runs the API, and beside it what AWS runs on queues and the table's stream: a stream
 // reader per Pipe of the template (app.Pipes: the same filter and input template, checkpoints
 // in the table) and the event worker polling the events queue. FAULT_CRASH_AT=before-response
 // or after-response makes the process exit right after a mutation committed, before or after
 // its response is written (fault injection for crash tests).
-func serve(ctx context.Context) error {
+func runServer(ctx context.Context) error {
 	setDefaults()
 	cfg := awsconfig.FromEnv()
 	if err := createQueues(ctx, cfg); err != nil {
 		return err
 	}
-	d, err := runtime.NewDeps(ctx, store.Options{})
+	d, err := serve.NewDeps(ctx, store.Options{})
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/platform/awsconfig"
-	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -28,7 +28,7 @@ func samLocal(ctx context.Context) error {
 	if err := createQueues(ctx, awsconfig.FromEnv()); err != nil {
 		return fmt.Errorf("the SQS emulator (is `make run` running?): %w", err)
 	}
-	d, err := runtime.NewDeps(ctx, store.Options{})
+	d, err := serve.NewDeps(ctx, store.Options{})
 	if err != nil {
 		return err
 	}

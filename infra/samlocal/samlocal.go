@@ -54,8 +54,8 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/domains"
-	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/serve"
 )
 
 const (
@@ -229,7 +229,7 @@ type Options struct {
 	// Token is the bearer token the samples carry (the local admin's).
 	Token string
 	// Deps serve the handlers that make what the samples refer to, on the same stack.
-	Deps *runtime.Deps
+	Deps *serve.Deps
 }
 
 // Write writes env.json, the filled sample events and invoke-all.sh under o.Out.
@@ -428,7 +428,7 @@ func copySamples(o Options, dir string, vars map[string]string) ([]string, error
 }
 
 // creator makes the samples' setup through every family's handlers, as the token's holder.
-func creator(d *runtime.Deps, token string) app.Creator {
+func creator(d *serve.Deps, token string) app.Creator {
 	mux := d.Mux(app.Families...)
 	return func(ctx context.Context, path string, body any) (map[string]any, error) {
 		b, err := json.Marshal(body)

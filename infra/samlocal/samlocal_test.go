@@ -22,8 +22,8 @@ import (
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/runtime"
 	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
@@ -212,7 +212,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 		t.Run(f.Dir, func(t *testing.T) {
 			evs := samples(t, f.Dir)
 			containerEnv(t, file[f.Name])
-			d, err := runtime.NewDeps(ctx, store.Options{})
+			d, err := serve.NewDeps(ctx, store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

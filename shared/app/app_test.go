@@ -207,7 +207,7 @@ func mainCall(t *testing.T, path string) string {
 	})
 }
 
-// mainFamilies returns "<import path>.<Var>" of each argument passed to runtime.Main.
+// mainFamilies returns "<import path>.<Var>" of each argument passed to serve.Main.
 func mainFamilies(t *testing.T, path string) []string {
 	file, imports := parseGo(t, path)
 	var out []string

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// EnvVar is the environment variable Parse reads in runtime.NewDeps.
+// EnvVar is the environment variable Parse reads in serve.NewDeps.
 const EnvVar = "RATE_LIMIT"
 
 // Bounds of a policy: at least one request per window; windows of whole seconds up to a day.

@@ -23,7 +23,7 @@ import (
 )
 
 // These tests run against the local stack: the server instances are the service's own handlers
-// (runtime.Deps from the environment, as a Lambda instance builds them), on one DynamoDB Local
+// (serve.Deps from the environment, as a Lambda instance builds them), on one DynamoDB Local
 // table.
 
 // templateDefault is RATE_LIMIT as template.yaml deploys it by default.

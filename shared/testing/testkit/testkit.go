@@ -28,7 +28,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/resource"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
 )
@@ -36,7 +36,7 @@ import (
 // Stack is one test binary's view of the local stack.
 type Stack struct {
 	DB     *store.DB
-	Deps   *runtime.Deps
+	Deps   *serve.Deps
 	Server *httptest.Server
 	// Calls counts DynamoDB operations, SQSCalls SQS operations.
 	Calls, SQSCalls *Counter
@@ -172,7 +172,7 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 	ctx := context.Background()
 	c := &Counter{}
 	table := fmt.Sprintf("test-%d-%d", time.Now().UnixNano(), os.Getpid())
-	d, err := runtime.NewDeps(ctx, store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
+	d, err := serve.NewDeps(ctx, store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +203,9 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 // Instance serves families from dependencies of their own on the stack's table, as another
 // Lambda instance or local server would: built from the environment (as it is now) like the
 // stack's, sharing no memory with it. It lives as long as the test.
-func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*runtime.Deps, *httptest.Server) {
+func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*serve.Deps, *httptest.Server) {
 	t.Helper()
-	d, err := runtime.NewDeps(context.Background(), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
+	d, err := serve.NewDeps(context.Background(), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
-// Package runtime is the one way a family's handlers are served: the same mux runs behind
+// Package serve is the one way a family's handlers are served: the same mux runs behind
 // API Gateway's HTTP API (through aws-lambda-go-api-proxy) and in the local all-in-one server.
-package runtime
+package serve
 
 import (
 	"context"
