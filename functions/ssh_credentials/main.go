@@ -3,7 +3,7 @@ package main
 
 import (
 	"tunnelapi/shared/families/principals"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 )
 
-func main() { runtime.Main(principals.SSHCredentialsDescriptor) }
+func main() { serve.Main(principals.SSHCredentialsDescriptor) }

@@ -3,9 +3,9 @@ package main
 
 import (
 	"tunnelapi/shared/families/vaults"
-	"tunnelapi/shared/platform/runtime"
+	"tunnelapi/shared/platform/serve"
 	// Secrets' values are sealed (their descriptor sets Seals): KMS in AWS.
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-func main() { runtime.Main(vaults.VaultsDescriptor, vaults.SecretsDescriptor) }
+func main() { serve.Main(vaults.VaultsDescriptor, vaults.SecretsDescriptor) }

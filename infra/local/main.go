@@ -54,6 +54,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
@@ -130,7 +131,11 @@ func runServer(ctx context.Context) error {
 	if err := createQueues(ctx, cfg); err != nil {
 		return err
 	}
-	d, err := serve.NewDeps(ctx, store.Options{})
+	c, err := config.LoadLocal(config.Env)
+	if err != nil {
+		return err
+	}
+	d, err := serve.NewDeps(ctx, c.HTTP, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -165,7 +170,7 @@ func runServer(ctx context.Context) error {
 	}
 	// Certificate jobs need an ACME server and a DNS provider (the stack's pebble and
 	// challtestsrv); without them the rest still serves.
-	if certWorker, err := certs.FromEnv(ctx, d.Kit.Log); err != nil {
+	if certWorker, err := certs.FromConfig(ctx, c.CertWorker, d.Kit.Log); err != nil {
 		d.Kit.Log.Warn("certificate worker not started", "err", err.Error())
 	} else {
 		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, d.Kit.Log, certWorker.Handle)

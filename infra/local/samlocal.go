@@ -12,6 +12,7 @@ import (
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
@@ -28,7 +29,11 @@ func samLocal(ctx context.Context) error {
 	if err := createQueues(ctx, awsconfig.FromEnv()); err != nil {
 		return fmt.Errorf("the SQS emulator (is `make run` running?): %w", err)
 	}
-	d, err := serve.NewDeps(ctx, store.Options{})
+	c, err := config.LoadLocal(config.Env)
+	if err != nil {
+		return err
+	}
+	d, err := serve.NewDeps(ctx, c.HTTP, store.Options{})
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
 )
@@ -108,7 +107,7 @@ func (s Stack) Values() (map[string]string, error) {
 		"RATE_LIMIT": cmp.Or(os.Getenv("RATE_LIMIT"), "off"),
 	}
 	// The domain and address configuration is the local server's own (empty: the defaults).
-	for _, name := range domains.ConfigVars {
+	for _, name := range []string{"BASE_DOMAIN", "DNS_ZONE", "NAME_SERVERS", "REGIONS", "ADDR_POOLS"} {
 		v[name] = os.Getenv(name)
 	}
 	// The certificate worker: challenge records in the local challtestsrv rather than Route 53,

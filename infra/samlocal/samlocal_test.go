@@ -212,7 +212,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 		t.Run(f.Dir, func(t *testing.T) {
 			evs := samples(t, f.Dir)
 			containerEnv(t, file[f.Name])
-			d, err := serve.NewDeps(ctx, store.Options{})
+			d, err := serve.NewDeps(ctx, testkit.HTTPConfig(t), store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

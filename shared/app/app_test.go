@@ -28,6 +28,7 @@ import (
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/openapi"
@@ -376,7 +377,12 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 	q := testkit.NewQueues(t, nil)
 	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
 	w.Log = s.Deps.Kit.Log
-	cw, err := certs.New(s.DB, q.Client, q.Events, s.Deps.Kit.Seal, s.Deps.Kit.Log)
+	cc, err := config.LoadCertWorker(config.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.QueueURL = q.Events
+	cw, err := certs.New(s.DB, q.Client, s.Deps.Kit.Seal, cc, s.Deps.Kit.Log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -67,7 +67,7 @@ var lifecycles = []testkit.LifecycleSpec{
 		return map[string]any{"description": "audit", "destination_ids": []string{dest}, "sources": []any{map[string]any{"type": "ip_policy_created.v0"}}}
 	}, Echo: map[string]func(map[string]any) any{"destination_ids": testkit.EchoRefs("destinations"), "sources": testkit.EchoEach("sources", "type")}},
 	{Name: "reserved domain", Path: "/reserved_domains", Create: func(t *testing.T, _ *testkit.Account) any {
-		return map[string]any{"domain": testkit.UniqueName("life", domains.DefaultBaseDomain)}
+		return map[string]any{"domain": testkit.UniqueName("life", config.Default("BASE_DOMAIN"))}
 	}, Echo: certificateID},
 	{Name: "reserved domain with a certificate policy", Path: "/reserved_domains", Create: func(t *testing.T, _ *testkit.Account) any {
 		return map[string]any{"domain": testkit.UniqueName("life", "example.com"), "resolves_to": []any{map[string]any{"value": "global"}},

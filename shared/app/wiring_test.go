@@ -41,7 +41,7 @@ func TestRegisterAddsTheDeclaredRoutes(t *testing.T) {
 var wiring = map[string][]string{
 	"shared/platform/api":               {"api.Mux", "api.Server", ".Handle(", "http.HandlerFunc"},
 	"shared/platform/resource/serve.go": {"api.Mux", "api.Server", ".Handle("},
-	"shared/platform/runtime":           {"api.Server", "http.NewServeMux", ".Handle("},
+	"shared/platform/serve":             {"api.Server", "http.NewServeMux", ".Handle("},
 }
 
 // No code outside the wiring places above registers a route or holds what registering one

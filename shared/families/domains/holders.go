@@ -78,7 +78,3 @@ func (c *Config) PoolHost(host string) bool {
 	}
 	return false
 }
-
-// MustConfig reads the configuration from the environment for a family that depends on it
-// (edges check hostports against the address pools), stopping the start when it is invalid.
-func MustConfig() *Config { return mustConfig() }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -31,7 +32,7 @@ func TestAgentIngressShape(t *testing.T) {
 		t.Errorf("ns_targets %v", got["ns_targets"])
 	}
 	var want []string
-	for _, r := range strings.Split(domains.DefaultRegions, ",") {
+	for _, r := range strings.Split(config.Default("REGIONS"), ",") {
 		want = append(want, "tunnel."+r+"."+name)
 	}
 	if fmt.Sprint(got["region_domains"]) != fmt.Sprint(want) {

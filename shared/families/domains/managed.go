@@ -3,7 +3,6 @@ package domains
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/api"
@@ -67,16 +66,9 @@ type Managed struct {
 	render             func(r *api.Request) any
 }
 
-// managedConfig is the configuration the worker renders agent ingresses with, read once.
-var managedConfig = sync.OnceValues(FromEnv)
-
 // LoadManaged reads the reserved domain or agent ingress id of account, its kind told by the
-// id's prefix; nil when there is none.
-func LoadManaged(ctx context.Context, db *store.DB, account, id string) (*Managed, error) {
-	cfg, err := managedConfig()
-	if err != nil {
-		return nil, fmt.Errorf("domains: configuration: %w", err)
-	}
+// id's prefix, to be rendered with cfg; nil when there is none.
+func LoadManaged(ctx context.Context, db *store.DB, cfg *Config, account, id string) (*Managed, error) {
 	key := store.ResourceKey(account, id)
 	switch {
 	case ids.Is(id, ids.ReservedDomain):

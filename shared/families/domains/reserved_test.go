@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
 
-const base = domains.DefaultBaseDomain
+var base = config.Default("BASE_DOMAIN")
 
 func TestReservedDomainsConformance(t *testing.T) {
 	s := testkit.App(t)

@@ -60,7 +60,7 @@ type Spec[T any, P Item[T]] struct {
 
 // Hooks is the hooks constructor (resource.Serve) of the edge family spec declares.
 func (spec *Spec[T, P]) Hooks(f *resource.Family[T, P]) *Family[T, P] {
-	return &Family[T, P]{Family: f, spec: spec, hostports: hostports{HostportRule: spec.Hostports, config: domains.MustConfig()}}
+	return &Family[T, P]{Family: f, spec: spec, hostports: hostports{HostportRule: spec.Hostports, config: domains.ConfigOf(f.Kit)}}
 }
 
 // Routes are the routes an edge family serves beyond the five operations: the sub-routes of

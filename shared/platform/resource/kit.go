@@ -81,6 +81,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/seal"
@@ -100,6 +101,9 @@ type Kit struct {
 	// Metrics receives a metrics.IdempotentReplay line per replayed create; nil is standard
 	// output.
 	Metrics *metrics.Emitter
+	// Settings are the deployment's settings families read (package config), parsed once at
+	// start: a family turns them into its own types when its routes are registered.
+	Settings config.Families
 }
 
 // Read fetches keys of r's account in one consistent round trip together with the items that

@@ -15,6 +15,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/iprestrict"
 	"tunnelapi/shared/platform/ratelimit"
 	"tunnelapi/shared/platform/resource"
@@ -30,15 +31,12 @@ type Deps struct {
 	Limiter *ratelimit.Limiter
 }
 
-// NewDeps builds the dependencies from the environment with no network I/O. Handlers reach
-// only the table: committed events leave through the table's stream, not from the request.
-// RATE_LIMIT sets the per-account rate limit (package ratelimit); a malformed value is an error.
-func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	policy, err := ratelimit.Parse(os.Getenv(ratelimit.EnvVar))
-	if err != nil {
-		return nil, err
-	}
+// NewDeps builds the dependencies of an HTTP function configured by c (package config) with no
+// network I/O. Handlers reach only the table: committed events leave through the table's
+// stream, not from the request.
+func NewDeps(ctx context.Context, c config.HTTP, opts store.Options) (*Deps, error) {
+	log := config.Logger(c.LogLevel)
+	policy := c.RateLimit
 	cfg := awsconfig.FromEnv()
 	if opts.Config == nil {
 		opts.Config = &cfg
@@ -48,7 +46,7 @@ func NewDeps(ctx context.Context, opts store.Options) (*Deps, error) {
 		return nil, err
 	}
 	a := &auth.Authenticator{DB: db}
-	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log}
+	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log, Settings: c.Families}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
 	a.Restrictor = &iprestrict.Accounts{DB: db, Log: func() *slog.Logger { return kit.Log }}
 	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
@@ -76,11 +74,17 @@ func (d *Deps) Handler(families ...*resource.Descriptor) func(context.Context, l
 	return httpadapter.NewV2(d.Mux(families...)).ProxyWithContext
 }
 
-// Main is a function's whole main: build the dependencies and serve families on Lambda.
+// Main is a function's whole main: build the dependencies from the environment and serve
+// families on Lambda. A malformed setting stops it, named in the log.
 func Main(families ...*resource.Descriptor) {
-	d, err := NewDeps(context.Background(), store.Options{})
+	c, err := config.LoadHTTP(config.Env)
 	if err != nil {
-		slog.Error("init failed", "err", err.Error())
+		config.Logger(slog.LevelInfo).Error("init failed", "err", err.Error())
+		os.Exit(1)
+	}
+	d, err := NewDeps(context.Background(), c, store.Options{})
+	if err != nil {
+		config.Logger(c.LogLevel).Error("init failed", "err", err.Error())
 		os.Exit(1)
 	}
 	lambda.Start(d.Handler(families...))

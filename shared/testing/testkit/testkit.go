@@ -27,6 +27,7 @@ import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
@@ -172,7 +173,7 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 	ctx := context.Background()
 	c := &Counter{}
 	table := fmt.Sprintf("test-%d-%d", time.Now().UnixNano(), os.Getpid())
-	d, err := serve.NewDeps(ctx, store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
+	d, err := serve.NewDeps(ctx, HTTPConfig(t), store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 // stack's, sharing no memory with it. It lives as long as the test.
 func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*serve.Deps, *httptest.Server) {
 	t.Helper()
-	d, err := serve.NewDeps(context.Background(), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
+	d, err := serve.NewDeps(context.Background(), HTTPConfig(t), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +215,17 @@ func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*serve
 	srv := httptest.NewServer(d.Mux(families...))
 	t.Cleanup(srv.Close)
 	return d, srv
+}
+
+// HTTPConfig is the configuration of an HTTP function from the environment as it is now (the
+// stack's, and whatever the test set).
+func HTTPConfig(t testing.TB) config.HTTP {
+	t.Helper()
+	c, err := config.LoadHTTP(config.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // ReaderIdle is the test stack's stream reader's pause between empty reads: short, so tests

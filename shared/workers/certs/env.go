@@ -12,7 +12,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 
+	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -21,38 +23,41 @@ import (
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-// LetsEncrypt is the default ACME directory.
-const LetsEncrypt = "https://acme-v02.api.letsencrypt.org/directory"
-
 // FromEnv builds the worker from the environment with no network I/O (see the package doc for
-// the variables).
+// the variables); a malformed one is an error naming it.
 func FromEnv(ctx context.Context, log *slog.Logger) (*Worker, error) {
+	c, err := config.LoadCertWorker(config.Env)
+	if err != nil {
+		return nil, err
+	}
+	return FromConfig(ctx, c, log)
+}
+
+// FromConfig builds the worker configured by c with no network I/O.
+func FromConfig(ctx context.Context, c config.CertWorker, log *slog.Logger) (*Worker, error) {
 	cfg := awsconfig.FromEnv()
 	db, err := store.Open(ctx, store.Options{Config: &cfg})
 	if err != nil {
 		return nil, err
 	}
-	return New(db, queue.NewClient(cfg), os.Getenv("CERT_JOBS_QUEUE_URL"), seal.FromEnv(cfg), log)
+	return New(db, queue.NewClient(cfg), seal.FromEnv(cfg), c, log)
 }
 
-// New builds a worker of db's table taking jobs from queueURL, with the rest of its
-// configuration from the environment.
-func New(db *store.DB, q queue.API, queueURL string, sealer seal.Sealer, log *slog.Logger) (*Worker, error) {
-	hc, err := acmeHTTPClient(os.Getenv("ACME_CA_FILE"))
+// New builds a worker of db's table taking jobs from c.QueueURL through q, configured by c.
+func New(db *store.DB, q queue.API, sealer seal.Sealer, c config.CertWorker, log *slog.Logger) (*Worker, error) {
+	hc, err := acmeHTTPClient(c.ACMECAFile)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{DB: db, SQS: q, QueueURL: queueURL, Seal: sealer, Log: log,
-		Issuer:      &Issuer{Directory: envOr("ACME_DIRECTORY", LetsEncrypt), HTTPClient: hc, DB: db, Seal: sealer, Log: log},
-		Resolver:    NewResolver(os.Getenv("DNS_RESOLVER")),
-		RenewBefore: envDuration("CERT_RENEW_BEFORE", DefaultRenewBefore), Backoff: envDuration("CERT_RETRY_BACKOFF", DefaultBackoff),
-		MaxBackoff: envDuration("CERT_RETRY_MAX_BACKOFF", DefaultMaxBackoff), DNSRetry: envDuration("CERT_DNS_RETRY", DefaultDNSRetry)}
+	w := &Worker{DB: db, SQS: q, QueueURL: c.QueueURL, Seal: sealer, Log: log, Domains: &domains.Config{Domains: c.Domains},
+		Issuer:      &Issuer{Directory: c.ACMEDirectory, HTTPClient: hc, DB: db, Seal: sealer, Log: log},
+		Resolver:    NewResolver(c.DNSResolver),
+		RenewBefore: c.RenewBefore, Backoff: c.RetryBackoff, MaxBackoff: c.RetryMaxBackoff, DNSRetry: c.DNSRetry}
 	switch {
-	case os.Getenv("CHALLTESTSRV_URL") != "":
-		w.DNS = ChallTestSrv{URL: os.Getenv("CHALLTESTSRV_URL")}
-	case os.Getenv("HOSTED_ZONE_ID") != "":
-		w.DNS = &Route53{Client: route53.NewFromConfig(awsconfig.FromEnv()), ZoneID: os.Getenv("HOSTED_ZONE_ID"),
-			DelegationSetID: os.Getenv("DELEGATION_SET_ID")}
+	case c.ChallTestSrvURL != "":
+		w.DNS = ChallTestSrv{URL: c.ChallTestSrvURL}
+	case c.HostedZoneID != "":
+		w.DNS = &Route53{Client: route53.NewFromConfig(awsconfig.FromEnv()), ZoneID: c.HostedZoneID, DelegationSetID: c.DelegationSetID}
 	default:
 		return nil, fmt.Errorf("certs: neither HOSTED_ZONE_ID (Route 53) nor CHALLTESTSRV_URL is set: no DNS provider for challenges")
 	}
@@ -79,20 +84,6 @@ func acmeHTTPClient(caFile string) (*http.Client, error) {
 	}
 	hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, Proxy: http.ProxyFromEnvironment}
 	return hc, nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d > 0 {
-		return d
-	}
-	return def
 }
 
 // Main is the certificate worker Lambda's whole main.

@@ -18,6 +18,7 @@ import (
 
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -50,7 +51,12 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	q := testkit.NewQueues(t, nil)
 	stopReader := s.RunReader(certs.JobsConsumer.To(q.Events), nil)
 	t.Cleanup(stopReader)
-	w, err := certs.New(s.DB, q.Client, q.Events, s.Deps.Kit.Seal, testkit.Logger())
+	c, err := config.LoadCertWorker(config.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.QueueURL = q.Events
+	w, err := certs.New(s.DB, q.Client, s.Deps.Kit.Seal, c, testkit.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

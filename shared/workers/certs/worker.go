@@ -70,6 +70,8 @@ type Worker struct {
 	Backoff, MaxBackoff time.Duration
 	// DNSRetry is when a job that failed on DNS is tried again without a PATCH of its policy.
 	DNSRetry time.Duration
+	// Domains is the configuration the resources it changes are rendered with.
+	Domains *domains.Config
 	// Fault, when set, is asked once a job's certificate has been issued, before it is stored;
 	// true stops the batch as if the worker were killed (fault injection in tests).
 	Fault func(job domains.CertJobMessage) bool
@@ -233,7 +235,7 @@ func (w *Worker) dropOrphanZone(ctx context.Context, t *domains.Managed) error {
 // load reads the job's resource; nil when the job is no longer its pending one (the resource
 // was deleted, its policy removed or changed, or the job already done).
 func (w *Worker) load(ctx context.Context, job domains.CertJobMessage) (*domains.Managed, error) {
-	t, err := domains.LoadManaged(ctx, w.DB, job.AccountID, job.ResourceID)
+	t, err := domains.LoadManaged(ctx, w.DB, w.Domains, job.AccountID, job.ResourceID)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", job.ResourceID, err)
 	}

@@ -1,0 +1,223 @@
+package config
+
+import (
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"tunnelapi/shared/platform/ratelimit"
+)
+
+// Common is what every function reads.
+type Common struct {
+	// LogLevel is the least severe level logged (LOG_LEVEL).
+	LogLevel slog.Level
+	AWS      AWS
+	// Table is the DynamoDB table (TABLE_NAME); DynamoDBEndpoint and SQSEndpoint point the
+	// clients at local emulators (empty in AWS).
+	Table, DynamoDBEndpoint, SQSEndpoint string
+	Seal                                 Seal
+	// OutboxRetention is how long an event's outbox item stays (OUTBOX_RETENTION).
+	OutboxRetention time.Duration
+}
+
+// AWS is the region and credentials, read from the environment only.
+type AWS struct {
+	// Region is AWS_REGION, else AWS_DEFAULT_REGION.
+	Region                                     string
+	AccessKeyID, SecretAccessKey, SessionToken string
+}
+
+// Seal says how secrets are sealed: with the KMS key KMSKeyID when set, else with LocalKey
+// when set, else with the key in KeyFile (package seal).
+type Seal struct {
+	KMSKeyID string
+	LocalKey []byte
+	KeyFile  string
+}
+
+// HTTP is the configuration of an HTTP function (and of the local server's API).
+type HTTP struct {
+	Common
+	// RateLimit is the per-account rate limit (RATE_LIMIT); the zero Policy is off.
+	RateLimit ratelimit.Policy
+	Families  Families
+}
+
+// Families are the settings families read (through resource.Kit).
+type Families struct {
+	Domains Domains
+}
+
+// EventWorker is the configuration of the event worker.
+type EventWorker struct {
+	Common
+	// QueueURL and DLQURL are the events queue and its dead-letter queue.
+	QueueURL, DLQURL string
+	// MaxAttempts and Backoff are the retry policy of a delivery.
+	MaxAttempts int
+	Backoff     time.Duration
+	Sinks       Sinks
+}
+
+// Sinks are the endpoint overrides of the event sinks (SINK_ENDPOINT_*), empty for the real
+// services.
+type Sinks struct {
+	Kinesis, Firehose, Logs, STS string
+	Datadog, AzureLogin          string
+	AzureIngestion               string
+}
+
+// CertWorker is the configuration of the certificate worker.
+type CertWorker struct {
+	Common
+	// QueueURL is the certificate jobs queue.
+	QueueURL string
+	// ACMEDirectory is the ACME directory; ACMECAFile extra roots to trust for it.
+	ACMEDirectory, ACMECAFile string
+	// HostedZoneID (Route 53) or ChallTestSrvURL (locally) is where challenge records go;
+	// DelegationSetID is the delegation set of agent ingress zones.
+	HostedZoneID, DelegationSetID, ChallTestSrvURL string
+	// DNSResolver checks users' _acme-challenge CNAMEs (empty: the system's).
+	DNSResolver string
+	// RenewBefore, RetryBackoff, RetryMaxBackoff and DNSRetry time renewals and retries.
+	RenewBefore, RetryBackoff, RetryMaxBackoff, DNSRetry time.Duration
+	Domains                                              Domains
+}
+
+// Scheduler is the configuration of the scheduler.
+type Scheduler struct {
+	Common
+}
+
+// Local is the configuration of the local server: everything the functions it stands in for
+// read, and its own settings.
+type Local struct {
+	HTTP        HTTP
+	EventWorker EventWorker
+	CertWorker  CertWorker
+	// CertJobsDLQURL is the certificate jobs' dead-letter queue.
+	CertJobsDLQURL string
+	// Port is the server's port; StateDir where it writes its admin token; QueuePrefix its
+	// queues' name prefix.
+	Port, StateDir, QueuePrefix string
+	// ScheduleEvery is how often it runs the scheduler.
+	ScheduleEvery time.Duration
+	// FaultCrashAt is "", "before-response" or "after-response" (crash tests).
+	FaultCrashAt string
+	// StackListen is the address the local SQS emulator listens on.
+	StackListen string
+}
+
+// Stack is what the test support reads of the test stack.
+type Stack struct {
+	// RequireStack: a test missing a service of the stack fails instead of skipping.
+	RequireStack bool
+	// TestLog: the service under test logs instead of staying silent.
+	TestLog bool
+	// SealKeyFile is the local master key's file.
+	SealKeyFile string
+}
+
+// LoadHTTP parses the configuration of an HTTP function.
+func LoadHTTP(lookup Lookup) (HTTP, error) {
+	p := &parser{lookup: lookup, as: ByHTTP}
+	c := p.http()
+	return c, p.err()
+}
+
+// LoadEventWorker parses the configuration of the event worker.
+func LoadEventWorker(lookup Lookup) (EventWorker, error) {
+	p := &parser{lookup: lookup, as: ByEventWorker}
+	c := p.eventWorker()
+	return c, p.err()
+}
+
+// LoadCertWorker parses the configuration of the certificate worker.
+func LoadCertWorker(lookup Lookup) (CertWorker, error) {
+	p := &parser{lookup: lookup, as: ByCertWorker}
+	c := p.certWorker()
+	return c, p.err()
+}
+
+// LoadScheduler parses the configuration of the scheduler.
+func LoadScheduler(lookup Lookup) (Scheduler, error) {
+	p := &parser{lookup: lookup, as: ByScheduler}
+	c := Scheduler{p.common()}
+	return c, p.err()
+}
+
+// LoadLocal parses the configuration of the local server.
+func LoadLocal(lookup Lookup) (Local, error) {
+	p := &parser{lookup: lookup, as: ByLocal}
+	c := Local{HTTP: p.http(), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
+		CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
+		QueuePrefix: p.str("QUEUE_PREFIX"), ScheduleEvery: p.duration("SCHEDULE_EVERY"),
+		FaultCrashAt: p.oneOf("FAULT_CRASH_AT", "before-response", "after-response"), StackListen: p.str("STACK_LISTEN")}
+	return c, p.err()
+}
+
+// LoadStack parses what the test support reads.
+func LoadStack(lookup Lookup) (Stack, error) {
+	p := &parser{lookup: lookup, as: ByTests}
+	c := Stack{RequireStack: p.flag("REQUIRE_STACK"), TestLog: p.flag("TEST_LOG"), SealKeyFile: p.str("SEAL_KEY_FILE")}
+	return c, p.err()
+}
+
+// Value is the value of the variable name as the kind of process as reads it (its default when
+// unset), for the test support, which asks for the stack's services by name. A variable not
+// declared for as is an error.
+func Value(lookup Lookup, as Process, name string) (string, error) {
+	p := &parser{lookup: lookup, as: as}
+	v := p.str(name)
+	return v, p.err()
+}
+
+func (p *parser) common() Common {
+	c := Common{LogLevel: p.level("LOG_LEVEL"), Table: p.str("TABLE_NAME"),
+		DynamoDBEndpoint: p.str("DYNAMODB_ENDPOINT"), SQSEndpoint: p.str("SQS_ENDPOINT"),
+		OutboxRetention: p.duration("OUTBOX_RETENTION")}
+	c.AWS = AWS{Region: cmp.Or(p.str("AWS_REGION"), p.str("AWS_DEFAULT_REGION")),
+		AccessKeyID: p.str("AWS_ACCESS_KEY_ID"), SecretAccessKey: p.str("AWS_SECRET_ACCESS_KEY"), SessionToken: p.str("AWS_SESSION_TOKEN")}
+	c.Seal = Seal{KMSKeyID: p.str("SEAL_KMS_KEY_ID"), KeyFile: p.str("SEAL_KEY_FILE")}
+	if key := p.str("SEAL_LOCAL_KEY"); key != "" {
+		if raw, err := hex.DecodeString(key); err == nil && len(raw) == 32 {
+			c.Seal.LocalKey = raw
+		} else {
+			p.fail("SEAL_LOCAL_KEY", "", "must be 64 hex digits (a 32-byte key)")
+		}
+	}
+	return c
+}
+
+func (p *parser) http() HTTP {
+	c := HTTP{Common: p.common(), Families: Families{Domains: p.domains()}}
+	if s := p.str("RATE_LIMIT"); s != "" {
+		policy, err := ratelimit.Parse(s) // its errors name RATE_LIMIT
+		if err != nil {
+			p.errs = append(p.errs, fmt.Errorf("config: %w", err))
+		}
+		c.RateLimit = policy
+	}
+	return c
+}
+
+func (p *parser) eventWorker() EventWorker {
+	return EventWorker{Common: p.common(), QueueURL: p.str("EVENTS_QUEUE_URL"), DLQURL: p.str("EVENTS_DLQ_URL"),
+		MaxAttempts: p.count("DELIVERY_MAX_ATTEMPTS"), Backoff: p.duration("DELIVERY_BACKOFF"),
+		Sinks: Sinks{Kinesis: p.str("SINK_ENDPOINT_KINESIS"), Firehose: p.str("SINK_ENDPOINT_FIREHOSE"),
+			Logs: p.str("SINK_ENDPOINT_LOGS"), STS: p.str("SINK_ENDPOINT_STS"), Datadog: p.str("SINK_ENDPOINT_DATADOG"),
+			AzureLogin: p.str("SINK_ENDPOINT_AZURE_LOGIN"), AzureIngestion: p.str("SINK_ENDPOINT_AZURE_INGESTION")}}
+}
+
+func (p *parser) certWorker() CertWorker {
+	return CertWorker{Common: p.common(), QueueURL: p.str("CERT_JOBS_QUEUE_URL"),
+		ACMEDirectory: p.str("ACME_DIRECTORY"), ACMECAFile: p.str("ACME_CA_FILE"),
+		HostedZoneID: p.str("HOSTED_ZONE_ID"), DelegationSetID: p.str("DELEGATION_SET_ID"),
+		ChallTestSrvURL: p.str("CHALLTESTSRV_URL"), DNSResolver: p.str("DNS_RESOLVER"),
+		RenewBefore: p.duration("CERT_RENEW_BEFORE"), RetryBackoff: p.duration("CERT_RETRY_BACKOFF"),
+		RetryMaxBackoff: p.duration("CERT_RETRY_MAX_BACKOFF"), DNSRetry: p.duration("CERT_DNS_RETRY"),
+		Domains: p.domains()}
+}
