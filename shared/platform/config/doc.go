@@ -1,6 +1,7 @@
 // Package config is the one place the processes read their environment. Every variable any
 // process reads is declared once in Vars, with its default, its meaning and the kinds of
-// process that read it. At start each process parses its whole configuration into one typed
+// process that read it; the README's configuration table is that declaration (Table; a test
+// fails when they disagree). At start each process parses its whole configuration into one typed
 // struct (HTTP, EventWorker, CertWorker, Scheduler, Local, Stack): a malformed value is an
 // error naming the variable, and the process stops there instead of answering wrongly later.
 //
@@ -10,7 +11,7 @@
 //
 // To add a variable: declare it in Vars (name, default, meaning, readers), add a field to the
 // settings struct of each process kind that reads it and fill it in that struct's parse
-// function with the getter of its type (str, duration, count, …), then run the package's
-// tests: they print the README row to paste. A getter asked for a variable not declared for
+// function with the getter of its type (str, duration, count, …), then paste Table's new row
+// into the README (the package's tests name the row that differs). A getter asked for a variable not declared for
 // the process kind parsing is an error, so the declaration cannot fall behind the code.
 package config
