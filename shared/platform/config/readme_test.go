@@ -8,8 +8,8 @@ import (
 	"tunnelapi/shared/platform/config"
 )
 
-// The README's configuration table is the declaration: every variable once, with its default,
-// readers and meaning (config.Table prints the table to paste).
+// The README's configuration table is the declaration: every variable once, with its default
+// and readers (config.Table prints the table to paste).
 func TestReadmeTableIsTheDeclaration(t *testing.T) {
 	raw, err := os.ReadFile("../../../README.md")
 	if err != nil {
