@@ -121,7 +121,8 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 }
 
 // vaultSetup is a fresh {{vault_name}} (names are unique in an account, which runs of the
-// samples may share) and the vault {{vault_id}} that secret samples are stored in.
+// samples may share), the vault {{vault_id}} that secret samples are stored in, and a secret
+// {{secret_id}} in it for the secret samples that read, change and delete one.
 func vaultSetup(ctx context.Context, create Creator) (map[string]string, error) {
 	n := time.Now().UnixNano()
 	vars, err := createdID(ctx, create, "{{vault_id}}", "/vaults", map[string]any{"name": fmt.Sprintf("sample-secrets-%d", n)})
@@ -129,6 +130,14 @@ func vaultSetup(ctx context.Context, create Creator) (map[string]string, error) 
 		return nil, err
 	}
 	vars["{{vault_name}}"] = fmt.Sprintf("sample-vault-%d", n)
+	// The secret samples after the create sample act on a secret of their own: the function's
+	// {{id}} is a vault.
+	secret, err := createdID(ctx, create, "{{secret_id}}", "/vault_secrets", map[string]any{
+		"vault_id": vars["{{vault_id}}"], "name": fmt.Sprintf("sample-secret-%d", n), "value": "sample"})
+	if err != nil {
+		return nil, err
+	}
+	vars["{{secret_id}}"] = secret["{{secret_id}}"]
 	return vars, nil
 }
 

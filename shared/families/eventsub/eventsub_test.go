@@ -414,8 +414,8 @@ func TestKnownTypes(t *testing.T) {
 	all := eventsub.KnownTypes()
 	// The contract's fifteen kinds plus this service's additions (bot users, service users, the
 	// five backend kinds, endpoints, agent ingresses, TLS and TCP edges, HTTPS edges and their
-	// routes), three verbs each, and four other types.
-	if len(all) != 28*3+4 {
+	// routes, SSH credentials, vaults and secrets), three verbs each, and four other types.
+	if len(all) != 31*3+4 {
 		t.Fatalf("%d types", len(all))
 	}
 	for _, typ := range []string{"api_key_created.v0", "tcp_address_deleted.v0", "agent_session_stop.v0", "http_request_complete.v0",

@@ -3,7 +3,6 @@ package config
 import (
 	"cmp"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -197,7 +196,7 @@ func (p *parser) http() HTTP {
 	if s := p.str("RATE_LIMIT"); s != "" {
 		policy, err := ratelimit.Parse(s) // its errors name RATE_LIMIT
 		if err != nil {
-			p.errs = append(p.errs, fmt.Errorf("config: %w", err))
+			p.errs = append(p.errs, err)
 		}
 		c.RateLimit = policy
 	}
