@@ -3,6 +3,7 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -294,7 +295,9 @@ func TestAlarmsCoverAndNameWhatExists(t *testing.T) {
 		for _, u := range alarmMetrics(t, name, a) {
 			checkMetric(t, res, u)
 			key := u.namespace + "/" + u.name
-			for _, d := range u.dims {
+			// In the order of the dimensions' names, so the key does not depend on map order.
+			for _, dn := range slices.Sorted(maps.Keys(u.dims)) {
+				d := u.dims[dn]
 				if n, _ := refTo(d); n != "" {
 					key += " " + n
 				} else if u.namespace == metrics.Namespace {
