@@ -20,37 +20,58 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
-// memoryMB is the memory size template.yaml gives the function serving path (its own or the
-// Globals').
+// memoryMB is the memory size template.yaml gives the function serving path.
 func memoryMB(tb testing.TB, path string) int {
-	raw, err := os.ReadFile("../../template.yaml")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var tpl struct {
-		Globals   struct{ Function struct{ MemorySize int } }
-		Resources map[string]struct{ Properties struct{ MemorySize int } }
-	}
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		tb.Fatal(err)
-	}
 	for _, d := range app.Families {
 		if d.Path == path {
-			if m := tpl.Resources[d.Function].Properties.MemorySize; m > 0 {
-				return m
-			}
-			return tpl.Globals.Function.MemorySize
+			return functionMemoryMB(tb, d.Function)
 		}
 	}
 	tb.Fatalf("no family serves %s", path)
 	return 0
 }
 
+// functionMemoryMB is the memory size template.yaml gives function (its own or the Globals').
+func functionMemoryMB(tb testing.TB, function string) int {
+	raw, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	type properties struct {
+		MemorySize int `yaml:"MemorySize"`
+	}
+	var tpl struct {
+		Globals struct {
+			Function properties `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources map[string]struct {
+			Type       string     `yaml:"Type"`
+			Properties properties `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		tb.Fatal(err)
+	}
+	r, ok := tpl.Resources[function]
+	if !ok || r.Type != "AWS::Serverless::Function" {
+		tb.Fatalf("template.yaml declares no function %s", function)
+	}
+	if r.Properties.MemorySize > 0 {
+		return r.Properties.MemorySize
+	}
+	if tpl.Globals.Function.MemorySize == 0 {
+		tb.Fatal("template.yaml sets no MemorySize for its functions")
+	}
+	return tpl.Globals.Function.MemorySize
+}
+
 // BenchmarkCostPerRequest measures, for each request kind of a simple family (IP policies) and
 // of one that references another (IP policy rules, each naming its policy), the DynamoDB
 // capacity the service's calls consumed (ReturnConsumedCapacity TOTAL on each, as DynamoDB Local
 // reports it) and the handler's duration in process, with the per-account rate limit on (as the
-// template deploys it), and prints the price of a million of each (package cost).
+// template deploys it); then the same for a delivered event and an issued certificate (their
+// workers' invocations, queue and KMS calls; workers_test.go), and prints the price of a
+// million of each (package cost).
 func BenchmarkCostPerRequest(b *testing.B) {
 	s := testkit.Start(b, app.Families...)
 	old, had := os.LookupEnv(ratelimit.EnvVar)
@@ -144,11 +165,14 @@ func BenchmarkCostPerRequest(b *testing.B) {
 	var usages []cost.Usage
 	for _, kind := range order {
 		sm := sums[kind]
-		usages = append(usages, cost.Usage{Kind: kind, HTTP: true, Lambda: sm.dur / time.Duration(sm.n),
+		usages = append(usages, cost.Usage{Kind: kind, HTTP: true, Invocations: 1, Lambda: sm.dur / time.Duration(sm.n),
 			MemoryMB: memoryMB(b, sm.path), ReadUnits: sm.read / float64(sm.n), WriteUnits: sm.write / float64(sm.n)})
 	}
 	sort.SliceStable(usages, func(i, j int) bool { return usages[i].Kind < usages[j].Kind })
 	if b.N > 1 {
+		// A fixed number of each: 20 events (two full batches), 3 certificates (real ACME
+		// orders), whatever b.N is.
+		usages = append(usages, deliveredEvent(b, 20), issuedCertificate(b, 3))
 		var out strings.Builder
 		cost.Prices.Print(&out, usages)
 		fmt.Println("\n" + out.String())

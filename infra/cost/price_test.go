@@ -1,0 +1,33 @@
+package cost_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"tunnelapi/infra/cost"
+)
+
+// PerMillion adds each service's share by the table's prices: here every price is a distinct
+// power of two, so a share counted twice, left out or priced by another's rate changes the sum.
+func TestPerMillionPricesEachService(t *testing.T) {
+	tbl := cost.Table{HTTPAPIPerMillion: 1, LambdaPerMillion: 2, LambdaPerGBSecond: 4e-6, ReadUnitsPerMillion: 8,
+		WriteUnitsPerMillion: 16, SQSPerMillion: 32, PipesPerMillion: 64, KMSPerMillion: 128}
+	u := cost.Usage{HTTP: true, Invocations: 0.5, Lambda: 1500*time.Microsecond + time.Nanosecond, MemoryMB: 512,
+		ReadUnits: 3, WriteUnits: 5, SQS: 1.5, Pipes: 1, KMS: 0.25}
+	// Half an invocation of 2 billed ms (1.5 ms rounds up) at half a GB: 0.0005 GB-s.
+	want := 1 + 0.5*2 + 0.5*0.5*0.002*4e-6*1e6 + 3*8 + 5*16 + 1.5*32 + 64 + 0.25*128
+	if got := tbl.PerMillion(u); math.Abs(got-want) > 1e-9 {
+		t.Errorf("PerMillion = %v, want %v", got, want)
+	}
+	u.HTTP = false
+	if got := tbl.PerMillion(u); math.Abs(got-(want-1)) > 1e-9 {
+		t.Errorf("without API Gateway: PerMillion = %v, want %v", got, want-1)
+	}
+	var out strings.Builder
+	tbl.Print(&out, []cost.Usage{{Kind: "a kind", Invocations: 1}})
+	if !strings.Contains(out.String(), "a kind") || strings.Count(out.String(), "\n") != 3 {
+		t.Errorf("Print wrote %q, want a title, a header and one row", out.String())
+	}
+}
