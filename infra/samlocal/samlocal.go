@@ -53,6 +53,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
 )
@@ -94,9 +95,10 @@ type Stack struct {
 // local service's URL, such as an ACME directory) needs its value here, its URL through
 // ContainerURL; what a function would read from a file on this machine goes in as content, as
 // SEAL_LOCAL_KEY does, since the container sees only the function's build.
-func (s Stack) Values() (map[string]string, error) {
+func (s Stack) Values() (_ map[string]string, err error) {
+	defer derrors.Wrap(&err, "samlocal.Stack.Values")
 	if len(s.SealKey) != 32 {
-		return nil, fmt.Errorf("samlocal: the local seal key has %d bytes, want 32", len(s.SealKey))
+		return nil, fmt.Errorf("the local seal key has %d bytes, want 32", len(s.SealKey))
 	}
 	v := map[string]string{
 		"TABLE_NAME":      s.Table,
@@ -128,7 +130,7 @@ func (s Stack) Values() (map[string]string, error) {
 	for name, u := range urls {
 		c, err := ContainerURL(u)
 		if err != nil {
-			return nil, fmt.Errorf("samlocal: %s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		v[name] = c
 	}
@@ -176,17 +178,18 @@ type templateEnv struct {
 // EnvVars is the content of the --env-vars file: for each function (logical id), the value from
 // values of every variable template declares for it (Globals and its own). A function missing
 // from the template, or a declared variable without a value, is an error.
-func EnvVars(template []byte, functions []string, values map[string]string) (map[string]map[string]string, error) {
+func EnvVars(template []byte, functions []string, values map[string]string) (_ map[string]map[string]string, err error) {
+	defer derrors.Wrap(&err, "samlocal.EnvVars")
 	var tpl templateEnv
 	if err := yaml.Unmarshal(template, &tpl); err != nil {
-		return nil, fmt.Errorf("samlocal: template.yaml: %w", err)
+		return nil, fmt.Errorf("template.yaml: %w", err)
 	}
 	out := map[string]map[string]string{}
 	var missing []string
 	for _, fn := range functions {
 		res, ok := tpl.Resources[fn]
 		if !ok || res.Type != "AWS::Serverless::Function" {
-			return nil, fmt.Errorf("samlocal: template.yaml has no function %s", fn)
+			return nil, fmt.Errorf("template.yaml has no function %s", fn)
 		}
 		env := map[string]string{}
 		for _, vars := range []map[string]any{tpl.Globals.Function.Environment.Variables, res.Properties.Environment.Variables} {
@@ -203,21 +206,18 @@ func EnvVars(template []byte, functions []string, values map[string]string) (map
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return nil, fmt.Errorf("samlocal: template.yaml declares variables with no local value (add them to Stack.Values): %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("template.yaml declares variables with no local value (add them to Stack.Values): %s", strings.Join(missing, ", "))
 	}
 	return out, nil
 }
 
 // LoadSealKey returns the local master key at path, creating the file as the local server would.
-func LoadSealKey(path string) ([]byte, error) {
+func LoadSealKey(path string) (_ []byte, err error) {
+	defer derrors.Wrap(&err, "samlocal.LoadSealKey(%s)", path)
 	if _, err := seal.LoadKeyFile(path); err != nil {
-		return nil, fmt.Errorf("samlocal: seal key: %w", err)
+		return nil, err
 	}
-	key, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("samlocal: seal key: %w", err)
-	}
-	return key, nil
+	return os.ReadFile(path)
 }
 
 // Options say what Write prepares and where.
@@ -233,11 +233,7 @@ type Options struct {
 
 // Write writes env.json, the filled sample events and invoke-all.sh under o.Out.
 func Write(ctx context.Context, o Options) (err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("samlocal: %w", err)
-		}
-	}()
+	defer derrors.Wrap(&err, "samlocal.Write")
 	tpl, err := os.ReadFile(filepath.Join(o.Root, "template.yaml"))
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -39,13 +40,14 @@ type target struct {
 // is still this one, the entry deleted and the job's item written. So a run concurrent with
 // another, or a second run while the job is pending, requests nothing more.
 func (s *Scheduler) Run(ctx context.Context, now time.Time) (requested int, err error) {
+	defer derrors.Wrap(&err, "scheduler.Run")
 	limit := s.Batch
 	if limit <= 0 {
 		limit = DefaultScheduleBatch
 	}
 	items, err := s.DB.QueryBelow(ctx, store.CertDuePartition, store.CertDueBefore(now.Unix()), limit)
 	if err != nil {
-		return 0, fmt.Errorf("scheduler: %w", err)
+		return 0, err
 	}
 	for _, raw := range items {
 		var d domains.CertDueItem
@@ -54,7 +56,7 @@ func (s *Scheduler) Run(ctx context.Context, now time.Time) (requested int, err 
 		}
 		ok, err := s.request(ctx, d, now)
 		if err != nil {
-			return requested, fmt.Errorf("scheduler: %s: %w", d.ResourceID, err)
+			return requested, fmt.Errorf("%s: %w", d.ResourceID, err)
 		}
 		if ok {
 			requested++
