@@ -1,7 +1,7 @@
 // Package backends holds the five backend families: where an edge or route sends its traffic.
 //
 //   - tunnel group (/backends/tunnel_group, bkdtg): the online tunnels matching a label selector;
-//   - static (/backends/static, bkdsb): a TCP address host:port, optionally dialled with TLS;
+//   - static (/backends/static, bkdsc): a TCP address host:port, optionally dialled with TLS;
 //   - HTTP response (/backends/http_response, bkdhr): a fixed status, headers and body;
 //   - failover (/backends/failover, bkdfo): an ordered list of other backends, tried in order;
 //   - weighted (/backends/weighted, bkdwd): other backends with weights 0–10000.

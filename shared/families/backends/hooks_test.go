@@ -27,8 +27,8 @@ func TestBackendHooks(t *testing.T) {
 	hooktest.WantCode(t, tg.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
 
 	st := backends.StaticBackends{Family: &resource.Family[backends.StaticItem, *backends.StaticItem]{Descriptor: backends.StaticBackendsDescriptor}}
-	hooktest.WantJSON(t, st.Render(r, &backends.StaticItem{Meta: meta("bkdsb_1"), Address: "a:1"}),
-		`{"id":"bkdsb_1",`+head+`static/bkdsb_1","created_at":"1970-01-01T00:01:00Z","address":"a:1","tls":{"enabled":false}}`)
+	hooktest.WantJSON(t, st.Render(r, &backends.StaticItem{Meta: meta("bkdsc_1"), Address: "a:1"}),
+		`{"id":"bkdsc_1",`+head+`static/bkdsc_1","created_at":"1970-01-01T00:01:00Z","address":"a:1","tls":{"enabled":false}}`)
 	hooktest.WantCode(t, st.Update(t.Context(), hooktest.Request(`{}`), &backends.StaticItem{}, nil), api.CodeEmptyUpdate, "body")
 
 	hr := backends.HTTPResponseBackends{Family: &resource.Family[backends.HTTPResponseItem, *backends.HTTPResponseItem]{Descriptor: backends.HTTPResponseBackendsDescriptor}}

@@ -60,8 +60,8 @@ func (it *HTTPResponseItem) wire(r *api.Request, h resource.Head) any {
 	return HTTPResponseJSON{Head: h, Body: it.Body, Headers: api.Map(it.Headers), StatusCode: it.StatusCode}
 }
 
-// apply sets the body (6516), the headers (6522, 6523) and the status code (6517; 200 unless
-// given on create).
+// apply sets the body (6516), the headers (6522, 6523; names lower-cased) and the status code
+// (6517; 200 unless given on create).
 func (it *HTTPResponseItem) apply(ctx context.Context, k *resource.Kit, r *api.Request, in *httpResponseBody, m *resource.Mutation, create bool) error {
 	if create {
 		it.StatusCode = DefaultStatusCode
@@ -76,7 +76,12 @@ func (it *HTTPResponseItem) apply(ctx context.Context, k *resource.Kit, r *api.R
 		if err := checkHeaders(*in.Headers); err != nil {
 			return err
 		}
-		it.Headers = maps.Clone(*in.Headers)
+		// Header names are case-insensitive; stored, and returned, lower-cased as the platform
+		// returns them.
+		it.Headers = make(map[string]string, len(*in.Headers))
+		for name, value := range *in.Headers {
+			it.Headers[strings.ToLower(name)] = value
+		}
 	}
 	if in.StatusCode != nil {
 		if c := *in.StatusCode; c < 100 || c > 599 {

@@ -39,7 +39,7 @@ func TestHTTPResponseBackendsConformance(t *testing.T) {
 			return map[string]any{"body": fmt.Sprintf("page %d", n), "status_code": 503}
 		},
 		Update:      map[string]any{"headers": map[string]string{"Content-Type": "text/plain"}, "status_code": 200},
-		UpdateWants: map[string]any{"headers": map[string]any{"Content-Type": "text/plain"}, "status_code": 200, "body": "page 0"},
+		UpdateWants: map[string]any{"headers": map[string]any{"content-type": "text/plain"}, "status_code": 200, "body": "page 0"},
 	})
 }
 
@@ -226,7 +226,7 @@ func TestCompositeBackendFields(t *testing.T) {
 		{"missing composite child", map[string]any{"backends": []string{ids.New(ids.WeightedBackend)}}, backends.CodeMissing, "backends[0]"},
 		{"other account's child", map[string]any{"backends": []string{theirs}}, backends.CodeMissing, "backends[0]"},
 		{"not a backend", map[string]any{"backends": []string{ids.New(ids.IPPolicy)}}, backends.CodeNotABackend, "backends[0]"},
-		{"malformed", map[string]any{"backends": []string{"bkdsb_1"}}, backends.CodeMalformedID, "backends[0]"},
+		{"malformed", map[string]any{"backends": []string{"bkdsc_1"}}, backends.CodeMalformedID, "backends[0]"},
 		{"twice", map[string]any{"backends": []string{st, hr, st}}, "ERR_NGROK_215", "backends[2]"},
 		{"too many", map[string]any{"backends": most}, backends.CodeTooManyFailover, "backends"},
 		{"not a list", map[string]any{"backends": map[string]int{st: 1}}, "ERR_NGROK_215", "backends"},

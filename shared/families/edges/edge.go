@@ -34,6 +34,12 @@ type EdgeJSON struct {
 	Hostports []string `json:"hostports"`
 }
 
+// PolicyJSON is the member `policy` of TLS and TCP edges and HTTPS edge routes, embedded in their
+// wire forms: the platform's retired policy module, which it still sends, always null.
+type PolicyJSON struct {
+	Policy *struct{} `json:"policy"`
+}
+
 // Item is the constraint on an edge family's item type T: *T embeds Edge.
 type Item[T any] interface {
 	*T
@@ -48,6 +54,9 @@ var textCodes = api.TextCodes{Description: "ERR_NGROK_7073", Metadata: "ERR_NGRO
 type Spec[T any, P Item[T]] struct {
 	// Hostports is what the family's hostports must be.
 	Hostports HostportRule
+	// NullWithoutHostports renders an edge without hostports with `"hostports": null`, as the
+	// platform does for TLS and TCP edges (HTTPS edges send []).
+	NullWithoutHostports bool
 	// Modules are the modules an edge of the family holds.
 	Modules *Set[T]
 	// Render returns the family's wire form of it, given the shared part and each module's
@@ -88,8 +97,12 @@ type edgeBody struct {
 // Render returns an edge as GET returns it.
 func (f *Family[T, P]) Render(r *api.Request, it P) any {
 	e := it.Common()
+	hostports := slices.Clone(api.Slice(e.Hostports))
+	if len(hostports) == 0 && f.spec.NullWithoutHostports {
+		hostports = nil
+	}
 	return f.spec.Render(r, it, EdgeJSON{ID: e.ID, DescribedJSON: e.Described.Rendered(),
-		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: slices.Clone(api.Slice(e.Hostports))})
+		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: hostports})
 }
 
 // Prepare checks the create body once per request, modules and the form of its hostports

@@ -20,6 +20,7 @@ type TCPEdgeJSON struct {
 	Backend       any `json:"backend"`
 	IPRestriction any `json:"ip_restriction"`
 	TrafficPolicy any `json:"traffic_policy"`
+	PolicyJSON
 }
 
 var (
@@ -39,8 +40,9 @@ var TCPEdgesDescriptor = &resource.Descriptor{
 
 // tcpSpec declares the family to the edges machinery.
 var tcpSpec = &Spec[TCPEdgeItem, *TCPEdgeItem]{
-	Hostports: HostportRule{Addresses: true},
-	Modules:   tcpModules,
+	Hostports:            HostportRule{Addresses: true},
+	NullWithoutHostports: true,
+	Modules:              tcpModules,
 	Render: func(r *api.Request, it *TCPEdgeItem, common EdgeJSON) any {
 		return TCPEdgeJSON{EdgeJSON: common, Backend: tcpBackend.Render(r, it), IPRestriction: tcpIPRestriction.Render(r, it),
 			TrafficPolicy: tcpTrafficPolicy.Render(r, it)}

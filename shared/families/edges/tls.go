@@ -24,6 +24,7 @@ type TLSEdgeJSON struct {
 	MutualTLS      any `json:"mutual_tls"`
 	TLSTermination any `json:"tls_termination"`
 	TrafficPolicy  any `json:"traffic_policy"`
+	PolicyJSON
 }
 
 var (
@@ -46,8 +47,9 @@ var TLSEdgesDescriptor = &resource.Descriptor{
 
 // tlsSpec declares the family to the edges machinery.
 var tlsSpec = &Spec[TLSEdgeItem, *TLSEdgeItem]{
-	Hostports: HostportRule{AddressCode: CodeTLSEdgeAddr},
-	Modules:   tlsModules,
+	Hostports:            HostportRule{AddressCode: CodeTLSEdgeAddr},
+	NullWithoutHostports: true,
+	Modules:              tlsModules,
 	Render: func(r *api.Request, it *TLSEdgeItem, common EdgeJSON) any {
 		return TLSEdgeJSON{EdgeJSON: common, Backend: tlsBackend.Render(r, it), IPRestriction: tlsIPRestriction.Render(r, it),
 			MutualTLS: tlsMutualTLS.Render(r, it), TLSTermination: tlsTLSTermination.Render(r, it), TrafficPolicy: tlsTrafficPolicy.Render(r, it)}

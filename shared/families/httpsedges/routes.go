@@ -81,6 +81,7 @@ type RouteJSON struct {
 	WebsocketTCPConverter any `json:"websocket_tcp_converter"`
 	UserAgentFilter       any `json:"user_agent_filter"`
 	TrafficPolicy         any `json:"traffic_policy"`
+	edges.PolicyJSON
 }
 
 var (

@@ -19,7 +19,7 @@ const (
 	TunnelGroupBackend      = "bkdtg"
 	FailoverBackend         = "bkdfo"
 	WeightedBackend         = "bkdwd"
-	StaticBackend           = "bkdsb"
+	StaticBackend           = "bkdsc"
 	HTTPResponseBackend     = "bkdhr"
 	Endpoint                = "ep"
 	SSHCertificateAuthority = "sshca"

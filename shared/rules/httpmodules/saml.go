@@ -68,7 +68,10 @@ type SAMLIn struct {
 type SAMLJSON struct {
 	Enabled bool `json:"enabled"`
 	Session
-	IdPMetadata                  string   `json:"idp_metadata"`
+	IdPMetadata string `json:"idp_metadata"`
+	// IdPMetadataURL is where the IdP's metadata was fetched from: always "" here, where the
+	// metadata is given inline, as the platform sends it then.
+	IdPMetadataURL               string   `json:"idp_metadata_url"`
 	ForceAuthn                   bool     `json:"force_authn"`
 	AllowIdPInitiated            bool     `json:"allow_idp_initiated"`
 	AuthorizedGroups             []string `json:"authorized_groups"`
