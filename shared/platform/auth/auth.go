@@ -154,7 +154,7 @@ func (a *Authenticator) Resolve(ctx context.Context, r *api.Request) (*api.Calle
 	}
 	r.SetCaller(&c)
 	// The one place a request is counted: from here its account is known, and the count runs
-	// while the request reads or builds its transaction; Admit (in VerifyRead and Commit) waits
+	// while the request reads or builds its transaction; Admit (in VerifyRead and Guard) waits
 	// for the decision before anything is released or written.
 	if a.Limiter != nil {
 		r.SetAdmission(a.Limiter.Start(ctx, c.AccountID))
@@ -217,7 +217,7 @@ func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, a
 
 // Account returns the account state r's caller was verified against, reading the token and
 // account items and verifying the caller first when this request has not (or they changed
-// since). A write derived from it is safe: Commit conditions on the same state.
+// since). A write derived from it is safe: its Guard conditions on the same state.
 func (a *Authenticator) Account(ctx context.Context, r *api.Request) (api.AccountState, error) {
 	if s := r.AccountState(); s.Read && !s.Stale {
 		return s, nil
@@ -228,7 +228,7 @@ func (a *Authenticator) Account(ctx context.Context, r *api.Request) (api.Accoun
 	return r.AccountState(), nil
 }
 
-// Assumed returns the account state r's next Commit guards on, without reading anything: the
+// Assumed returns the account state r's next Guard conditions on, without reading anything: the
 // one r's caller was verified against or, when r has not read the account item, no API IP
 // restriction (version 0). A write derived from it is as safe as one derived from Account: the
 // commit's guard conditions on exactly that state, so when the account has a restriction the
@@ -283,29 +283,32 @@ func (a *Authenticator) guard(tx *store.Tx, r *api.Request, acctUpdate *expressi
 	tx.Check(labelAccount, store.AccountKey(c.AccountID), cond)
 }
 
-// Commit commits the transaction build fills, guarded by the caller's credentials, in one round
-// trip; build may return an update of the account item to apply in the same transaction. A
-// deleted token is ErrUnknownKey. When the account item changed since the request verified
-// against it (or, for a request that has not read it, when the account has an API restriction),
-// Commit returns ErrRetry and marks the state stale: the retried operation's next Commit (or
-// read) verifies the caller against the account item as it is then, so a revoked key or a
-// refused address gets its own error and accounts without a restriction pay one round trip.
-func (a *Authenticator) Commit(ctx context.Context, r *api.Request, build func(tx *store.Tx) (*expression.UpdateBuilder, error)) error {
+// Refresh makes r ready to build a write: when a commit of r failed with ErrRetry (its account
+// state is stale), it reads the token and account items and verifies the caller against them
+// as they are now, so that the write built next derives from (and Guard conditions on) that
+// state; a revoked key or a refused address then gets its own error. Otherwise it reads nothing.
+func (a *Authenticator) Refresh(ctx context.Context, r *api.Request) error {
 	if s := r.AccountState(); s.Stale {
-		if err := a.refresh(ctx, r); err != nil {
-			return err
-		}
+		return a.refresh(ctx, r)
 	}
-	tx := &store.Tx{}
-	acctUpdate, err := build(tx)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// Guard adds to tx the conditions that make it commit only for a caller still valid (see
+// guard); acctUpdate, when set, is an update of the account item the write applies in the same
+// transaction. It then waits for the request's rate-limit decision (api.Request.Admit): nothing
+// is written for a refused request.
+func (a *Authenticator) Guard(r *api.Request, tx *store.Tx, acctUpdate *expression.UpdateBuilder) error {
 	a.guard(tx, r, acctUpdate)
-	if err := r.Admit(); err != nil {
-		return err
-	}
-	err = a.DB.Commit(ctx, tx)
+	return r.Admit()
+}
+
+// Committed interprets err, the result of committing a transaction Guard guarded, as far as
+// authentication goes: nil confirms the caller; the token's guard failing is ErrUnknownKey; the
+// account's guard failing marks r's account state stale and is ErrRetry (the operation is built
+// again after Refresh, so accounts without a restriction pay one round trip). Any other error
+// is returned as it is, for the writer to interpret.
+func (a *Authenticator) Committed(r *api.Request, err error) error {
 	switch {
 	case err == nil:
 		r.Verified()

@@ -133,6 +133,20 @@ func (f *fixture) read(ctx context.Context, r *api.Request) error {
 	return f.a.VerifyRead(ctx, r, items[0], items[1])
 }
 
+// commit is a write as package resource makes one: Refresh, the transaction built (fill returns
+// an update of the account item, or nil), Guard, the commit, and Committed on its result.
+func (f *fixture) commit(ctx context.Context, r *api.Request, fill func(tx *store.Tx) *expression.UpdateBuilder) error {
+	if err := f.a.Refresh(ctx, r); err != nil {
+		return err
+	}
+	tx := &store.Tx{}
+	acctUpdate := fill(tx)
+	if err := f.a.Guard(r, tx, acctUpdate); err != nil {
+		return err
+	}
+	return f.a.Committed(r, f.a.DB.Commit(ctx, tx))
+}
+
 // write commits one item, retrying on auth.ErrRetry as the generic family's retry policy does;
 // before attempt n it runs between[n] (a concurrent change). It returns the attempts made.
 func (f *fixture) write(between map[int]func(), attempts *int) func(ctx context.Context, r *api.Request) error {
@@ -142,12 +156,12 @@ func (f *fixture) write(between map[int]func(), attempts *int) func(ctx context.
 		}
 		var err error
 		for *attempts = 1; *attempts <= 5; *attempts++ {
-			err = f.a.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+			err = f.commit(ctx, r, func(tx *store.Tx) *expression.UpdateBuilder {
 				if change := between[*attempts]; change != nil {
 					change()
 				}
 				tx.Put("item", store.Key{PK: "A#" + f.account, SK: "ITEM"}, store.Absent())
-				return nil, nil
+				return nil
 			})
 			if !errors.Is(err, auth.ErrRetry) {
 				return err
@@ -303,10 +317,10 @@ func TestCommitUpdatesAccountUnderGuard(t *testing.T) {
 		if err := f.read(ctx, r); err != nil {
 			return err
 		}
-		return f.a.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+		return f.commit(ctx, r, func(tx *store.Tx) *expression.UpdateBuilder {
 			attempts++
 			upd := expression.Set(expression.Name("created"), expression.Value(7))
-			return &upd, nil
+			return &upd
 		})
 	})
 	if err != nil || attempts != 1 {
@@ -323,9 +337,9 @@ func TestCommitUpdatesAccountUnderGuard(t *testing.T) {
 			return err
 		}
 		f.restrict(t, true)
-		return f.a.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
+		return f.commit(ctx, r, func(tx *store.Tx) *expression.UpdateBuilder {
 			upd := expression.Set(expression.Name("created"), expression.Value(8))
-			return &upd, nil
+			return &upd
 		})
 	})
 	if !errors.Is(err, auth.ErrRetry) {

@@ -12,11 +12,14 @@
 //
 // Rate limit: when a Limiter is set, Resolve starts counting the request against the account its
 // token names (once per request) and the count runs alongside the request's read or while it
-// builds its transaction; VerifyRead and Commit wait for the decision (api.Request.Admit) before
+// builds its transaction; VerifyRead and Guard wait for the decision (api.Request.Admit) before
 // anything read is released or anything written, so a refused request is a 429 that changed
 // nothing. A token that names no account counts against none.
 //
-// Nothing here loops: when a write finds the account item changed, Commit returns ErrRetry and
-// the caller's one retry policy (package resource) builds the operation again; the next Commit
-// first verifies the caller against the account item as it is then.
+// A writer (package resource) owns its transaction and asks this package for three things, none
+// of which calls back into it: Refresh before building the write, Guard to add the guard
+// conditions to the built transaction, and Committed to classify the commit's result (its own
+// failures: ErrUnknownKey, ErrRetry). Nothing here loops: when a write finds the account item
+// changed, Committed returns ErrRetry and the writer's one retry policy builds the operation
+// again; its Refresh first verifies the caller against the account item as it is then.
 package auth

@@ -115,61 +115,89 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 			return nil, err
 		}
 	}
-	var resp any
 	// A create that touches a shared item (a parent's counter) can lose to a concurrent
 	// transaction; it is retried like an update.
+	var resp any
 	err = retrying(ctx, func() error {
-		err := c.kit.Commit(ctx, r, func(m *Mutation) error {
-			it := c.clone(prepared)
-			own, err := c.create(ctx, r, it, m)
-			if err != nil {
-				return err
-			}
-			resp = own
-			if own == nil {
-				resp = c.render(r, it)
-			}
-			m.Put(labelItem, it, store.Absent())
-			if idem != nil {
-				// The stored response is the one sent, byte for byte, to this caller and to
-				// every retry. A create's own response differs from Render only to show a
-				// secret once: that one is sealed. Not HTML-escaped, which would triple the size
-				// of a page in a policy (the answer is escaped as every answer is when sent).
-				body, err := api.MarshalUnescaped(resp)
-				if err != nil {
-					return fmt.Errorf("resource: marshal the create response: %w", err)
-				}
-				if err := idem.record(ctx, c.kit, m, meta.ID, body, own != nil, time.Now()); err != nil {
-					return err
-				}
-				resp = json.RawMessage(body)
-			}
-			return m.Event(audit.Type(c.EventKind, "created"), c.render(r, it))
-		})
-		if err != nil && idem != nil {
-			// A create that did not commit may repeat one that did (and failed because of it:
-			// its key's record, a name now taken): answer as that one did. Only the failure
-			// path reads the record.
-			body, found, lerr := idem.replay(ctx, c.kit, r)
-			switch {
-			case found:
-				resp = body
-				return nil
-			case lerr != nil:
-				if _, ok := api.AsError(lerr); ok {
-					return lerr
-				}
-				return err
-			case store.ConditionFailed(err, labelIdempotency):
-				return errRetry // the record expired meanwhile: the key is free again
-			}
-		}
+		resp, err = c.createAttempt(ctx, r, prepared, idem)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// createAttempt is one transaction attempt of a create. When it fails and the request carries an
+// idempotency key, it may repeat a create that committed: the answer is then that create's.
+func (c *core) createAttempt(ctx context.Context, r *api.Request, prepared store.Resource, idem *idempotentCreate) (any, error) {
+	resp, err := c.commitCreate(ctx, r, prepared, idem)
+	if err == nil || idem == nil {
+		return resp, err
+	}
+	// A create that did not commit may repeat one that did (and failed because of it: its
+	// key's record, a name now taken): answer as that one did. Only the failure path reads the
+	// record.
+	body, found, lerr := idem.replay(ctx, c.kit, r)
+	switch {
+	case found:
+		return body, nil
+	case lerr != nil:
+		if _, ok := api.AsError(lerr); ok {
+			return nil, lerr
+		}
+	case store.ConditionFailed(err, labelIdempotency):
+		return nil, errRetry // the record expired meanwhile: the key is free again
+	}
+	return nil, err
+}
+
+// commitCreate builds a create's transaction from a copy of the prepared item and commits it.
+func (c *core) commitCreate(ctx context.Context, r *api.Request, prepared store.Resource, idem *idempotentCreate) (any, error) {
+	m, err := c.kit.begin(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.buildCreate(ctx, r, m, prepared, idem)
+	if err != nil {
+		return nil, m.confirm(ctx, err)
+	}
+	if err := m.commit(); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// buildCreate adds a create's writes to m, top to bottom: the item from a copy of the prepared
+// one and the hooks' writes, the idempotency record, the event. The item is rendered once: the
+// response (unless the hooks return their own) and the event show the same rendering.
+func (c *core) buildCreate(ctx context.Context, r *api.Request, m *Mutation, prepared store.Resource, idem *idempotentCreate) (any, error) {
+	it := c.clone(prepared)
+	own, err := c.create(ctx, r, it, m)
+	if err != nil {
+		return nil, err
+	}
+	view := c.render(r, it)
+	resp := own
+	if own == nil {
+		resp = view
+	}
+	m.Put(labelItem, it, store.Absent())
+	if idem != nil {
+		// The stored response is the one sent, byte for byte, to this caller and to every
+		// retry. A create's own response differs from Render only to show a secret once: that
+		// one is sealed. Not HTML-escaped, which would triple the size of a page in a policy
+		// (the answer is escaped as every answer is when sent).
+		body, err := api.MarshalUnescaped(resp)
+		if err != nil {
+			return nil, fmt.Errorf("resource: marshal the create response: %w", err)
+		}
+		if err := idem.record(ctx, c.kit, m, prepared.Base().ID, body, own != nil, time.Now()); err != nil {
+			return nil, err
+		}
+		resp = json.RawMessage(body)
+	}
+	return resp, m.Event(audit.Type(c.EventKind, "created"), view)
 }
 
 func (c *core) get(ctx context.Context, r *api.Request) (_ any, err error) {
@@ -258,13 +286,14 @@ func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) 
 		}
 		ahead = c.updateReads(r, caller.AccountID)
 	}
-	it, err := c.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it store.Resource, m *Mutation) error {
+	// The response is the item as the updated event shows it, rendered once.
+	_, view, err := c.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it store.Resource, m *Mutation) error {
 		return c.update(ctx, r, it, m)
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return c.render(r, it), nil
+	return view, nil
 }
 
 // Modify is a read-modify-write of the item id under optimistic concurrency, recording the
@@ -273,7 +302,7 @@ func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) 
 // applies the modification and adds any further writes to m.
 func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error) (_ P, err error) {
 	defer derrors.Wrap(&err, "resource.Modify(%s %s)", f.EventKind, id)
-	it, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) }, nil)
+	it, _, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) }, nil)
 	p, _ := it.(P)
 	return p, err
 }
@@ -283,40 +312,53 @@ func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, id string, no
 // records its own created, updated and deleted events.
 func (f *Family[T, P]) ModifyAs(ctx context.Context, r *api.Request, id string, notFound error, change func(it P, m *Mutation) error, event func(it P) (eventType string, object any)) (_ P, err error) {
 	defer derrors.Wrap(&err, "resource.ModifyAs(%s %s)", f.EventKind, id)
-	it, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) },
+	it, _, err := f.core().modify(ctx, r, id, notFound, nil, func(it store.Resource, m *Mutation) error { return change(it.(P), m) },
 		func(it store.Resource) (string, any) { return event(it.(P)) })
 	p, _ := it.(P)
 	return p, err
 }
 
 // modify is Modify reading the keys ahead with the item (for change, through Mutation.GetMany),
-// recording the event event returns (the kind's updated event when nil).
-func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error, event func(it store.Resource) (string, any)) (_ store.Resource, err error) {
+// recording the event event returns (the kind's updated event when nil). It returns the item and
+// the object its event shows.
+func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error, event func(it store.Resource) (string, any)) (it store.Resource, object any, err error) {
 	if event == nil {
 		event = func(it store.Resource) (string, any) { return audit.Type(c.EventKind, "updated"), c.render(r, it) }
 	}
-	var it store.Resource
 	err = retrying(ctx, func() error {
-		it = c.newItem()
-		read, err := c.kit.getWith(ctx, r, c.Prefix, id, it, ahead)
-		if err != nil {
-			if errors.Is(err, api.ErrNotFound) && notFound != nil {
-				return notFound
-			}
-			return err
-		}
-		return c.kit.commit(ctx, r, read, func(m *Mutation) error {
-			meta := it.Base()
-			prev := meta.Version
-			if err := change(it, m); err != nil {
-				return err
-			}
-			meta.Version = prev + 1
-			m.Put(labelItem, it, store.AtVersion(prev))
-			return m.Event(event(it))
-		})
+		it, object, err = c.modifyAttempt(ctx, r, id, notFound, ahead, change, event)
+		return err
 	})
-	return it, err
+	return it, object, err
+}
+
+// modifyAttempt is one read-modify-write attempt, top to bottom: the item read (with the keys
+// ahead and the caller's items), changed, its version bumped, its event recorded, committed.
+func (c *core) modifyAttempt(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error, event func(it store.Resource) (string, any)) (store.Resource, any, error) {
+	it := c.newItem()
+	read, err := c.kit.getWith(ctx, r, c.Prefix, id, it, ahead)
+	if err != nil {
+		if errors.Is(err, api.ErrNotFound) && notFound != nil {
+			return it, nil, notFound
+		}
+		return it, nil, err
+	}
+	m, err := c.kit.begin(ctx, r, read)
+	if err != nil {
+		return it, nil, err
+	}
+	meta := it.Base()
+	prev := meta.Version
+	if err := change(it, m); err != nil {
+		return it, nil, m.confirm(ctx, err)
+	}
+	meta.Version = prev + 1
+	m.Put(labelItem, it, store.AtVersion(prev))
+	eventType, object := event(it)
+	if err := m.Event(eventType, object); err != nil {
+		return it, nil, m.confirm(ctx, err)
+	}
+	return it, object, m.commit()
 }
 
 // Load reads the item id of r's account; notFound replaces the 404 for an absent item when set.
@@ -338,28 +380,42 @@ func (c *core) load(ctx context.Context, r *api.Request, id string, notFound err
 
 func (c *core) deleteOp(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.delete(%s %s)", c.EventKind, r.PathValue("id"))
-	err = retrying(ctx, func() error {
-		it := c.newItem()
-		if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
+	return nil, retrying(ctx, func() error { return c.deleteAttempt(ctx, r) })
+}
+
+// deleteAttempt is one attempt of a delete, top to bottom: the item read, the hooks' further
+// writes, the refusal while it is referenced, the deletion under its version, the event, the
+// commit.
+func (c *core) deleteAttempt(ctx context.Context, r *api.Request) error {
+	it := c.newItem()
+	if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
+		return err
+	}
+	m, err := c.kit.begin(ctx, r, nil)
+	if err != nil {
+		return err
+	}
+	if err := c.buildDelete(ctx, r, m, it); err != nil {
+		return m.confirm(ctx, err)
+	}
+	return m.commit()
+}
+
+// buildDelete adds a delete's writes and event to m.
+func (c *core) buildDelete(ctx context.Context, r *api.Request, m *Mutation, it store.Resource) error {
+	if c.remove != nil {
+		if err := c.remove(ctx, r, it, m); err != nil {
 			return err
 		}
-		return c.kit.Commit(ctx, r, func(m *Mutation) error {
-			if c.remove != nil {
-				if err := c.remove(ctx, r, it, m); err != nil {
-					return err
-				}
-			}
-			conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
-			if c.inUse != nil {
-				if it.Base().Refs > 0 {
-					return c.inUse()
-				}
-				// References bump the version too; this states the invariant where it is relied on.
-				conds = append(conds, store.Unreferenced())
-			}
-			m.Delete(labelItem, it.Base().Key, conds...)
-			return m.Event(audit.Type(c.EventKind, "deleted"), c.render(r, it))
-		})
-	})
-	return nil, err
+	}
+	conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
+	if c.inUse != nil {
+		if it.Base().Refs > 0 {
+			return c.inUse()
+		}
+		// References bump the version too; this states the invariant where it is relied on.
+		conds = append(conds, store.Unreferenced())
+	}
+	m.Delete(labelItem, it.Base().Key, conds...)
+	return m.Event(audit.Type(c.EventKind, "deleted"), c.render(r, it))
 }

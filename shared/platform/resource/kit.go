@@ -266,42 +266,45 @@ func (m *Mutation) Reference(id string, delta int64, missing error, cond ...expr
 	}
 }
 
-// Commit builds a mutation with build and commits it, guarded by the caller's credentials. Its
-// events leave with the commit: the table's stream carries them on.
-func (k *Kit) Commit(ctx context.Context, r *api.Request, build func(m *Mutation) error) error {
-	return k.commit(ctx, r, nil, build)
+// begin starts one attempt of a write by r's caller: the caller resolved, and verified again
+// when its account state is stale (auth.Authenticator.Refresh), so that what the write derives
+// from the account is fresh. read holds the items the operation read ahead (Mutation.GetMany).
+func (k *Kit) begin(ctx context.Context, r *api.Request, read map[store.Key]store.Item) (*Mutation, error) {
+	if _, err := k.Auth.Resolve(ctx, r); err != nil {
+		return nil, err
+	}
+	if err := k.Auth.Refresh(ctx, r); err != nil {
+		return nil, err
+	}
+	return &Mutation{Tx: &store.Tx{}, ctx: ctx, kit: k, r: r, read: read}, nil
 }
 
-// commit is Commit with the items the operation read ahead (see Mutation.GetMany).
-func (k *Kit) commit(ctx context.Context, r *api.Request, read map[store.Key]store.Item, build func(m *Mutation) error) error {
-	if _, err := k.Auth.Resolve(ctx, r); err != nil {
+// commit commits the built mutation m in one round trip, guarded by the caller's credentials
+// (auth.Authenticator.Guard), and interprets the result: authentication's own failures as auth
+// classifies them, then a transaction too large to store (the 400 naming the member), a failed
+// fact (learned, and the operation built again) or a failed RetryOn write (built again). Its
+// events leave with the commit: the table's stream carries them on.
+func (m *Mutation) commit() error {
+	if err := m.kit.Auth.Guard(m.r, m.Tx, m.acctUpdate); err != nil {
 		return err
 	}
-	var m *Mutation
-	err := k.Auth.Commit(ctx, r, func(tx *store.Tx) (*expression.UpdateBuilder, error) {
-		m = &Mutation{Tx: tx, ctx: ctx, kit: k, r: r, read: read}
-		if err := build(m); err != nil {
-			return nil, m.confirm(ctx, err)
-		}
-		return m.acctUpdate, nil
-	})
-	if err != nil {
-		var c *store.CanceledError
-		var big *store.TooLargeError
-		if m != nil && errors.As(err, &big) {
-			return m.tooLarge(big)
-		}
-		if m != nil && errors.As(err, &c) {
-			m.learnFailed(c)
-			for _, l := range c.Failed {
-				if m.retry[l] {
-					return errRetry
-				}
+	err := m.kit.Auth.Committed(m.r, m.kit.DB.Commit(m.ctx, m.Tx))
+	var c *store.CanceledError
+	var big *store.TooLargeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &big):
+		return m.tooLarge(big)
+	case errors.As(err, &c):
+		m.learnFailed(c)
+		for _, l := range c.Failed {
+			if m.retry[l] {
+				return errRetry
 			}
 		}
-		return err
 	}
-	return nil
+	return err
 }
 
 // Retries of a request's optimistic writes (retrying). An attempt that fails this way lost to
