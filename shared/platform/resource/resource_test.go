@@ -101,7 +101,11 @@ type harness struct {
 	metrics *metrics.Buffer
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessOf(t, widgetsDescriptor, nil) }
+
+// newHarnessOf is newHarness serving d, with the store reaching the fake table through
+// client(table) when client is set.
+func newHarnessOf(t *testing.T, d *Descriptor, client func(table store.Client) store.Client) *harness {
 	h := &harness{t: t, db: fakedb.New(), mux: http.NewServeMux(), acct: ids.New(ids.Account), logs: &bytes.Buffer{},
 		metrics: &metrics.Buffer{}}
 	keyID := ids.New(ids.APIKey)
@@ -109,10 +113,14 @@ func newHarness(t *testing.T) *harness {
 	must(t, h.db.Seed(auth.TokenItem{Key: store.TokenKey(store.TokenHash(h.token)), Kind: auth.KindAPIKey,
 		AccountID: h.acct, PrincipalID: "usr_1", Subject: "someone@example.com", ResourceID: keyID}))
 	must(t, h.db.Seed(auth.AccountItem{Key: store.AccountKey(h.acct), ID: h.acct}))
-	db := store.New(h.db, "test")
+	var table store.Client = h.db
+	if client != nil {
+		table = client(table)
+	}
+	db := store.New(table, "test")
 	emit := &metrics.Emitter{W: h.metrics}
 	kit := &Kit{DB: db, Auth: &auth.Authenticator{DB: db}, Metrics: emit}
-	widgetsDescriptor.Register(kit, h.mux, &api.Server{Log: slog.New(slog.NewTextHandler(h.logs, nil)), Metrics: emit})
+	d.Register(kit, h.mux, &api.Server{Log: slog.New(slog.NewTextHandler(h.logs, nil)), Metrics: emit})
 	return h
 }
 
