@@ -2,12 +2,12 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -44,25 +44,27 @@ type AccountItem struct {
 
 // decodeToken is store.Unmarshal of a token item without reflection: VerifyRead decodes one on
 // every request.
-func decodeToken(it store.Item) (TokenItem, error) {
+func decodeToken(it store.Item) (_ TokenItem, err error) {
+	defer derrors.Wrap(&err, "auth.decodeToken")
 	a := store.Attrs{Item: it}
 	t := TokenItem{Key: a.Key(), Kind: a.String("kind"), AccountID: a.String("account"),
 		PrincipalID: a.String("principal"), Subject: a.String("subject"), Admin: a.Bool("admin"),
 		ResourceID: a.String("rid")}
 	if err := a.Err(); err != nil {
-		return TokenItem{}, fmt.Errorf("auth: decode token item: %w", err)
+		return TokenItem{}, err
 	}
 	return t, nil
 }
 
 // decodeAccount is store.Unmarshal of an account item without reflection: VerifyRead decodes
 // one on every request.
-func decodeAccount(it store.Item) (AccountItem, error) {
+func decodeAccount(it store.Item) (_ AccountItem, err error) {
+	defer derrors.Wrap(&err, "auth.decodeAccount")
 	a := store.Attrs{Item: it}
 	acct := AccountItem{Key: a.Key(), ID: a.String("id"), Revoked: a.Strings("revoked"),
 		Restriction: a.Int("ipx_v"), Created: a.Int("created")}
 	if err := a.Err(); err != nil {
-		return AccountItem{}, fmt.Errorf("auth: decode account item: %w", err)
+		return AccountItem{}, err
 	}
 	return acct, nil
 }
@@ -126,7 +128,8 @@ var ErrRetry = api.Conflict("the account's access settings changed during the re
 
 // Resolve returns the caller a request's token claims to be. The identity comes from the hint
 // cache or a consistent read of the token item; it is confirmed later, with the data.
-func (a *Authenticator) Resolve(ctx context.Context, r *api.Request) (*api.Caller, error) {
+func (a *Authenticator) Resolve(ctx context.Context, r *api.Request) (_ *api.Caller, err error) {
+	defer derrors.Wrap(&err, "auth.Resolve")
 	if c := r.Caller(); c != nil {
 		return c, nil
 	}
@@ -136,12 +139,12 @@ func (a *Authenticator) Resolve(ctx context.Context, r *api.Request) (*api.Calle
 	a.mu.Unlock()
 	if !ok {
 		var t TokenItem
-		err := a.DB.Get(ctx, store.TokenKey(h), &t)
+		err = a.DB.Get(ctx, store.TokenKey(h), &t)
 		if store.IsNotFound(err) {
 			return nil, ErrUnknownKey
 		}
 		if err != nil {
-			return nil, fmt.Errorf("auth: read token: %w", err)
+			return nil, err
 		}
 		if t.Kind == KindCredential {
 			return nil, ErrAuthtokenAsKey
@@ -243,14 +246,15 @@ func (a *Authenticator) Assumed(ctx context.Context, r *api.Request) (api.Accoun
 }
 
 // refresh reads the token and account items and verifies the caller against them.
-func (a *Authenticator) refresh(ctx context.Context, r *api.Request) error {
+func (a *Authenticator) refresh(ctx context.Context, r *api.Request) (err error) {
+	defer derrors.Wrap(&err, "auth.refresh")
 	c := r.Caller()
 	if c == nil {
 		return ErrUnknownKey
 	}
 	items, err := a.DB.GetMany(ctx, ReadKeys(c)...)
 	if err != nil {
-		return fmt.Errorf("auth: read token and account: %w", err)
+		return err
 	}
 	return a.VerifyRead(ctx, r, items[0], items[1])
 }

@@ -13,6 +13,7 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -66,7 +67,8 @@ const maxCached = 10000
 // version returns version v of account's state, decoded and compiled, from this process's cache
 // or read from its item; nil for version 0. A version whose item is gone was replaced since the
 // account item naming it was read: auth.ErrRetry.
-func (x *Accounts) version(ctx context.Context, account string, v int64) (*cached, error) {
+func (x *Accounts) version(ctx context.Context, account string, v int64) (_ *cached, err error) {
+	defer derrors.Wrap(&err, "iprestrict.version(%s %d)", account, v)
 	if v == 0 {
 		return nil, nil
 	}
@@ -77,16 +79,16 @@ func (x *Accounts) version(ctx context.Context, account string, v int64) (*cache
 		return &e, nil
 	}
 	var it Item
-	err := x.DB.Get(ctx, ItemKey(account, v), &it)
+	err = x.DB.Get(ctx, ItemKey(account, v), &it)
 	if store.IsNotFound(err) {
 		return nil, auth.ErrRetry
 	}
 	if err != nil {
-		return nil, fmt.Errorf("iprestrict: read version %d of %s: %w", v, account, err)
+		return nil, fmt.Errorf("read the item: %w", err)
 	}
 	s, err := Decode(it.IPX)
 	if err != nil {
-		return nil, fmt.Errorf("iprestrict: version %d of %s: %w", v, account, err)
+		return nil, fmt.Errorf("decode the item: %w", err)
 	}
 	e = cached{v: v, s: s, c: s.Compile()}
 	cache.Lock()

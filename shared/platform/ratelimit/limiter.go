@@ -82,13 +82,13 @@ func (l *Limiter) count(ctx context.Context, account string, at time.Time, d *de
 	cur, err := l.DB.Add(ctx, key, attrCount, 1, expires)
 	read.Wait()
 	if err != nil {
-		l.failed(ctx, account, fmt.Errorf("ratelimit: count: %w", err))
+		l.failed(ctx, account, fmt.Errorf("count the request: %w", err))
 		return
 	}
 	if prevErr != nil {
 		// The current window's count alone still bounds the account; the previous one is
 		// asked for again by the next request.
-		l.failed(ctx, account, fmt.Errorf("ratelimit: read the previous window: %w", prevErr))
+		l.failed(ctx, account, fmt.Errorf("read the previous window: %w", prevErr))
 		prev = 0
 	} else if !known {
 		l.remember(account, finished{index - 1, prev})
@@ -103,7 +103,7 @@ func (l *Limiter) count(ctx context.Context, account string, at time.Time, d *de
 	// Refused requests use no quota: the increment is taken back, detached from the request
 	// so that a client hanging up does not leave it counted.
 	if _, err := l.DB.Add(context.WithoutCancel(ctx), key, attrCount, -1, expires); err != nil {
-		l.failed(ctx, account, fmt.Errorf("ratelimit: take back a refused request: %w", err))
+		l.failed(ctx, account, fmt.Errorf("take back a refused request: %w", err))
 	}
 	s.cur--
 	d.refused = true

@@ -190,7 +190,7 @@ func (c *core) buildCreate(ctx context.Context, r *api.Request, m *Mutation, pre
 		// (the answer is escaped as every answer is when sent).
 		body, err := api.MarshalUnescaped(resp)
 		if err != nil {
-			return nil, fmt.Errorf("resource: marshal the create response: %w", err)
+			return nil, fmt.Errorf("marshal the create response: %w", err)
 		}
 		if err := idem.record(ctx, c.kit, m, prepared.Base().ID, body, own != nil, time.Now()); err != nil {
 			return nil, err
@@ -250,7 +250,7 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
-				return nil, fmt.Errorf("resource: measure a list item: %w", err)
+				return nil, fmt.Errorf("measure a list item: %w", err)
 			}
 			if len(out) > 0 && size+len(b) > api.MaxPageBytes {
 				// The page is full by size: the next one starts at this item.

@@ -125,7 +125,7 @@ func (ic *idempotentCreate) record(ctx context.Context, k *Kit, m *Mutation, id 
 	if secret {
 		s, err := k.Seal.Seal(ctx, body, ic.aad)
 		if err != nil {
-			return fmt.Errorf("resource: seal the idempotent response: %w", err)
+			return fmt.Errorf("seal the idempotent response: %w", err)
 		}
 		rec.Sealed = &s
 	} else {
@@ -163,7 +163,7 @@ func (ic *idempotentCreate) replay(ctx context.Context, k *Kit, r *api.Request) 
 	body := []byte(rec.Body)
 	if rec.Sealed != nil {
 		if body, err = k.Seal.Open(ctx, *rec.Sealed, ic.aad); err != nil {
-			return nil, false, fmt.Errorf("resource: open the idempotent response: %w", err)
+			return nil, false, fmt.Errorf("open the idempotent response: %w", err)
 		}
 	}
 	if h := r.Header(); h != nil {
