@@ -23,8 +23,6 @@ var notYetOneStyle = []string{
 	"shared/platform/store/attrs.go",
 	"shared/platform/store/read.go",
 	"shared/platform/store/tx.go",
-	"shared/platform/stream/pattern.go",
-	"shared/platform/stream/reader.go",
 	"shared/rules/httpmodules/common.go",
 	"shared/rules/httpmodules/saml.go",
 	"shared/rules/trafficpolicy/cel.go",

@@ -2,9 +2,12 @@ package stream
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Pattern is a compiled event pattern.
@@ -18,15 +21,16 @@ type Pattern struct {
 type matcher func(v any, present bool) bool
 
 // ParsePattern compiles an EventBridge event pattern (a JSON object).
-func ParsePattern(src string) (*Pattern, error) {
+func ParsePattern(src string) (_ *Pattern, err error) {
+	defer derrors.Wrap(&err, "stream.ParsePattern")
 	var raw map[string]any
 	d := json.NewDecoder(strings.NewReader(src))
 	d.UseNumber()
 	if err := d.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("stream: pattern: %w", err)
+		return nil, err
 	}
 	if len(raw) == 0 {
-		return nil, fmt.Errorf("stream: pattern: empty")
+		return nil, errors.New("empty")
 	}
 	return compileObject(raw, "")
 }
@@ -48,7 +52,7 @@ func compileObject(raw map[string]any, path string) (*Pattern, error) {
 			}
 			p.fields[k] = leaf
 		default:
-			return nil, fmt.Errorf("stream: pattern %s: want an object or an array, got %T", path+"."+k, v)
+			return nil, fmt.Errorf("%s: want an object or an array, got %T", path+"."+k, v)
 		}
 	}
 	return p, nil
@@ -56,7 +60,7 @@ func compileObject(raw map[string]any, path string) (*Pattern, error) {
 
 func compileLeaf(alts []any, path string) (*Pattern, error) {
 	if len(alts) == 0 {
-		return nil, fmt.Errorf("stream: pattern %s: empty array", path)
+		return nil, fmt.Errorf("%s: empty array", path)
 	}
 	p := &Pattern{leaf: true}
 	for _, a := range alts {
@@ -73,19 +77,19 @@ func compileMatcher(a any, path string) (matcher, error) {
 	op, ok := a.(map[string]any)
 	if !ok {
 		if !scalar(a) {
-			return nil, fmt.Errorf("stream: pattern %s: %v is not a value", path, a)
+			return nil, fmt.Errorf("%s: %v is not a value", path, a)
 		}
 		return func(v any, present bool) bool { return present && equal(v, a) }, nil
 	}
 	if len(op) != 1 {
-		return nil, fmt.Errorf("stream: pattern %s: an operator object has exactly one key", path)
+		return nil, fmt.Errorf("%s: an operator object has exactly one key", path)
 	}
 	for name, arg := range op {
 		switch name {
 		case "prefix":
 			s, ok := arg.(string)
 			if !ok {
-				return nil, fmt.Errorf("stream: pattern %s: prefix takes a string", path)
+				return nil, fmt.Errorf("%s: prefix takes a string", path)
 			}
 			return func(v any, present bool) bool {
 				str, ok := v.(string)
@@ -94,7 +98,7 @@ func compileMatcher(a any, path string) (matcher, error) {
 		case "exists":
 			want, ok := arg.(bool)
 			if !ok {
-				return nil, fmt.Errorf("stream: pattern %s: exists takes a boolean", path)
+				return nil, fmt.Errorf("%s: exists takes a boolean", path)
 			}
 			return func(_ any, present bool) bool { return present == want }, nil
 		case "anything-but":
@@ -107,7 +111,7 @@ func compileMatcher(a any, path string) (matcher, error) {
 			}
 			for _, e := range excluded {
 				if !scalar(e) {
-					return nil, fmt.Errorf("stream: pattern %s: anything-but takes values", path)
+					return nil, fmt.Errorf("%s: anything-but takes values", path)
 				}
 			}
 			return func(v any, present bool) bool {
@@ -124,7 +128,7 @@ func compileMatcher(a any, path string) (matcher, error) {
 		}
 		ops := []string{"prefix", "exists", "anything-but"}
 		sort.Strings(ops)
-		return nil, fmt.Errorf("stream: pattern %s: operator %q is not supported (only %s)", path, name, strings.Join(ops, ", "))
+		return nil, fmt.Errorf("%s: operator %q is not supported (only %s)", path, name, strings.Join(ops, ", "))
 	}
 	panic("unreachable")
 }

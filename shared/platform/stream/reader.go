@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 )
@@ -174,30 +175,31 @@ func (r *Reader) Run(ctx context.Context) error {
 }
 
 // start finds the stream, loads the checkpoints and lists the shards.
-func (r *Reader) start(ctx context.Context) error {
+func (r *Reader) start(ctx context.Context) (err error) {
+	defer derrors.Wrap(&err, "stream.start(%s)", r.Consumer.Name)
 	r.arn = r.StreamARN
 	for r.arn == "" {
 		out, err := r.DB.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(r.DB.Table)})
 		if err != nil {
-			return fmt.Errorf("stream: describe table %s: %w", r.DB.Table, err)
+			return fmt.Errorf("describe table %s: %w", r.DB.Table, err)
 		}
 		if spec := out.Table.StreamSpecification; spec == nil || !aws.ToBool(spec.StreamEnabled) || out.Table.LatestStreamArn == nil {
-			return fmt.Errorf("stream: table %s has no stream", r.DB.Table)
+			return fmt.Errorf("table %s has no stream", r.DB.Table)
 		}
 		if spec := out.Table.StreamSpecification; spec.StreamViewType != ddbtypes.StreamViewTypeNewImage && spec.StreamViewType != ddbtypes.StreamViewTypeNewAndOldImages {
-			return fmt.Errorf("stream: table %s streams %s, not new images", r.DB.Table, spec.StreamViewType)
+			return fmt.Errorf("table %s streams %s, not new images", r.DB.Table, spec.StreamViewType)
 		}
 		r.arn = aws.ToString(out.Table.LatestStreamArn)
 	}
 	items, err := r.DB.QueryAll(ctx, store.StreamCheckpoints(r.Consumer.Name))
 	if err != nil {
-		return fmt.Errorf("stream: read checkpoints of %s: %w", r.Consumer.Name, err)
+		return fmt.Errorf("read the checkpoints: %w", err)
 	}
 	r.shards = map[string]*shard{}
 	for _, it := range items {
 		var c checkpoint
 		if err := store.Unmarshal(it, &c); err != nil {
-			return fmt.Errorf("stream: checkpoint: %w", err)
+			return fmt.Errorf("decode a checkpoint: %w", err)
 		}
 		r.shards[c.SK] = &shard{id: c.SK, after: c.Seq, done: c.Done}
 	}
@@ -206,13 +208,14 @@ func (r *Reader) start(ctx context.Context) error {
 
 // describe adds the shards the stream lists that the reader does not know yet. Shard ids sort
 // in creation order, so parents come before their children in r.order.
-func (r *Reader) describe(ctx context.Context) error {
+func (r *Reader) describe(ctx context.Context) (err error) {
+	defer derrors.Wrap(&err, "stream.describe(%s)", r.arn)
 	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(r.arn)}
 	listed := map[string]bool{}
 	for {
 		out, err := r.Streams.DescribeStream(ctx, in)
 		if err != nil {
-			return fmt.Errorf("stream: describe %s: %w", r.arn, err)
+			return err
 		}
 		for _, sh := range out.StreamDescription.Shards {
 			id := aws.ToString(sh.ShardId)
@@ -250,7 +253,8 @@ func (r *Reader) parentDone(s *shard) bool {
 
 // step reads one batch of shard s, sends what matches, and checkpoints it. It returns how many
 // records it read.
-func (r *Reader) step(ctx context.Context, s *shard) (int, error) {
+func (r *Reader) step(ctx context.Context, s *shard) (_ int, err error) {
+	defer derrors.Wrap(&err, "stream.step(%s)", s.id)
 	if s.iter == nil {
 		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.arn), ShardId: aws.String(s.id),
 			ShardIteratorType: types.ShardIteratorTypeTrimHorizon}
@@ -266,7 +270,7 @@ func (r *Reader) step(ctx context.Context, s *shard) (int, error) {
 			return 0, err
 		}
 		if err != nil {
-			return 0, fmt.Errorf("stream: shard iterator %s: %w", s.id, err)
+			return 0, fmt.Errorf("get a shard iterator: %w", err)
 		}
 		s.iter = out.ShardIterator
 	}
@@ -282,7 +286,7 @@ func (r *Reader) step(ctx context.Context, s *shard) (int, error) {
 	}
 	if err != nil {
 		s.iter = nil // the next try starts again from the checkpoint
-		return 0, fmt.Errorf("stream: get records %s: %w", s.id, err)
+		return 0, fmt.Errorf("get records: %w", err)
 	}
 	// A batch in hand is sent and acknowledged even while stopping, as a Pipe would.
 	bctx := context.WithoutCancel(ctx)
@@ -353,13 +357,11 @@ func (r *Reader) send(ctx, bctx context.Context, msgs []queue.Message) error {
 	return nil
 }
 
-func (r *Reader) checkpoint(ctx context.Context, s *shard, done bool) error {
+func (r *Reader) checkpoint(ctx context.Context, s *shard, done bool) (err error) {
+	defer derrors.Wrap(&err, "stream.checkpoint(%s)", s.id)
 	c := checkpoint{Key: store.StreamCheckpointKey(r.Consumer.Name, s.id), Seq: s.after, Done: done,
 		TTL: time.Now().Add(checkpointTTL).Unix()}
-	if err := r.DB.Put(ctx, c); err != nil {
-		return fmt.Errorf("stream: checkpoint %s: %w", s.id, err)
-	}
-	return nil
+	return r.DB.Put(ctx, c)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
