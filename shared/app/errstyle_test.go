@@ -23,10 +23,6 @@ var notYetOneStyle = []string{
 	"shared/platform/store/attrs.go",
 	"shared/platform/store/read.go",
 	"shared/platform/store/tx.go",
-	"shared/rules/httpmodules/common.go",
-	"shared/rules/httpmodules/saml.go",
-	"shared/rules/trafficpolicy/cel.go",
-	"shared/rules/trafficpolicy/reference.go",
 	"shared/testing/fakedb/expr.go",
 	"shared/testing/fakedb/fakedb.go",
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 )
 
@@ -73,7 +74,8 @@ type Secret struct {
 }
 
 // seal seals the plaintext (if any) bound to aad and member, and forgets it.
-func (s *Secret) seal(ctx context.Context, sealer seal.Sealer, aad map[string]string, member string) error {
+func (s *Secret) seal(ctx context.Context, sealer seal.Sealer, aad map[string]string, member string) (err error) {
+	defer derrors.Wrap(&err, "httpmodules.seal(%s)", member)
 	if s.Plain == "" {
 		return nil
 	}
@@ -83,7 +85,7 @@ func (s *Secret) seal(ctx context.Context, sealer seal.Sealer, aad map[string]st
 	}
 	sealed, err := sealer.Seal(ctx, []byte(s.Plain), ctxt)
 	if err != nil {
-		return fmt.Errorf("httpmodules: seal %s: %w", member, err)
+		return err
 	}
 	s.Sealed, s.Plain = &sealed, ""
 	return nil
@@ -91,7 +93,8 @@ func (s *Secret) seal(ctx context.Context, sealer seal.Sealer, aad map[string]st
 
 // Open returns the plaintext of a sealed secret stored for member with aad (as SealSecrets
 // bound it).
-func (s *Secret) Open(ctx context.Context, sealer seal.Sealer, aad map[string]string, member string) (string, error) {
+func (s *Secret) Open(ctx context.Context, sealer seal.Sealer, aad map[string]string, member string) (_ string, err error) {
+	defer derrors.Wrap(&err, "httpmodules.Open(%s)", member)
 	if s.Sealed == nil {
 		return "", nil
 	}
@@ -101,7 +104,7 @@ func (s *Secret) Open(ctx context.Context, sealer seal.Sealer, aad map[string]st
 	}
 	b, err := sealer.Open(ctx, *s.Sealed, ctxt)
 	if err != nil {
-		return "", fmt.Errorf("httpmodules: open %s: %w", member, err)
+		return "", err
 	}
 	return string(b), nil
 }

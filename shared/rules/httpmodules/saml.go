@@ -21,6 +21,7 @@ import (
 	dsig "github.com/russellhaering/goxmldsig"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 )
 
@@ -139,18 +140,19 @@ func ParseIdPMetadata(doc string) (*saml.EntityDescriptor, error) {
 
 // Provision gives s its route's request signing key pair: prev's (the route's saml module being
 // replaced) when it has one, else a new one. Sealing the private key is SealSecrets's.
-func (s *SAML) Provision(prev *SAML, routeID string, now time.Time) error {
+func (s *SAML) Provision(prev *SAML, routeID string, now time.Time) (err error) {
+	defer derrors.Wrap(&err, "httpmodules.Provision(%s)", routeID)
 	if prev != nil && prev.SigningKey.Sealed != nil && len(prev.SigningCert) > 0 {
 		s.SigningKey, s.SigningCert = prev.SigningKey, prev.SigningCert
 		return nil
 	}
 	key, err := rsa.GenerateKey(rand.Reader, SigningKeyBits)
 	if err != nil {
-		return fmt.Errorf("httpmodules: generate the SAML signing key: %w", err)
+		return fmt.Errorf("generate the signing key: %w", err)
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		return fmt.Errorf("httpmodules: SAML certificate serial: %w", err)
+		return fmt.Errorf("draw the certificate's serial: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
@@ -161,11 +163,11 @@ func (s *SAML) Provision(prev *SAML, routeID string, now time.Time) error {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return fmt.Errorf("httpmodules: SAML certificate: %w", err)
+		return fmt.Errorf("create the certificate: %w", err)
 	}
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return fmt.Errorf("httpmodules: SAML key: %w", err)
+		return fmt.Errorf("marshal the key: %w", err)
 	}
 	s.SigningKey, s.SigningCert = Secret{Plain: string(pkcs8)}, der
 	return nil
@@ -206,10 +208,11 @@ func (s SAML) CertificatePEM() string {
 // SPMetadata is the service provider's metadata (an EntityDescriptor) for sp, built with
 // crewjam/saml: the entity id, the assertion consumer and single logout services, the request
 // signing certificate and the name id format.
-func (s SAML) SPMetadata(sp SPURLs) ([]byte, error) {
+func (s SAML) SPMetadata(sp SPURLs) (_ []byte, err error) {
+	defer derrors.Wrap(&err, "httpmodules.SPMetadata")
 	cert, err := x509.ParseCertificate(s.SigningCert)
 	if err != nil {
-		return nil, fmt.Errorf("httpmodules: SAML certificate: %w", err)
+		return nil, fmt.Errorf("parse the certificate: %w", err)
 	}
 	var acs, slo, md url.URL
 	for _, u := range []struct {
@@ -219,7 +222,7 @@ func (s SAML) SPMetadata(sp SPURLs) ([]byte, error) {
 	}{{"ACS", sp.ACS, &acs}, {"SLO", sp.SLO, &slo}, {"metadata", sp.Metadata, &md}} {
 		parsed, err := url.Parse(u.raw)
 		if err != nil {
-			return nil, fmt.Errorf("httpmodules: %s URL: %w", u.name, err)
+			return nil, fmt.Errorf("parse the %s URL: %w", u.name, err)
 		}
 		*u.dst = *parsed
 	}
@@ -231,7 +234,7 @@ func (s SAML) SPMetadata(sp SPURLs) ([]byte, error) {
 	}
 	out, err := xml.MarshalIndent(provider.Metadata(), "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("httpmodules: SP metadata: %w", err)
+		return nil, fmt.Errorf("marshal the metadata: %w", err)
 	}
 	return out, nil
 }

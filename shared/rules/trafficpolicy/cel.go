@@ -12,6 +12,8 @@ import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/decls"
 	"github.com/google/cel-go/ext"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // envError is a failure to build an environment: a defect of this package, not of the input.
@@ -35,26 +37,28 @@ var (
 // baseEnv is what every phase shares: the standard library, the string, list and encoder
 // extensions (which provide many of the documented functions), the parser's and checker's
 // limits, and every documented function without a phase of its own that cel-go lacks.
-func baseEnv(m *model) (*cel.Env, error) {
+func baseEnv(m *model) (_ *cel.Env, err error) {
+	defer derrors.Wrap(&err, "trafficpolicy.baseEnv")
 	baseOnce.Do(func() {
 		e, err := cel.NewEnv(ext.Strings(), ext.Lists(), ext.Encoders(),
 			cel.ParserRecursionLimit(MaxExpressionDepth), cel.ParserExpressionSizeLimit(MaxExpressionBytes),
 			cel.ExpressionNodeLimit(MaxExpressionNodes),
 			cel.ASTValidators(cel.ValidateComprehensionNestingLimit(MaxComprehensionNesting)))
 		if err != nil {
-			baseErr = fmt.Errorf("trafficpolicy: base environment: %w", err)
+			baseErr = fmt.Errorf("build the environment: %w", err)
 			return
 		}
 		opts := append(declarations(e, m.Functions, ""), cel.CostEstimatorOptions(costOverrides()...))
 		if base, err = e.Extend(opts...); err != nil {
-			baseErr = fmt.Errorf("trafficpolicy: documented functions: %w", err)
+			baseErr = fmt.Errorf("declare the documented functions: %w", err)
 		}
 	})
 	return base, baseErr
 }
 
 // envFor returns the environment of phase; scope adds variables of one field (retry_condition).
-func envFor(m *model, phase string, scope []string) (*cel.Env, *varNode, error) {
+func envFor(m *model, phase string, scope []string) (_ *cel.Env, _ *varNode, err error) {
+	defer derrors.Wrap(&err, "trafficpolicy.envFor(%s)", phase)
 	key := phase
 	if len(scope) > 0 {
 		key += "|" + strings.Join(scope, ",")
@@ -74,7 +78,7 @@ func envFor(m *model, phase string, scope []string) (*cel.Env, *varNode, error) 
 		}
 		opts = append(opts, declarations(b, m.Functions, phase)...)
 		if pe.env, err = b.Extend(opts...); err != nil {
-			pe.err = fmt.Errorf("trafficpolicy: %s environment: %w", phase, err)
+			pe.err = fmt.Errorf("extend the base environment: %w", err)
 			return
 		}
 		pe.tree = variableTree(m, p.Roots, scope)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // referenceJSON is the documented surface of traffic policies (phases, actions and their config
@@ -150,11 +152,12 @@ var (
 )
 
 // theModel decodes the embedded reference (lazily: not in package init, for cold starts).
-func theModel() (*model, error) {
+func theModel() (_ *model, err error) {
+	defer derrors.Wrap(&err, "trafficpolicy.theModel")
 	modelOnce.Do(func() {
 		m := &model{phases: map[string]*phaseRef{}, actions: map[string]*actionRef{}}
 		if err := json.Unmarshal(referenceJSON, &m.reference); err != nil {
-			modelErr = fmt.Errorf("trafficpolicy: decode reference: %w", err)
+			modelErr = fmt.Errorf("decode the reference: %w", err)
 			return
 		}
 		for i := range m.Phases {
