@@ -2,8 +2,8 @@
 package main
 
 import (
-	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/families/sshcredentials"
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() { serve.Main(principals.SSHCredentialsDescriptor) }
+func main() { serve.Main(sshcredentials.SSHCredentialsDescriptor) }

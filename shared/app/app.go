@@ -19,6 +19,7 @@ import (
 	"tunnelapi/shared/families/httpsedges"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/families/sshcredentials"
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/families/vaults"
 	"tunnelapi/shared/platform/resource"
@@ -34,7 +35,7 @@ var Families = []*resource.Descriptor{
 	principals.CredentialsDescriptor,
 	principals.BotUsersDescriptor,
 	principals.ServiceUsersDescriptor,
-	principals.SSHCredentialsDescriptor,
+	sshcredentials.SSHCredentialsDescriptor,
 	access.IPPoliciesDescriptor,
 	access.IPPolicyRulesDescriptor,
 	access.IPRestrictionsDescriptor,

@@ -67,5 +67,5 @@ func (f APIKeys) Create(ctx context.Context, r *api.Request, it *APIKeyItem, m *
 
 // Update applies a PATCH body of description and metadata; at least one must be given.
 func (APIKeys) Update(ctx context.Context, r *api.Request, it *APIKeyItem, m *resource.Mutation) error {
-	return it.UpdateText(r, secretTextCodes)
+	return it.UpdateText(r, SecretTextCodes)
 }

@@ -38,8 +38,8 @@ type credentialUpdate struct {
 	ACL *[]string `json:"acl"`
 }
 
-// credentialCreate is a POST body: what an update may send, and the owner, which cannot change.
-type credentialCreate struct {
+// CredentialCreate is a POST body: what an update may send, and the owner, which cannot change.
+type CredentialCreate struct {
 	credentialUpdate
 	OwnerID *string `json:"owner_id"`
 }
@@ -68,11 +68,11 @@ func (f Credentials) render(r *api.Request, it *CredentialItem, token *string) C
 // Create fills a new credential from the request body and issues its token, shown only in the
 // create response.
 func (f Credentials) Create(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) (any, error) {
-	var in credentialCreate
+	var in CredentialCreate
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
 	}
-	if err := it.setACL(in.ACL); err != nil {
+	if err := it.SetACL(in.ACL); err != nil {
 		return nil, err
 	}
 	token, err := it.Issue(ctx, f.Kit, r, m, auth.KindCredential, in.Text, in.OwnerID)
@@ -84,20 +84,20 @@ func (f Credentials) Create(ctx context.Context, r *api.Request, it *CredentialI
 
 // Update applies a PATCH body; at least one member must be given.
 func (Credentials) Update(ctx context.Context, r *api.Request, it *CredentialItem, m *resource.Mutation) error {
-	return updateCredential(r, &it.Described, &it.BindRules)
+	return UpdateCredential(r, &it.Described, &it.BindRules)
 }
 
-// updateCredential applies the PATCH body of a tunnel or SSH credential (description, metadata,
+// UpdateCredential applies the PATCH body of a tunnel or SSH credential (description, metadata,
 // acl) to its text d and rules b; at least one member must be given.
-func updateCredential(r *api.Request, d *resource.Described, b *BindRules) error {
+func UpdateCredential(r *api.Request, d *resource.Described, b *BindRules) error {
 	var in credentialUpdate
 	if err := api.DecodePatch(r, &in); err != nil {
 		return err
 	}
-	if err := b.setACL(in.ACL); err != nil {
+	if err := b.SetACL(in.ACL); err != nil {
 		return err
 	}
-	return d.SetText(secretTextCodes, in.Text)
+	return d.SetText(SecretTextCodes, in.Text)
 }
 
 // MaxACLRules bounds a tunnel or SSH credential's ACL. The platform documents no limit; this one keeps
@@ -105,8 +105,8 @@ func updateCredential(r *api.Request, d *resource.Described, b *BindRules) error
 // item (the item and its audit event are measured before writing as well).
 const MaxACLRules = 1000
 
-// setACL validates and stores a supplied ACL; a supplied list replaces the stored one.
-func (c *BindRules) setACL(rules *[]string) error {
+// SetACL validates and stores a supplied ACL; a supplied list replaces the stored one.
+func (c *BindRules) SetACL(rules *[]string) error {
 	if rules == nil {
 		return nil
 	}

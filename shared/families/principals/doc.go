@@ -1,6 +1,7 @@
 // Package principals holds who can own keys and credentials: accounts, users, bot users and
 // service users, owner resolution for new secrets, token issuance, and account bootstrap; and
-// the families /api_keys, /credentials, /ssh_credentials, /bot_users and /service_users.
+// the families /api_keys, /credentials, /bot_users and /service_users (SSH credentials, owned
+// the same way, are package sshcredentials).
 //
 // Conventions it implements:
 //   - A secret (API key or credential token) is shown once, in the create response; GET, list,
@@ -16,10 +17,6 @@
 //     accepted wherever owner_id is.
 //   - Over-long description and metadata of keys and credentials are ERR_NGROK_604 and
 //     ERR_NGROK_605; a malformed credential ACL rule is ERR_NGROK_600.
-//   - An SSH credential's public key is one rsa (at least 2048 bits), ecdsa or ed25519 key in
-//     authorized-keys form (612 otherwise, 611 when missing), returned as sent; a uniqueness
-//     guard keyed by its fingerprint, written in the create's transaction, holds it for one
-//     credential across accounts: 609 when this account already has it, 610 when another does.
 //   - An inactive or deleted bot or service user's id sits in the account's revoked set, so its
 //     keys are refused at once.
 package principals

@@ -20,8 +20,8 @@ type Secret struct {
 	TokenHash string `dynamodbav:"token_hash"`
 }
 
-// secretTextCodes are the codes of keys and credentials for over-long description and metadata.
-var secretTextCodes = api.TextCodes{Description: "ERR_NGROK_604", Metadata: "ERR_NGROK_605"}
+// SecretTextCodes are the codes of keys and credentials for over-long description and metadata.
+var SecretTextCodes = api.TextCodes{Description: "ERR_NGROK_604", Metadata: "ERR_NGROK_605"}
 
 // Issue validates the shared fields of a new secret, resolves its owner and issues its token
 // (kind is the token item's kind), which it returns to be shown once.
@@ -42,7 +42,7 @@ func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *
 
 // SetSecretText checks and sets the free text of a key or credential, with their codes.
 func (s *Secret) SetSecretText(text api.Text) error {
-	return s.Described.SetText(secretTextCodes, text)
+	return s.Described.SetText(SecretTextCodes, text)
 }
 
 // secret gives the generic secret families access to the Secret of an item.

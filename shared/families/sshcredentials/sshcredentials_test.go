@@ -1,4 +1,4 @@
-package principals_test
+package sshcredentials_test
 
 import (
 	"crypto/ecdsa"
@@ -13,13 +13,14 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/families/sshcredentials"
 	"tunnelapi/shared/testing/testkit"
 )
 
 func TestSSHCredentialsConformance(t *testing.T) {
 	s := testkit.App(t)
 	s.Conformance(t, testkit.FamilySpec{
-		Family: principals.SSHCredentialsDescriptor,
+		Family: sshcredentials.SSHCredentialsDescriptor,
 		Create: func(t *testing.T, a *testkit.Account, n int) any {
 			return map[string]any{"description": "deploy", "public_key": testkit.SSHPublicKey(),
 				"acl": []string{"bind:*.example.com", "bind:1.tcp.example.com:20002"}}
@@ -83,17 +84,17 @@ func TestSSHCredentialKeys(t *testing.T) {
 		key  any
 		code string
 	}{
-		{"rsa 1024", authorizedKey(t, &smallRSA.PublicKey), principals.CodeSSHKeyInvalid},
-		{"ssh-keygen rsa 1024", testkit.SSHKeygen(t, "-t", "rsa", "-b", "1024"), principals.CodeSSHKeyInvalid},
-		{"dsa", "ssh-dss AAAAB3NzaC1kc3MAAACBAP1/U4EddRIpUt9KnC7s5Of2EbdSPO9EAMMeP4C2USZpRV1AIlH7WT2NWPq/xfW6MPbLm1Vs14E7gB00b/JmYLdrmVClpJ+f6AR7ECLCT7up1/63xhv4O1fnxqimFQ8E+4P208UewwI1VBNaFpEy9nXzrith1yrv8iIDGZ3RSAHHAAAAFQCXYFCPFSMLzLKSuYKi64QL8Fgc9QAAAIEA9+GghdabPd7LvKtcNrhXuXmUr7v6OuqC+VdMCz0HgmdRWVeOutRZT+ZxBxCBgLRJFnEj6EwoFhO3zwkyjMim4TwWeotUfI0o4KOuHiuzpnWRbqN/C/ohNWLx+2J6ASQ7zKTxvqhRkImog9/hWuWfBpKLZl6Ae1UlZAFMO/7PSSoAAACBAIIzL2t6v0xHEgQwnmMQGk3E/EXNRqKwnvC9kYN6wGlwURpGaVFY0ifEsfQxGhS3zkt7P5ms3bwvDVUR0lS3g0txKx3Tta/4EpwW+IRtrZg6PEaHb0/Gu5Dv4Zc/0o/dxKI6UJt8J6Ypg4AxYiHKmKsT68C8c4m6xG3eDHm/f3HN", principals.CodeSSHKeyInvalid},
-		{"certificate", "ssh-ed25519-cert-v01@openssh.com AAAAIHNzaC1lZDI1NTE5LWNlcnQtdjAxQG9wZW5zc2guY29t", principals.CodeSSHKeyInvalid},
-		{"two keys", ed + "\n" + testkit.SSHPublicKey(), principals.CodeSSHKeyInvalid},
-		{"not a key", "hello world", principals.CodeSSHKeyInvalid},
-		{"pem", "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----", principals.CodeSSHKeyInvalid},
-		{"too long", strings.Repeat("A", 20000), principals.CodeSSHKeyInvalid},
-		{"empty", "", principals.CodeSSHKeyMissing},
-		{"blank", "  \n", principals.CodeSSHKeyMissing},
-		{"absent", nil, principals.CodeSSHKeyMissing},
+		{"rsa 1024", authorizedKey(t, &smallRSA.PublicKey), sshcredentials.CodeSSHKeyInvalid},
+		{"ssh-keygen rsa 1024", testkit.SSHKeygen(t, "-t", "rsa", "-b", "1024"), sshcredentials.CodeSSHKeyInvalid},
+		{"dsa", "ssh-dss AAAAB3NzaC1kc3MAAACBAP1/U4EddRIpUt9KnC7s5Of2EbdSPO9EAMMeP4C2USZpRV1AIlH7WT2NWPq/xfW6MPbLm1Vs14E7gB00b/JmYLdrmVClpJ+f6AR7ECLCT7up1/63xhv4O1fnxqimFQ8E+4P208UewwI1VBNaFpEy9nXzrith1yrv8iIDGZ3RSAHHAAAAFQCXYFCPFSMLzLKSuYKi64QL8Fgc9QAAAIEA9+GghdabPd7LvKtcNrhXuXmUr7v6OuqC+VdMCz0HgmdRWVeOutRZT+ZxBxCBgLRJFnEj6EwoFhO3zwkyjMim4TwWeotUfI0o4KOuHiuzpnWRbqN/C/ohNWLx+2J6ASQ7zKTxvqhRkImog9/hWuWfBpKLZl6Ae1UlZAFMO/7PSSoAAACBAIIzL2t6v0xHEgQwnmMQGk3E/EXNRqKwnvC9kYN6wGlwURpGaVFY0ifEsfQxGhS3zkt7P5ms3bwvDVUR0lS3g0txKx3Tta/4EpwW+IRtrZg6PEaHb0/Gu5Dv4Zc/0o/dxKI6UJt8J6Ypg4AxYiHKmKsT68C8c4m6xG3eDHm/f3HN", sshcredentials.CodeSSHKeyInvalid},
+		{"certificate", "ssh-ed25519-cert-v01@openssh.com AAAAIHNzaC1lZDI1NTE5LWNlcnQtdjAxQG9wZW5zc2guY29t", sshcredentials.CodeSSHKeyInvalid},
+		{"two keys", ed + "\n" + testkit.SSHPublicKey(), sshcredentials.CodeSSHKeyInvalid},
+		{"not a key", "hello world", sshcredentials.CodeSSHKeyInvalid},
+		{"pem", "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----", sshcredentials.CodeSSHKeyInvalid},
+		{"too long", strings.Repeat("A", 20000), sshcredentials.CodeSSHKeyInvalid},
+		{"empty", "", sshcredentials.CodeSSHKeyMissing},
+		{"blank", "  \n", sshcredentials.CodeSSHKeyMissing},
+		{"absent", nil, sshcredentials.CodeSSHKeyMissing},
 	}
 	for _, c := range refused {
 		t.Run("refused "+c.name, func(t *testing.T) {
@@ -120,11 +121,11 @@ func TestSSHCredentialKeyOnce(t *testing.T) {
 	// The same key with another comment, options or spacing is the same key.
 	same := strings.Fields(key)[0] + "  " + strings.Fields(key)[1] + " other@comment"
 	for _, k := range []string{key, same, `no-pty ` + key} {
-		e := a.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": k}).ExpectError(t, http.StatusBadRequest, principals.CodeSSHKeyOnAccount, "public_key")
+		e := a.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": k}).ExpectError(t, http.StatusBadRequest, sshcredentials.CodeSSHKeyOnAccount, "public_key")
 		if !strings.Contains(e["msg"].(string), first["id"].(string)) {
 			t.Errorf("609 does not name the credential holding the key: %v", e["msg"])
 		}
-		b.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": k}).ExpectError(t, http.StatusBadRequest, principals.CodeSSHKeyOtherAccount, "public_key")
+		b.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": k}).ExpectError(t, http.StatusBadRequest, sshcredentials.CodeSSHKeyOtherAccount, "public_key")
 	}
 	if items, _ := b.WalkPages(t, "/ssh_credentials", "ssh_credentials"); len(items) != 0 {
 		t.Fatalf("account B holds %v after its refusals", items)
@@ -144,7 +145,7 @@ func TestSSHCredentialKeyOnce(t *testing.T) {
 				created++
 			case http.StatusBadRequest:
 				code := res.JSON(t)["error_code"]
-				if code != principals.CodeSSHKeyOnAccount && code != principals.CodeSSHKeyOtherAccount {
+				if code != sshcredentials.CodeSSHKeyOnAccount && code != sshcredentials.CodeSSHKeyOtherAccount {
 					t.Fatalf("round %d: refused with %s", round, res.Body)
 				}
 				refusals++

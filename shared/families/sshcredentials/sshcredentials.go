@@ -1,4 +1,4 @@
-package principals
+package sshcredentials
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
@@ -18,7 +19,7 @@ import (
 type SSHCredentialItem struct {
 	store.Meta
 	resource.Described
-	BindRules
+	principals.BindRules
 	OwnerID   string `dynamodbav:"owner"`
 	PublicKey string `dynamodbav:"public_key"`
 	// Fingerprint is the key's SHA-256 fingerprint: the value of its uniqueness guard.
@@ -47,7 +48,7 @@ const MinSSHCredentialRSABits = 2048
 // sshCredentialCreate is a POST body: a credential's members and the public key, which cannot
 // change.
 type sshCredentialCreate struct {
-	credentialCreate
+	principals.CredentialCreate
 	PublicKey *string `json:"public_key"`
 }
 
@@ -100,13 +101,13 @@ func (SSHCredentials) Create(ctx context.Context, r *api.Request, it *SSHCredent
 	case err != nil:
 		return nil, api.BadRequest(CodeSSHKeyInvalid, "public_key", "%s", err.Error())
 	}
-	if err := it.setACL(in.ACL); err != nil {
+	if err := it.SetACL(in.ACL); err != nil {
 		return nil, err
 	}
-	if err := it.Described.SetText(secretTextCodes, in.Text); err != nil {
+	if err := it.Described.SetText(principals.SecretTextCodes, in.Text); err != nil {
 		return nil, err
 	}
-	o, err := ResolveOwner(r, m, in.OwnerID)
+	o, err := principals.ResolveOwner(r, m, in.OwnerID)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func (SSHCredentials) Create(ctx context.Context, r *api.Request, it *SSHCredent
 
 // Update applies a PATCH body (description, metadata, acl); at least one member must be given.
 func (SSHCredentials) Update(ctx context.Context, r *api.Request, it *SSHCredentialItem, m *resource.Mutation) error {
-	return updateCredential(r, &it.Described, &it.BindRules)
+	return principals.UpdateCredential(r, &it.Described, &it.BindRules)
 }
 
 // Delete releases the key's guard with the credential, so the key can be registered again.
