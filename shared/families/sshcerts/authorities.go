@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -159,6 +160,7 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, ListKey: "ssh_certificate_authorities",
 	EventKind: "ssh_certificate_authority", Filter: true,
 	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Seals: true,
+	Timeout: 29 * time.Second,
 	Serve: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
 		return Authorities{Family: f}
 	}),

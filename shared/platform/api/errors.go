@@ -1,9 +1,13 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Codes shared by every family. Family codes live with their families.
@@ -30,6 +34,8 @@ const (
 	CodeOwnerNeedsAdmin = "ERR_NGROK_630"
 	CodeBodyTooLarge    = "ERR_NGROK_215"
 	CodeConflict        = "ERR_NGROK_409"
+	CodeUnavailable     = "ERR_NGROK_1501"
+	CodeOutcomeUnknown  = "ERR_NGROK_1502"
 	codeInternal        = "ERR_NGROK_500"
 )
 
@@ -42,6 +48,8 @@ type Error struct {
 	Field  string
 	// Details adds flat string entries to the envelope's details map.
 	Details map[string]string
+	// RetryAfter, when positive, is sent as the Retry-After header (seconds).
+	RetryAfter int
 }
 
 // Error returns the message with its code, for logs.
@@ -75,13 +83,48 @@ func Conflict(format string, args ...any) *Error {
 	return &Error{Status: http.StatusConflict, Code: CodeConflict, Msg: fmt.Sprintf(format, args...)}
 }
 
-// AsError returns err as an *Error when it is one (or wraps one).
+// AsError returns err as an *Error when it is one (or wraps one), or as the answer the table of
+// dependency failures (byCause) gives it.
 func AsError(err error) (*Error, bool) {
 	var e *Error
 	if errors.As(err, &e) {
 		return e, true
 	}
+	for _, c := range byCause {
+		if errors.Is(err, c.cause) {
+			return c.answer, true
+		}
+	}
 	return nil, false
+}
+
+// retryAfterSeconds is the Retry-After of an answer to a dependency's failure: DynamoDB's
+// throttling and a lost connection both usually clear within a second.
+const retryAfterSeconds = 1
+
+// byCause is the one table from errors that are not *Error to what the client sees (the package
+// doc says why each). The first entry whose cause errors.Is finds wins; anything else is the
+// opaque 500.
+var byCause = []struct {
+	cause  error
+	answer *Error
+}{
+	{derrors.OutcomeUnknown, &Error{Status: http.StatusServiceUnavailable, Code: CodeOutcomeUnknown, RetryAfter: retryAfterSeconds,
+		Msg: "The change may or may not have been made: the database did not answer in time. Read the resource to see, or send the request again (a create with the same " +
+			"Idempotency-Key creates at most one resource)."}},
+	{derrors.Unavailable, unavailable},
+	{context.DeadlineExceeded, unavailable},
+}
+
+// unavailable is the answer to a request a dependency failed: nothing was changed.
+var unavailable = &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, RetryAfter: retryAfterSeconds,
+	Msg: "The service is temporarily unavailable: the database could not be reached in time or throttled the request. Nothing was changed; retry after the time in Retry-After."}
+
+// setRetryAfter puts e's Retry-After on h.
+func (e *Error) setRetryAfter(h http.Header) {
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 }
 
 // envelope is the wire form of an error: status_code must equal the HTTP status and
@@ -100,6 +143,9 @@ func (e *Error) envelope(opID string) envelope {
 	}
 	if e.Field != "" {
 		d["field"] = e.Field
+	}
+	if e.RetryAfter > 0 {
+		d["retry_after"] = strconv.Itoa(e.RetryAfter)
 	}
 	return envelope{ErrorCode: e.Code, StatusCode: e.Status, Msg: e.Msg, Details: d}
 }

@@ -103,6 +103,10 @@ type Server struct {
 	// Metrics receives a line per request refused for its rate limit or its credentials
 	// (metrics.RateLimited, metrics.AuthFailure); nil is standard output.
 	Metrics *metrics.Emitter
+	// Budget is how long a request may run: the Timeout of the function serving it in
+	// template.yaml. On Lambda the invocation's context carries the same deadline; the local
+	// server has only this. Zero leaves the request's own deadline, if any.
+	Budget time.Duration
 }
 
 // authFailures are the codes of requests refused for missing, malformed or unknown credentials.
@@ -118,6 +122,24 @@ func (s *Server) countRefusal(code string) {
 	}
 }
 
+// ReplyMargin is the part of a request's deadline kept for answering: the handler's work (every
+// SDK call and retry under it) must end this long before the function would be stopped, so a
+// dependency too slow to answer gets a 503 rather than a request cut off without one.
+const ReplyMargin = 500 * time.Millisecond
+
+// deadline is the context a request runs under: the earlier of its own deadline and start plus
+// Budget, less ReplyMargin.
+func (s *Server) deadline(ctx context.Context, start time.Time) (context.Context, context.CancelFunc) {
+	end, ok := ctx.Deadline()
+	if s.Budget > 0 && (!ok || start.Add(s.Budget).Before(end)) {
+		end, ok = start.Add(s.Budget), true
+	}
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, end.Add(-ReplyMargin))
+}
+
 // Handle returns an http.Handler that runs h and writes status on success.
 func (s *Server) Handle(status int, h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
@@ -129,7 +151,9 @@ func (s *Server) Handle(status int, h Handler) http.Handler {
 		} else {
 			r.Source = RemoteAddrSource(hr)
 		}
-		v, err := s.serve(hr.Context(), r, h)
+		ctx, cancel := s.deadline(hr.Context(), start)
+		v, err := s.serve(ctx, r, h)
+		cancel()
 		// A request over its account's limit is a 429 whatever else went wrong: nothing was
 		// released or committed, as reads and commits wait for the decision (Request.Admit).
 		// Settling here also puts the RateLimit field on responses that never reached one.
@@ -145,6 +169,7 @@ func (s *Server) Handle(status int, h Handler) http.Handler {
 			}
 			code = e.Status
 			s.countRefusal(e.Code)
+			e.setRetryAfter(w.Header())
 			writeJSON(w, code, e.envelope(r.OpID))
 		} else if v == nil {
 			w.WriteHeader(http.StatusNoContent)

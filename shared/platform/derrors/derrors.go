@@ -19,7 +19,10 @@
 // client error the HTTP layer renders, a sentinel) must be compared with those, never with ==.
 package derrors
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Wrap prefixes *errp, when it is not nil, with the operation named by format and args.
 func Wrap(errp *error, format string, args ...any) {
@@ -27,3 +30,13 @@ func Wrap(errp *error, format string, args ...any) {
 		*errp = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), *errp)
 	}
 }
+
+// Unavailable marks a failure of a dependency (the table, the queue) to answer in time: it was
+// unreachable, throttled the call, failed on its side or did not answer before the request's
+// deadline, and nothing the call would have changed was changed. A later retry may succeed.
+var Unavailable = errors.New("dependency unavailable")
+
+// OutcomeUnknown marks a write that may have reached its dependency but whose answer never came
+// back (a connection cut after the request was sent, a timeout, a failure on the dependency's
+// side): it may or may not have been applied.
+var OutcomeUnknown = errors.New("write outcome unknown")

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"context"
+	"time"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/store"
@@ -30,6 +31,10 @@ type Descriptor struct {
 	// shared/platform/seal/kmsseal) and its function hold the KMS permissions, so a function
 	// that keeps no secrets stays small.
 	Seals bool
+	// Timeout is the Timeout of Function in template.yaml when it is not DefaultTimeout (the
+	// template's Globals): every request of the family must be answered within it
+	// (api.Server.Budget).
+	Timeout time.Duration
 	// Serve is how the family is served: its hooks and any routes beyond the five operations,
 	// as Serve declares them.
 	Serve Serving
@@ -37,6 +42,18 @@ type Descriptor struct {
 
 // URI is the absolute URL of the resource id on r's host.
 func (d *Descriptor) URI(r *api.Request, id string) string { return r.URI(d.Path + "/" + id) }
+
+// DefaultTimeout is the Timeout of template.yaml's Globals: a function's, unless its Descriptor
+// says otherwise.
+const DefaultTimeout = 10 * time.Second
+
+// Budget is how long one request of the family may run: its function's timeout.
+func (d *Descriptor) Budget() time.Duration {
+	if d.Timeout > 0 {
+		return d.Timeout
+	}
+	return DefaultTimeout
+}
 
 // Ref is the wire reference to the resource id, as other resources show it.
 func (d *Descriptor) Ref(r *api.Request, id string) *api.Ref {

@@ -59,7 +59,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		c := awsconfig.FromEnv()
 		cfg = &c
 	}
-	opts := []func(*dynamodb.Options){func(d *dynamodb.Options) {
+	opts := []func(*dynamodb.Options){retryOptions, func(d *dynamodb.Options) {
 		if o.Endpoint != "" {
 			d.BaseEndpoint = aws.String(o.Endpoint)
 			// DynamoDB Local omits the CRC32 header on error responses.

@@ -338,10 +338,6 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 		}
 		return c
 	}
-	var tip *types.TransactionInProgressException
-	if errors.As(err, &tip) {
-		return &CanceledError{Conflict: true}
-	}
 	return err
 }
 

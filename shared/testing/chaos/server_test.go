@@ -1,0 +1,138 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/serve"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/faults"
+	"tunnelapi/shared/testing/testkit"
+)
+
+// budget is the function timeout the faulty server's requests run under, as a Lambda context
+// would carry it: shorter than the template's, so a held connection costs a test seconds.
+const budget = 3 * time.Second
+
+// faulty is the service on the shared stack's table reached through a proxy that can misbehave
+// and a client whose calls DynamoDB's own failures can be injected into.
+type faulty struct {
+	stack *testkit.Stack
+	proxy *faults.Proxy
+	dyn   *faults.DynamoDB
+	srv   *httptest.Server
+	// late counts requests whose handler returned after their deadline.
+	late atomic.Int64
+}
+
+func newFaulty(t *testing.T) *faulty {
+	t.Helper()
+	s := testkit.Shared(t, app.Families...)
+	f := &faulty{stack: s, proxy: faults.NewProxy(t, "dynamodb", testkit.Endpoint(t)), dyn: &faults.DynamoDB{}}
+	d, err := serve.NewDeps(context.Background(), testkit.HTTPConfig(t), store.Options{Table: s.DB.Table, Endpoint: f.proxy.URL,
+		APIOptions: []func(*dynamodb.Options){f.dyn.Option}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Kit.Log, d.Server.Log = testkit.Logger(), testkit.Logger()
+	mux := d.Mux(app.Families...)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), budget)
+		defer cancel()
+		mux.ServeHTTP(w, r.WithContext(ctx))
+		if ctx.Err() != nil {
+			f.late.Add(1)
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// heal removes every fault.
+func (f *faulty) heal() {
+	f.proxy.Clear()
+	f.dyn.Set(0)
+}
+
+// answer is what a client saw: a status with headers and body, or no answer (err).
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+}
+
+// errorCode is the error envelope's error_code of a non-2xx answer.
+func (a answer) errorCode() string {
+	var e struct {
+		Code string `json:"error_code"`
+	}
+	json.Unmarshal(a.body, &e)
+	return e.Code
+}
+
+// client speaks to the faulty server; it gives up on an answer after the deadline and a second.
+var client = &http.Client{Timeout: budget + time.Second}
+
+func (f *faulty) do(token, method, path string, headers http.Header, body any) answer {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, rd)
+	if err != nil {
+		return answer{err: err}
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Ngrok-Version", "2")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header[k] = v
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return answer{err: err}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return answer{err: err}
+	}
+	return answer{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// honest reports why a is not an answer the platform allows under faults (a 2xx, a documented
+// 4xx, a 503 with Retry-After and the envelope), or "" when it is one. No answer at all is
+// allowed: the network to the client is not under test, the client's own timeout is.
+func honest(a answer) string {
+	switch {
+	case a.err != nil, a.status >= 200 && a.status < 300:
+		return ""
+	case a.status == http.StatusServiceUnavailable:
+		if a.header.Get("Retry-After") == "" {
+			return "503 without Retry-After"
+		}
+		if c := a.errorCode(); c != "ERR_NGROK_1501" && c != "ERR_NGROK_1502" {
+			return "503 with code " + c
+		}
+		return ""
+	case a.status == 404, a.status == 409:
+		return ""
+	default:
+		return strings.TrimSpace(http.StatusText(a.status) + " " + string(a.body))
+	}
+}
