@@ -22,7 +22,7 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              HTTPSEdgesFunction:https_edges VaultsFunction:vaults
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
-.PHONY: help run bootstrap sam-local test bench fuzz build clean
+.PHONY: help run bootstrap sam-local test bench fuzz chaos build clean
 
 help:
 	@echo "make run        start the local stack and the all-in-one API on 127.0.0.1:$${PORT:-8080}"
@@ -31,6 +31,7 @@ help:
 	@echo "make test       go vet + unit and integration tests against a freshly started local stack"
 	@echo "make bench      benchmarks against the local stack, printed as ratios"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 20s) against the local stack"
+	@echo "make chaos      the fault tests at acceptance size (CHAOS_HISTORIES per fault class, default 50)"
 	@echo "make build      one deployable zip per function in dist/"
 
 run:
@@ -51,6 +52,9 @@ bench:
 
 fuzz:
 	@infra/fuzz.sh
+
+chaos:
+	@infra/chaos.sh
 
 # build: one zip per function, built as SAM's provided.al2023 arm64 runtime wants it.
 build:

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/faults"
@@ -36,17 +38,26 @@ type faulty struct {
 	late atomic.Int64
 }
 
-func newFaulty(t *testing.T) *faulty {
+// newFaulty serves every family through the proxy; wrap, when given, wraps the service's
+// handler (a test that breaks it on purpose). The service's DynamoDB client opens a connection
+// per attempt, so a toxic's toxicity is the fraction of attempts it meets; with keep-alive,
+// a few long-lived connections would decide whether a whole history meets it at all.
+func newFaulty(t *testing.T, wrap ...func(http.Handler) http.Handler) *faulty {
 	t.Helper()
 	s := testkit.Shared(t, app.Families...)
 	f := &faulty{stack: s, proxy: faults.NewProxy(t, "dynamodb", testkit.Endpoint(t)), dyn: &faults.DynamoDB{}}
-	d, err := serve.NewDeps(context.Background(), testkit.HTTPConfig(t), store.Options{Table: s.DB.Table, Endpoint: f.proxy.URL,
+	cfg := awsconfig.FromEnv()
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
+	d, err := serve.NewDeps(context.Background(), testkit.HTTPConfig(t), store.Options{Table: s.DB.Table, Endpoint: f.proxy.URL, Config: &cfg,
 		APIOptions: []func(*dynamodb.Options){f.dyn.Option}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.Kit.Log, d.Server.Log = testkit.Logger(), testkit.Logger()
 	mux := d.Mux(app.Families...)
+	for _, w := range wrap {
+		mux = w(mux)
+	}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), budget)
 		defer cancel()

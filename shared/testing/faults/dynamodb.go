@@ -34,6 +34,10 @@ const (
 	TxConflict Kind = "tx-conflict"
 )
 
+// Network counts (in Injected) the attempts that failed on their own, without an injected
+// kind: the network's faults (a proxy's toxics) and DynamoDB's own refusals.
+const Network Kind = "attempt-failed"
+
 // DynamoDB injects Kinds into a fraction Rate of the attempts of a real client's calls while
 // it is on. Install it with Option; switch it with Set.
 type DynamoDB struct {
@@ -59,7 +63,8 @@ func (d *DynamoDB) SetWrites(rate float64, kinds ...Kind) {
 	d.mu.Unlock()
 }
 
-// Injected returns how many failures of each kind were injected.
+// Injected returns how many failures of each kind were injected, and how many attempts failed
+// otherwise (Network).
 func (d *DynamoDB) Injected() map[Kind]int64 {
 	out := map[Kind]int64{}
 	d.injected.Range(func(k, v any) bool { out[k.(Kind)] = v.(*atomic.Int64).Load(); return true })
@@ -79,9 +84,13 @@ func (d *DynamoDB) pick(op string) (Kind, bool) {
 		return "", false
 	}
 	k := d.kinds[rand.IntN(len(d.kinds))]
+	d.count(k)
+	return k, true
+}
+
+func (d *DynamoDB) count(k Kind) {
 	c, _ := d.injected.LoadOrStore(k, new(atomic.Int64))
 	c.(*atomic.Int64).Add(1)
-	return k, true
 }
 
 // Option installs the injector on a DynamoDB client (append it to store.Options.APIOptions'
@@ -100,7 +109,11 @@ func (d *DynamoDB) handle(ctx context.Context, in middleware.FinalizeInput, next
 	}
 	kind, ok := d.pick(op)
 	if !ok {
-		return next.HandleFinalize(ctx, in)
+		out, md, err := next.HandleFinalize(ctx, in)
+		if err != nil {
+			d.count(Network)
+		}
+		return out, md, err
 	}
 	switch kind {
 	case Throttle:

@@ -85,6 +85,9 @@ func (p *Proxy) Add(t testing.TB, toxics ...Toxic) {
 	}
 }
 
+// Added is how many toxics were added over the proxy's life.
+func (p *Proxy) Added() int64 { return p.added.Load() }
+
 // Clear removes every toxic: the network is healthy again.
 func (p *Proxy) Clear() {
 	p.mu.Lock()

@@ -1,0 +1,215 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/testing/testkit"
+)
+
+// history is one run of concurrent clients on a fresh account, recorded for the checker.
+type history struct {
+	f     *faulty
+	acct  *testkit.Account
+	start time.Time
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+	// ids are the resources creates answered with, by kind: what clients get, patch and delete.
+	ids [][]string
+	// created holds each create's key's resource, once an answer named it; pending the keys
+	// of creates without such an answer yet.
+	created map[string]string
+	pending map[string]input
+	// answers counts the answers by class ("201", "503 ERR_NGROK_1501", "lost", ...); dishonest
+	// lists those no fault excuses.
+	answers   map[string]int
+	dishonest []string
+	seq       int
+}
+
+func newHistory(f *faulty, acct *testkit.Account) *history {
+	return &history{f: f, acct: acct, start: time.Now(), ids: make([][]string, len(kinds)),
+		created: map[string]string{}, pending: map[string]input{}, answers: map[string]int{}}
+}
+
+func (h *history) now() int64 { return int64(time.Since(h.start)) }
+
+// run sends in and records it as client c's operation.
+func (h *history) run(c int, in input) output {
+	k := kinds[in.kind]
+	var a answer
+	call := h.now()
+	switch in.op {
+	case "create":
+		a = h.f.do(h.acct.Token, "POST", k.path, http.Header{resource.IdempotencyHeader: {in.key}}, map[string]any{"description": in.value})
+	case "get":
+		a = h.f.do(h.acct.Token, "GET", k.path+"/"+in.id, nil, nil)
+	case "patch":
+		a = h.f.do(h.acct.Token, "PATCH", k.path+"/"+in.id, nil, map[string]any{"description": in.value})
+	case "delete":
+		a = h.f.do(h.acct.Token, "DELETE", k.path+"/"+in.id, nil, nil)
+	case "list":
+		a = h.f.do(h.acct.Token, "GET", k.path, nil, nil)
+	}
+	ret := h.now()
+	out := h.interpret(in, a)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.answers[class(a)]++
+	if why := honest(a); why != "" {
+		h.dishonest = append(h.dishonest, fmt.Sprintf("%s: %s", describe(in, out), why))
+	}
+	if in.op == "create" {
+		if out.outcome == ok {
+			h.created[in.key] = out.id
+			delete(h.pending, in.key)
+			if !out.replayed || !contains(h.ids[in.kind], out.id) {
+				h.ids[in.kind] = append(h.ids[in.kind], out.id)
+			}
+		} else if _, done := h.created[in.key]; !done {
+			h.pending[in.key] = in
+		}
+	}
+	if out.outcome == unknown {
+		ret = math.MaxInt64 // it may take effect at any time after its call
+		if in.op == "get" || in.op == "list" {
+			return out // a read nobody saw the answer of tells nothing
+		}
+	}
+	if out.outcome == notApplied && (in.op == "get" || in.op == "list") {
+		return out
+	}
+	h.ops = append(h.ops, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
+	return out
+}
+
+// class names an answer for the tally.
+func class(a answer) string {
+	switch {
+	case a.err != nil:
+		return "lost"
+	case a.status >= 400:
+		return fmt.Sprintf("%d %s", a.status, a.errorCode())
+	}
+	return fmt.Sprint(a.status)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// interpret reads an answer as the model's output.
+func (h *history) interpret(in input, a answer) output {
+	switch {
+	case a.err != nil || (a.status == 503 && a.errorCode() == "ERR_NGROK_1502"):
+		return output{outcome: unknown}
+	case a.status == 503 || a.status == 409:
+		return output{outcome: notApplied}
+	case a.status == 404:
+		return output{outcome: notFound}
+	case a.status >= 300:
+		return output{outcome: unknown} // dishonest: counted, and the model gets no claim from it
+	}
+	out := output{outcome: ok}
+	switch in.op {
+	case "create", "get", "patch":
+		var r struct {
+			ID          string `json:"id"`
+			Description string `json:"description"`
+		}
+		json.Unmarshal(a.body, &r)
+		out.id, out.value, out.replayed = r.ID, r.Description, a.header.Get(resource.ReplayedHeader) == "true"
+	case "list":
+		var l map[string]json.RawMessage
+		json.Unmarshal(a.body, &l)
+		var items []struct {
+			ID          string `json:"id"`
+			Description string `json:"description"`
+		}
+		json.Unmarshal(l[kinds[in.kind].listKey], &items)
+		for _, it := range items {
+			if it.ID != h.acct.APIKeyID {
+				out.list = append(out.list, it.ID+"="+it.Description)
+			}
+		}
+		sort.Strings(out.list)
+	}
+	return out
+}
+
+// client runs operations as client c until the history has n of them.
+func (h *history) client(c, n int) {
+	r := rand.New(rand.NewPCG(uint64(c), uint64(h.start.UnixNano())))
+	for {
+		h.mu.Lock()
+		if h.seq >= n {
+			h.mu.Unlock()
+			return
+		}
+		h.seq++
+		seq := h.seq
+		kind := r.IntN(len(kinds))
+		ids := append([]string(nil), h.ids[kind]...)
+		h.mu.Unlock()
+		value := fmt.Sprintf("c%d-%d", c, seq)
+		p := r.IntN(100)
+		switch {
+		case len(ids) < 2 || p < 15:
+			in := input{op: "create", kind: kind, key: fmt.Sprintf("k%d-%d", c, seq), value: value}
+			// A client whose create got no answer sends it again with its key, as a client should.
+			for try := 0; try < 3 && h.run(c, in).outcome >= notApplied; try++ {
+			}
+		case p < 40:
+			h.run(c, input{op: "get", kind: kind, id: ids[r.IntN(len(ids))]})
+		case p < 65:
+			h.run(c, input{op: "patch", kind: kind, id: ids[r.IntN(len(ids))], value: value})
+		case p < 75:
+			h.run(c, input{op: "delete", kind: kind, id: ids[r.IntN(len(ids))]})
+		default:
+			h.run(c, input{op: "list", kind: kind})
+		}
+	}
+}
+
+// record runs clients concurrent clients for n operations under the faults active now, then
+// heals the faults, settles every create left without an answer by sending it again with its
+// key, and lists each kind: the history ends in a known state.
+func (h *history) record(clients, n int) {
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.client(c, n) }()
+	}
+	wg.Wait()
+	h.f.heal()
+	for key, in := range h.pending {
+		if _, done := h.created[key]; !done {
+			h.run(0, in)
+		}
+	}
+	for k := range kinds {
+		h.run(0, input{op: "list", kind: k})
+	}
+	// Each create learns the resource its key made, from whichever answer named it.
+	for i, op := range h.ops {
+		in := op.Input.(input)
+		if in.op == "create" {
+			in.id = h.created[in.key]
+			h.ops[i].Input = in
+		}
+	}
+}

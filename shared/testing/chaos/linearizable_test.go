@@ -1,0 +1,179 @@
+package chaos
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"tunnelapi/shared/testing/faults"
+)
+
+// The size of the recorded histories. `make test` runs a few per fault class; `make chaos`
+// runs the acceptance size (50 histories of 200 operations by 8 clients per class).
+var (
+	histories  = flag.Int("chaos.histories", 1, "histories per fault class")
+	operations = flag.Int("chaos.ops", 200, "operations per history")
+	clients    = flag.Int("chaos.clients", 8, "concurrent clients per history")
+)
+
+// faultClass is one kind of weather between the service and DynamoDB.
+type faultClass struct {
+	name  string
+	apply func(t *testing.T, f *faulty)
+}
+
+func toxic(typ, stream string, toxicity float32, attrs map[string]any) func(t *testing.T, f *faulty) {
+	return func(t *testing.T, f *faulty) {
+		f.proxy.Add(t, faults.Toxic{Type: typ, Stream: stream, Toxicity: toxicity, Attributes: attrs})
+	}
+}
+
+// faultClasses: toxics apply to a fraction (toxicity) of the connections the SDK opens; a
+// connection a toxic broke is replaced by a new one, which may draw the toxic again.
+var faultClasses = []faultClass{
+	{"latency", toxic("latency", "downstream", 1, map[string]any{"latency": 30, "jitter": 30})},
+	{"held", toxic("timeout", "upstream", 0.1, map[string]any{"timeout": 0})},
+	{"reset-before-request", toxic("reset_peer", "upstream", 0.15, map[string]any{"timeout": 0})},
+	{"reset-after-request", toxic("reset_peer", "downstream", 0.15, map[string]any{"timeout": 0})},
+	{"response-cut", toxic("limit_data", "downstream", 0.15, map[string]any{"bytes": 400})},
+	{"slow-bandwidth", toxic("bandwidth", "downstream", 0.5, map[string]any{"rate": 64})},
+	{"dynamodb-errors", func(t *testing.T, f *faulty) {
+		f.dyn.Set(0.1, faults.Throttle, faults.InternalBefore, faults.InternalAfter, faults.TxConflict)
+	}},
+}
+
+// check runs porcupine on h; a history that is not linearizable is written out as porcupine's
+// visualization, whose path the failure names.
+func check(t *testing.T, name string, ops []porcupine.Operation) porcupine.CheckResult {
+	t.Helper()
+	m := model.ToModel()
+	res, info := porcupine.CheckOperationsVerbose(m, ops, time.Minute)
+	if res != porcupine.Ok {
+		dir := filepath.Join(os.TempDir(), "tunnelapi-chaos")
+		os.MkdirAll(dir, 0o755)
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.html", strings.ReplaceAll(name, "/", "_"), time.Now().UnixNano()))
+		if err := porcupine.VisualizePath(m, info, path); err != nil {
+			t.Logf("visualization: %v", err)
+		}
+		t.Logf("history %s is %s: visualization in %s", name, res, path)
+	}
+	return res
+}
+
+// Under each fault class, concurrent clients' histories of creates, gets, PATCHes, deletes and
+// lists are linearizable; every answer is a 2xx, a documented 4xx or a 503 with Retry-After; no
+// request runs past its deadline; and the audit log holds exactly one event per committed
+// mutation and none for one that did not commit.
+func TestLinearizableUnderFaults(t *testing.T) {
+	for _, fc := range faultClasses {
+		t.Run(fc.name, func(t *testing.T) {
+			f := newFaulty(t)
+			var total, lost atomic.Int64
+			tally := map[string]int{}
+			for i := 0; i < *histories; i++ {
+				acct := f.stack.NewAccount(t)
+				h := newHistory(f, acct)
+				fc.apply(t, f)
+				h.record(*clients, *operations)
+				for _, d := range h.dishonest {
+					t.Errorf("history %d: %s", i, d)
+				}
+				if res := check(t, fmt.Sprintf("%s-%d", fc.name, i), h.ops); res != porcupine.Ok {
+					t.Errorf("history %d of %d operations is %s", i, len(h.ops), res)
+				}
+				checkAudit(t, h)
+				for k, n := range h.answers {
+					tally[k] += n
+				}
+				total.Add(int64(h.seq))
+				for _, op := range h.ops {
+					if op.Output.(output).outcome == unknown {
+						lost.Add(1)
+					}
+				}
+			}
+			if n := f.late.Load(); n > 0 {
+				t.Errorf("%d requests ran past their deadline", n)
+			}
+			keys := make([]string, 0, len(tally))
+			for k := range tally {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%s:%d", k, tally[k]))
+			}
+			t.Logf("%s: %d histories, %d operations by %d clients, %d with unknown outcome; toxics %d, DynamoDB failures %v; answers %s",
+				fc.name, *histories, total.Load(), *clients, lost.Load(), f.proxy.Added(), f.dyn.Injected(), strings.Join(parts, " "))
+		})
+	}
+}
+
+// checkAudit compares the account's audit log with what the history committed: one created
+// event per resource a create made, one updated event per PATCH that committed (each PATCH
+// sets a description of its own), none for one that did not, and one deleted event per
+// resource gone at the end.
+func checkAudit(t *testing.T, h *history) {
+	t.Helper()
+	events := map[string]int{}
+	for _, it := range h.acct.AuditLog(t) {
+		var env struct {
+			Object struct {
+				ID          string `json:"id"`
+				Description string `json:"description"`
+			} `json:"object"`
+		}
+		json.Unmarshal([]byte(it.Payload), &env)
+		verb := it.EventType[strings.LastIndex(it.EventType[:len(it.EventType)-3], "_")+1 : len(it.EventType)-3]
+		if env.Object.ID == h.acct.APIKeyID || (!strings.HasPrefix(env.Object.ID, "ak_") && !strings.HasPrefix(env.Object.ID, "ipp_")) {
+			continue
+		}
+		switch verb {
+		case "updated":
+			events["updated "+env.Object.Description]++
+		default:
+			events[verb+" "+env.Object.ID]++
+		}
+	}
+	// The lists record ends with, one per kind, show what is left.
+	final := map[string]bool{}
+	for _, op := range h.ops[len(h.ops)-len(kinds):] {
+		for _, e := range op.Output.(output).list {
+			final[e[:strings.Index(e, "=")]] = true
+		}
+	}
+	patches := map[string]outcome{}
+	for _, op := range h.ops {
+		if in := op.Input.(input); in.op == "patch" {
+			patches[in.value] = op.Output.(output).outcome
+		}
+	}
+	for _, id := range h.created {
+		if n := events["created "+id]; n != 1 {
+			t.Errorf("%d created events for %s, want 1", n, id)
+		}
+		want := 0
+		if !final[id] {
+			want = 1
+		}
+		if n := events["deleted "+id]; n != want {
+			t.Errorf("%d deleted events for %s, want %d", n, id, want)
+		}
+	}
+	for value, o := range patches {
+		n := events["updated "+value]
+		if (o == ok && n != 1) || ((o == notApplied || o == notFound) && n != 0) || n > 1 {
+			t.Errorf("%d updated events for the PATCH to %q, whose answer was %v", n, value, o)
+		}
+	}
+}
