@@ -1,0 +1,120 @@
+package chaos
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/faults"
+	"tunnelapi/shared/testing/standin"
+	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/delivery"
+)
+
+// The event worker survives every fault class on its way to DynamoDB and SQS, one after another
+// while keys are created: once the network heals, a deduping sink (the Kinesis stand-in, keyed
+// by event id) has every created key's event, none other, and nothing went to the dead-letter
+// queue.
+func TestEventWorkerSurvivesFaults(t *testing.T) {
+	s := testkit.StartWithEvents(t, app.Families...)
+	if s.Queues == nil {
+		t.Skip("no SQS emulator")
+	}
+	st := standin.Start()
+	t.Cleanup(st.Close)
+	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
+	ddb := faults.NewProxy(t, "dynamodb-worker", testkit.Endpoint(t))
+	sqsProxy := faults.NewProxy(t, "sqs-worker", os.Getenv("SQS_ENDPOINT"))
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
+	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqsClient := queue.NewClient(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsProxy.URL) })
+	w := delivery.New(db, sqsClient, s.Queues.Events, s.Queues.DLQ, s.Deps.Kit.Seal, cfg, st.Endpoints())
+	w.Log, w.Backoff = testkit.Logger(), 500*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Poll(ctx, 10) }()
+	defer func() { cancel(); wg.Wait() }()
+
+	a := s.NewAccount(t)
+	akid, secret := "AKIA"+strings.ToUpper(ids.RandomBase62(16)), ids.RandomBase62(40)
+	st.Creds.Add(akid, secret, "", time.Time{})
+	dest := a.Do(t, "POST", "/event_destinations", map[string]any{"target": map[string]any{"kinesis": map[string]any{
+		"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/chaos",
+		"auth":       map[string]any{"creds": map[string]any{"aws_access_key_id": akid, "aws_secret_access_key": secret}}}}}).Expect(t, 201)["id"].(string)
+	a.Do(t, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "api_key_created.v0"}},
+		"destination_ids": []string{dest}}).Expect(t, 201)
+
+	created := 0
+	for _, fc := range faultClasses[:len(faultClasses)-1] {
+		for _, p := range []*faults.Proxy{ddb, sqsProxy} {
+			fc.apply(t, &faulty{proxy: p})
+		}
+		for i := 0; i < 8; i++ {
+			a.Do(t, "POST", "/api_keys", map[string]any{"description": fc.name}).Expect(t, 201)
+			created++
+		}
+		time.Sleep(2 * time.Second)
+		ddb.Clear()
+		sqsProxy.Clear()
+	}
+	want := map[string]bool{}
+	for _, it := range a.AuditLog(t) {
+		if it.EventType == "api_key_created.v0" {
+			want[it.EventID] = true
+		}
+	}
+	if len(want) != created {
+		t.Fatalf("%d created events in the audit log for %d creates", len(want), created)
+	}
+	got := map[string]int{}
+	deadline := time.Now().Add(time.Minute)
+	for len(got) < len(want) && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		got = map[string]int{}
+		for _, r := range st.Kinesis.Received() {
+			got[r.Key]++
+		}
+	}
+	time.Sleep(time.Second)
+	dups := 0
+	got = map[string]int{}
+	for _, r := range st.Kinesis.Received() {
+		got[r.Key]++
+	}
+	for id, n := range got {
+		if !want[id] {
+			t.Errorf("%s reached the sink but was never committed", id)
+		}
+		dups += n - 1
+	}
+	for id := range want {
+		if got[id] == 0 {
+			t.Errorf("event %s never reached the sink", id)
+		}
+	}
+	if dead := s.Queues.Drain(t, s.Queues.DLQ, 200*time.Millisecond); len(dead) > 0 {
+		t.Errorf("%d events went to the dead-letter queue", len(dead))
+	}
+	t.Logf("%d events under %d fault classes all reached the sink; %d repeated deliveries, dropped by its dedupe on event id", len(want), len(faultClasses)-1, dups)
+}
