@@ -40,7 +40,7 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 	}
 	q := testkit.NewQueues(t, nil)
 	r := &stream.Reader{DB: db, Streams: stream.NewClient(cfg, ddb.URL),
-		SQS: queue.NewClient(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsProxy.URL) }),
+		SQS:      queue.NewClient(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsProxy.URL) }),
 		Consumer: stream.Events.To(q.Events), Log: testkit.Logger(), Idle: testkit.ReaderIdle}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
