@@ -104,8 +104,10 @@ type Server struct {
 	// (metrics.RateLimited, metrics.AuthFailure); nil is standard output.
 	Metrics *metrics.Emitter
 	// Budget is how long a request may run: the Timeout of the function serving it in
-	// template.yaml. On Lambda the invocation's context carries the same deadline; the local
-	// server has only this. Zero leaves the request's own deadline, if any.
+	// template.yaml, which resource.Descriptor.Register sets on the server it routes to unless
+	// it is set already (test stacks set a longer one, see testkit). On Lambda the invocation's
+	// context carries the same deadline; the local server has only this. Zero leaves the
+	// request's own deadline, if any.
 	Budget time.Duration
 }
 

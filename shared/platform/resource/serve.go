@@ -111,7 +111,7 @@ func (d *Descriptor) endpoints() []endpoint {
 // Register adds every route of the family d to mux, served with kit k: the one place a route is
 // added to a mux. A family that does not declare Seals gets a kit whose sealer refuses, so one
 // that seals without saying so fails its tests instead of its function in AWS. Every request
-// runs under the family's Budget (its function's timeout).
+// runs under the family's Budget (its function's timeout) unless s sets its own.
 func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	if d.Serve.handlers == nil {
 		panic("resource: the descriptor of " + d.Path + " has no Serve")
@@ -122,7 +122,9 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 		k = &unsealed
 	}
 	budgeted := *s
-	budgeted.Budget = d.Budget()
+	if budgeted.Budget == 0 {
+		budgeted.Budget = d.Budget()
+	}
 	handlers := d.Serve.handlers(d, k)
 	for i, e := range d.endpoints() {
 		mux.Handle(e.method+" "+d.Path+e.pattern, budgeted.Handle(e.status, handlers[i]))

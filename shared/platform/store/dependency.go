@@ -20,8 +20,10 @@ import (
 )
 
 // The SDK's retries of one call. They run within the caller's deadline (the request's, which
-// comes from the Lambda context): an attempt before the last gets at most half of the time left,
-// so a connection that holds an attempt without answering leaves time for another; no retry
+// comes from the Lambda context): a read's attempt before the last gets at most half of the time
+// left, so a connection that holds it without answering leaves time for another. A write's
+// attempt may take all the time left: cut short, it would leave its transaction in progress,
+// and its retry (with the same ClientRequestToken) could only wait for it; no retry
 // starts with less than minRetryTime left; the pause between attempts is at most maxBackoff.
 // There is no shared retry quota (the SDK's default token bucket): the deadline bounds what one
 // request can spend, and a bucket drained by one burst of faults would fail the requests of the
@@ -125,13 +127,14 @@ func dependencyMiddleware(stack *middleware.Stack) error {
 	})
 	attempt := middleware.FinalizeMiddlewareFunc("store.Attempt", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 		rec, _ := ctx.Value(callRecordKey{}).(*callRecord)
+		op := awsmiddleware.GetOperationName(ctx)
 		if rec != nil {
-			rec.op.Store(awsmiddleware.GetOperationName(ctx))
+			rec.op.Store(op)
 		}
 		if err := ctx.Err(); err != nil {
 			return middleware.FinalizeOutput{}, middleware.Metadata{}, err
 		}
-		if deadline, ok := ctx.Deadline(); ok && rec != nil && rec.attempts.Add(1) < maxAttempts {
+		if deadline, ok := ctx.Deadline(); ok && !writes[op] && rec != nil && rec.attempts.Add(1) < maxAttempts {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, time.Until(deadline)/2)
 			defer cancel()
