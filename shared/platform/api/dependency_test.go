@@ -18,8 +18,8 @@ func TestDependencyFailures(t *testing.T) {
 		err  error
 		code string
 	}{
-		{fmt.Errorf("store.Commit: %w", derrors.OutcomeUnknown), CodeOutcomeUnknown},
-		{fmt.Errorf("store.GetMany: %w", derrors.Unavailable), CodeUnavailable},
+		{fmt.Errorf("store.Commit: %w", derrors.ErrOutcomeUnknown), CodeOutcomeUnknown},
+		{fmt.Errorf("store.GetMany: %w", derrors.ErrUnavailable), CodeUnavailable},
 		{fmt.Errorf("wait: %w", context.DeadlineExceeded), CodeUnavailable},
 	} {
 		s := &Server{Budget: 2 * time.Second}

@@ -20,12 +20,12 @@
 //
 // Dependency failures: the one table in errors.go (byCause) maps what is not an *Error. A
 // request the table could not serve in time (unreachable, throttled, failed on its side, no
-// answer before the deadline: derrors.Unavailable, context.DeadlineExceeded) is 503
+// answer before the deadline: derrors.ErrUnavailable, context.DeadlineExceeded) is 503
 // ERR_NGROK_1501 with Retry-After and retry_after in details, and changed nothing. 1501 is the
 // hosted platform's own code for "some operations unavailable": a client written for the
 // platform already treats it as transient rather than as a fault of its request, which the
 // platform's 5xx codes for specific features would not say, and a generic 500 would hide. A write
-// sent whose answer was lost (derrors.OutcomeUnknown) is 503 ERR_NGROK_1502, a code the platform
+// sent whose answer was lost (derrors.ErrOutcomeUnknown) is 503 ERR_NGROK_1502, a code the platform
 // does not use, so a client can tell "nothing changed" from "may have changed": it reads the
 // resource, or repeats the request (a create with the same Idempotency-Key creates at most one
 // resource). Every request runs under one deadline, its function's timeout (Server.Budget; the

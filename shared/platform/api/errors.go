@@ -109,10 +109,10 @@ var byCause = []struct {
 	cause  error
 	answer *Error
 }{
-	{derrors.OutcomeUnknown, &Error{Status: http.StatusServiceUnavailable, Code: CodeOutcomeUnknown, RetryAfter: retryAfterSeconds,
+	{derrors.ErrOutcomeUnknown, &Error{Status: http.StatusServiceUnavailable, Code: CodeOutcomeUnknown, RetryAfter: retryAfterSeconds,
 		Msg: "The change may or may not have been made: the database did not answer in time. Read the resource to see, or send the request again (a create with the same " +
 			"Idempotency-Key creates at most one resource)."}},
-	{derrors.Unavailable, unavailable},
+	{derrors.ErrUnavailable, unavailable},
 	{context.DeadlineExceeded, unavailable},
 }
 

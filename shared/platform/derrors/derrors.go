@@ -31,12 +31,12 @@ func Wrap(errp *error, format string, args ...any) {
 	}
 }
 
-// Unavailable marks a failure of a dependency (the table, the queue) to answer in time: it was
+// ErrUnavailable marks a failure of a dependency (the table, the queue) to answer in time: it was
 // unreachable, throttled the call, failed on its side or did not answer before the request's
 // deadline, and nothing the call would have changed was changed. A later retry may succeed.
-var Unavailable = errors.New("dependency unavailable")
+var ErrUnavailable = errors.New("dependency unavailable")
 
-// OutcomeUnknown marks a write that may have reached its dependency but whose answer never came
+// ErrOutcomeUnknown marks a write that may have reached its dependency but whose answer never came
 // back (a connection cut after the request was sent, a timeout, a failure on the dependency's
 // side): it may or may not have been applied.
-var OutcomeUnknown = errors.New("write outcome unknown")
+var ErrOutcomeUnknown = errors.New("write outcome unknown")

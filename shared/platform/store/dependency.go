@@ -35,8 +35,8 @@ const (
 )
 
 // DependencyError is a DynamoDB call that failed for want of an answer: the table could not be
-// reached in time, throttled the call or failed on its side. It is derrors.OutcomeUnknown when
-// the call was a write any attempt of which may have been applied, else derrors.Unavailable.
+// reached in time, throttled the call or failed on its side. It is derrors.ErrOutcomeUnknown when
+// the call was a write any attempt of which may have been applied, else derrors.ErrUnavailable.
 // A refusal DynamoDB explains (a failed condition, a cancelled transaction, a bad request) is
 // never one: those are answers.
 type DependencyError struct {
@@ -56,11 +56,11 @@ func (e *DependencyError) Error() string {
 	return fmt.Sprintf("store: DynamoDB %s %s: %v", e.Op, what, e.Err)
 }
 
-// Unwrap makes the error derrors.Unavailable or derrors.OutcomeUnknown, and the SDK's error.
+// Unwrap makes the error derrors.ErrUnavailable or derrors.ErrOutcomeUnknown, and the SDK's error.
 func (e *DependencyError) Unwrap() []error {
-	kind := derrors.Unavailable
+	kind := derrors.ErrUnavailable
 	if e.Unknown {
-		kind = derrors.OutcomeUnknown
+		kind = derrors.ErrOutcomeUnknown
 	}
 	return []error{kind, e.Err}
 }

@@ -22,8 +22,8 @@
 //   - Optimistic concurrency: an item carries a version (attribute v) and writes condition on
 //     the version they read (AtVersion); items others reference count their referrers (refs).
 //   - A call DynamoDB did not answer (unreachable, throttled, failed on its side, past the
-//     caller's deadline) is a *DependencyError: derrors.OutcomeUnknown for a write any attempt of
-//     which may have been applied, derrors.Unavailable otherwise (dependency.go). The SDK's
+//     caller's deadline) is a *DependencyError: derrors.ErrOutcomeUnknown for a write any attempt of
+//     which may have been applied, derrors.ErrUnavailable otherwise (dependency.go). The SDK's
 //     retries all run within the caller's deadline (the request's), and a transaction's retries
 //     share its ClientRequestToken, so DynamoDB applies it at most once.
 //   - Errors name the operation and the keys or labels involved; compare them with errors.Is,

@@ -326,7 +326,7 @@ func TestCommit(t *testing.T) {
 				}
 			}},
 		// An earlier attempt of the same transaction may yet commit: retrying it as a new one
-		// could apply it twice (the client's middleware makes it derrors.OutcomeUnknown).
+		// could apply it twice (the client's middleware makes it derrors.ErrOutcomeUnknown).
 		{name: "transaction in progress is not a conflict", script: &types.TransactionInProgressException{},
 			check: func(t *testing.T, err error) {
 				var tip *types.TransactionInProgressException
