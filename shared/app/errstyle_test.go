@@ -15,11 +15,6 @@ import (
 // notYetOneStyle are the files still wrapping errors with their package's name in place rather
 // than with a deferred derrors.Wrap; each is to be converted, and leaves this list when it is.
 var notYetOneStyle = []string{
-	"shared/families/backends/composite.go",
-	"shared/families/domains/holders.go",
-	"shared/families/domains/lookup.go",
-	"shared/families/domains/managed.go",
-	"shared/families/httpsedges/budget.go",
 	"shared/platform/store/attrs.go",
 	"shared/platform/store/read.go",
 	"shared/platform/store/tx.go",

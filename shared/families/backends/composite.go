@@ -2,12 +2,12 @@ package backends
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -113,7 +113,8 @@ func atVersion(versions map[string]int64, id string) []expression.ConditionBuild
 // and returns the version of each. It refuses (rules' childCode, naming the added child) a
 // path back to self, an added composite child that does not exist (6501), and more backends
 // than budget.
-func walk(ctx context.Context, k *resource.Kit, r *api.Request, self string, rules compositeRules, added []string, field map[string]string, budget int) (map[string]int64, error) {
+func walk(ctx context.Context, k *resource.Kit, r *api.Request, self string, rules compositeRules, added []string, field map[string]string, budget int) (_ map[string]int64, err error) {
+	defer derrors.Wrap(&err, "backends.walk(%s)", self)
 	versions := map[string]int64{}
 	from := map[string]string{} // each backend reached: the added child it was reached from
 	var frontier []string
@@ -133,7 +134,7 @@ func walk(ctx context.Context, k *resource.Kit, r *api.Request, self string, rul
 		}
 		items, err := k.DB.GetMany(ctx, keys...)
 		if err != nil {
-			return nil, fmt.Errorf("backends: walk the backends reachable from %s: %w", self, err)
+			return nil, err
 		}
 		var next []string
 		for i, raw := range items {

@@ -2,10 +2,10 @@ package domains
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -35,10 +35,11 @@ func HolderKeys(hostports []string) []store.Key {
 // Holders reads who holds each of hostports ("host:port", host lowercase) as a reserved domain
 // and as a reserved address, every guard in one round trip (the keys of HolderKeys). Edges use
 // it to check that their hostports are reservations of their own account.
-func Holders(ctx context.Context, db DB, hostports []string) ([]Held, error) {
+func Holders(ctx context.Context, db DB, hostports []string) (_ []Held, err error) {
+	defer derrors.Wrap(&err, "domains.Holders")
 	items, err := db.GetMany(ctx, HolderKeys(hostports)...)
 	if err != nil {
-		return nil, fmt.Errorf("domains.Holders: %w", err)
+		return nil, err
 	}
 	out := make([]Held, len(hostports))
 	for i := range hostports {

@@ -2,8 +2,8 @@ package domains
 
 import (
 	"context"
-	"fmt"
 
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -58,11 +58,12 @@ func LookupKeys(host, addr string) []store.Key {
 
 // Lookup returns the reservations of account an endpoint on host (and, when not "", on the
 // reserved address addr) is on, reading every guard (LookupKeys) in one round trip.
-func Lookup(ctx context.Context, db DB, account, host, addr string) (Reservations, error) {
+func Lookup(ctx context.Context, db DB, account, host, addr string) (_ Reservations, err error) {
+	defer derrors.Wrap(&err, "domains.Lookup(%s, %s)", host, addr)
 	keys := LookupKeys(host, addr)
 	items, err := db.GetMany(ctx, keys...)
 	if err != nil {
-		return Reservations{}, fmt.Errorf("domains.Lookup(%s, %s): %w", host, addr, err)
+		return Reservations{}, err
 	}
 	var out Reservations
 	for i, raw := range items {
@@ -71,7 +72,7 @@ func Lookup(ctx context.Context, db DB, account, host, addr string) (Reservation
 		}
 		var g guard
 		if err := store.Unmarshal(raw, &g); err != nil {
-			return Reservations{}, fmt.Errorf("domains.Lookup(%s, %s): %w", host, addr, err)
+			return Reservations{}, err
 		}
 		switch {
 		case addr != "" && keys[i] == addrGuardKey(addr):

@@ -2,11 +2,11 @@ package domains
 
 import (
 	"context"
-	"fmt"
 
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
@@ -24,6 +24,7 @@ const LabelDropCert = "cert.managed"
 // certificate is the holder's alone (its reference count is the holder's reference), so the
 // holder deletes it whatever that count.
 func (c *CertManagement) DropCertificate(ctx context.Context, db *store.DB, tx *store.Tx, r *api.Request, account string) (dropped bool, err error) {
+	defer derrors.Wrap(&err, "domains.DropCertificate(%s)", c.ManagedCertificateID)
 	if c.ManagedCertificateID == "" {
 		return false, nil
 	}
@@ -33,7 +34,7 @@ func (c *CertManagement) DropCertificate(ctx context.Context, db *store.DB, tx *
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading the managed certificate %s: %w", c.ManagedCertificateID, err)
+		return false, err
 	}
 	tx.Delete(LabelDropCert, cert.Key, store.AtVersion(cert.Version))
 	if _, err := audit.Record(tx, r, audit.Type(tlscerts.TLSCertificatesDescriptor.EventKind, "deleted"), tlscerts.Render(r, &cert)); err != nil {
@@ -68,7 +69,8 @@ type Managed struct {
 
 // LoadManaged reads the reserved domain or agent ingress id of account, its kind told by the
 // id's prefix, to be rendered with cfg; nil when there is none.
-func LoadManaged(ctx context.Context, db *store.DB, cfg *Config, account, id string) (*Managed, error) {
+func LoadManaged(ctx context.Context, db *store.DB, cfg *Config, account, id string) (_ *Managed, err error) {
+	defer derrors.Wrap(&err, "domains.LoadManaged(%s)", id)
 	key := store.ResourceKey(account, id)
 	switch {
 	case ids.Is(id, ids.ReservedDomain):
@@ -95,7 +97,7 @@ func notFoundIsNil(err error) error {
 	if store.IsNotFound(err) {
 		return nil
 	}
-	return fmt.Errorf("domains: reading a managed resource: %w", err)
+	return err
 }
 
 // Request is the request the worker's changes of m are recorded for: the caller who set its

@@ -10,6 +10,7 @@ import (
 
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -35,7 +36,8 @@ const (
 
 // checkBudget refuses an edge whose deletion would not fit one transaction or whose item would
 // not fit DynamoDB's item size; field names what grew it.
-func checkBudget(it *HTTPSEdgeItem, field string) error {
+func checkBudget(it *HTTPSEdgeItem, field string) (err error) {
+	defer derrors.Wrap(&err, "httpsedges.checkBudget")
 	if n := len(it.Routes); n > MaxRoutes {
 		return api.BadRequest(CodeEdgeFull, field, "an HTTPS edge has at most %d routes", MaxRoutes)
 	}
@@ -46,7 +48,7 @@ func checkBudget(it *HTTPSEdgeItem, field string) error {
 	}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
-		return fmt.Errorf("httpsedges: marshal the edge: %w", err)
+		return fmt.Errorf("marshal the edge: %w", err)
 	}
 	if n := store.ItemSize(av); n > MaxItemBytes {
 		return api.BadRequest(CodeEdgeFull, field, "the edge's routes and modules would take %d bytes; an HTTPS edge holds at most %d", n, MaxItemBytes)
@@ -55,7 +57,7 @@ func checkBudget(it *HTTPSEdgeItem, field string) error {
 		URI: sizing.URI(edgesPath + "/" + it.ID), Hostports: it.Hostports}
 	b, err := json.Marshal(renderEdge(sizing, it, common))
 	if err != nil {
-		return fmt.Errorf("httpsedges: render the edge: %w", err)
+		return fmt.Errorf("render the edge: %w", err)
 	}
 	if len(b) > MaxRenderedBytes {
 		return api.BadRequest(CodeEdgeFull, field, "the edge with its routes and modules would render as %d bytes of JSON; an HTTPS edge renders as at most %d (its events carry it whole)", len(b), MaxRenderedBytes)
