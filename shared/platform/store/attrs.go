@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Attrs reads single attributes of a raw item without reflection, for the few items every
@@ -21,12 +23,16 @@ type Attrs struct {
 	err  error
 }
 
-// Err returns the first attribute that could not be read, if any.
-func (a *Attrs) Err() error { return a.err }
+// Err returns the first attribute that could not be read, if any. The readers keep it for
+// later, naming the attribute; Err names the operation.
+func (a *Attrs) Err() (err error) {
+	defer derrors.Wrap(&err, "store.Attrs")
+	return a.err
+}
 
 func (a *Attrs) fail(name string, v types.AttributeValue, want string) {
 	if a.err == nil {
-		a.err = fmt.Errorf("store: attribute %s is a %T, not %s", name, v, want)
+		a.err = fmt.Errorf("attribute %s is a %T, not %s", name, v, want)
 	}
 }
 
@@ -62,7 +68,7 @@ func (a *Attrs) Int(name string) int64 {
 	}
 	n, err := strconv.ParseInt(v.Value, 10, 64)
 	if err != nil && a.err == nil {
-		a.err = fmt.Errorf("store: attribute %s: %w", name, err)
+		a.err = fmt.Errorf("attribute %s: %w", name, err)
 	}
 	return n
 }

@@ -42,7 +42,7 @@ func (db *DB) Get(ctx context.Context, k Key, out any) (err error) {
 func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 	defer derrors.Wrap(&err, "store.GetMany(%d keys)", len(keys))
 	if len(keys) > MaxBatchGet {
-		return nil, fmt.Errorf("store: %d keys in one read, more than %d", len(keys), MaxBatchGet)
+		return nil, fmt.Errorf("%d keys in one read, more than %d", len(keys), MaxBatchGet)
 	}
 	out := make([]Item, len(keys))
 	idx := indexKeys(keys)
@@ -54,7 +54,7 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 	}
 	for attempt := 0; len(req) > 0; attempt++ {
 		if attempt == 5 {
-			return nil, fmt.Errorf("store: %d reads left unprocessed", len(req))
+			return nil, fmt.Errorf("%d reads left unprocessed", len(req))
 		}
 		if attempt > 0 {
 			select {
@@ -126,11 +126,9 @@ func (x keyIndex) first(k Key) int {
 const MaxBatchGet = 100
 
 // Unmarshal decodes an item into a struct with dynamodbav tags.
-func Unmarshal(it Item, out any) error {
-	if err := attributevalue.UnmarshalMap(it, out); err != nil {
-		return fmt.Errorf("store: unmarshal: %w", err)
-	}
-	return nil
+func Unmarshal(it Item, out any) (err error) {
+	defer derrors.Wrap(&err, "store.Unmarshal")
+	return attributevalue.UnmarshalMap(it, out)
 }
 
 // PageQuery reads one page of a collection newest first: at most limit items whose sort key is
@@ -253,7 +251,7 @@ func (db *DB) Add(ctx context.Context, k Key, attr string, delta int64, expires 
 	}
 	v, ok := res.Attributes[attr].(*types.AttributeValueMemberN)
 	if !ok {
-		return 0, fmt.Errorf("store: %s is not a number after the update", attr)
+		return 0, fmt.Errorf("%s is not a number after the update", attr)
 	}
 	return strconv.ParseInt(v.Value, 10, 64)
 }

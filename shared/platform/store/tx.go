@@ -117,7 +117,7 @@ func (t *Tx) Len() int { return len(t.items) }
 func (t *Tx) Put(label string, item any, cond ...expression.ConditionBuilder) {
 	av, err := attributevalue.MarshalMap(item)
 	if err != nil {
-		t.fail(fmt.Errorf("store: marshal %s: %w", label, err))
+		t.fail(fmt.Errorf("marshal %s: %w", label, err))
 		return
 	}
 	p := &types.Put{Item: av}
@@ -269,7 +269,7 @@ type CanceledError struct {
 
 // Error implements error.
 func (e *CanceledError) Error() string {
-	return fmt.Sprintf("store: transaction canceled: failed=%v conflict=%v reasons=%v", e.Failed, e.Conflict, e.Reasons)
+	return fmt.Sprintf("transaction canceled: failed=%v conflict=%v reasons=%v", e.Failed, e.Conflict, e.Reasons)
 }
 
 // ConditionFailed reports whether err is a cancelled transaction whose write labelled label
@@ -305,7 +305,7 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 		return nil
 	}
 	if len(t.items) > MaxTxItems {
-		return fmt.Errorf("store: transaction has %d writes, more than %d", len(t.items), MaxTxItems)
+		return fmt.Errorf("transaction has %d writes, more than %d", len(t.items), MaxTxItems)
 	}
 	if err := t.checkSizes(); err != nil {
 		return err
