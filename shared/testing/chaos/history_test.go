@@ -50,11 +50,15 @@ func (h *history) run(c int, in input) output {
 	call := h.now()
 	switch in.op {
 	case "create":
-		a = h.f.do(h.acct.Token, "POST", k.path, http.Header{resource.IdempotencyHeader: {in.key}}, map[string]any{"description": in.value})
+		a = h.f.do(h.acct.Token, "POST", k.path, http.Header{resource.IdempotencyHeader: {in.key}}, createBody(in))
 	case "get":
 		a = h.f.do(h.acct.Token, "GET", k.path+"/"+in.id, nil, nil)
 	case "patch":
-		a = h.f.do(h.acct.Token, "PATCH", k.path+"/"+in.id, nil, map[string]any{"description": in.value})
+		body := map[string]any{"description": in.value}
+		if in.url != "" {
+			body["url"] = in.url
+		}
+		a = h.f.do(h.acct.Token, "PATCH", k.path+"/"+in.id, nil, body)
 	case "delete":
 		a = h.f.do(h.acct.Token, "DELETE", k.path+"/"+in.id, nil, nil)
 	case "list":
@@ -65,7 +69,7 @@ func (h *history) run(c int, in input) output {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.answers[class(a)]++
-	if why := honest(a); why != "" {
+	if why := honest(a, k.refusal); why != "" {
 		h.dishonest = append(h.dishonest, fmt.Sprintf("%s: %s", describe(in, out), why))
 	}
 	if in.op == "create" {
@@ -85,11 +89,30 @@ func (h *history) run(c int, in input) output {
 			return out // a read nobody saw the answer of tells nothing
 		}
 	}
-	if out.outcome == notApplied && (in.op == "get" || in.op == "list") {
+	if out.outcome >= refused && (in.op == "get" || in.op == "list") {
 		return out
 	}
 	h.ops = append(h.ops, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
 	return out
+}
+
+// trafficPolicy is the traffic policy of the histories' endpoints.
+const trafficPolicy = "on_http_request:\n  - actions:\n      - type: deny\n"
+
+// urls are the URLs the histories' endpoints are created on and moved between: fewer than
+// the endpoints clients try to make, so the rule of one endpoint per URL is at work.
+var urls = []string{"https://one.chaos.example.com", "https://two.chaos.example.com", "https://three.chaos.example.com"}
+
+// createBody is the body of the create in.
+func createBody(in input) map[string]any {
+	body := map[string]any{"description": in.value}
+	switch in.kind {
+	case ipPolicyRule:
+		body["ip_policy_id"], body["cidr"], body["action"] = in.parent, in.cidr, "allow"
+	case endpoint:
+		body["url"], body["type"], body["traffic_policy"] = in.url, "cloud", trafficPolicy
+	}
+	return body
 }
 
 // class names an answer for the tally.
@@ -121,35 +144,43 @@ func (h *history) interpret(in input, a answer) output {
 		return output{outcome: notApplied}
 	case a.status == 404:
 		return output{outcome: notFound}
+	case a.status == 400 && kinds[in.kind].refusal != "" && a.errorCode() == kinds[in.kind].refusal:
+		return output{outcome: refused}
 	case a.status >= 300:
 		return output{outcome: unknown} // dishonest: counted, and the model gets no claim from it
 	}
 	out := output{outcome: ok}
 	switch in.op {
 	case "create", "get", "patch":
-		var r struct {
-			ID          string `json:"id"`
-			Description string `json:"description"`
-		}
+		var r shown
 		json.Unmarshal(a.body, &r)
-		out.id, out.value, out.replayed = r.ID, r.Description, a.header.Get(resource.ReplayedHeader) == "true"
+		out.id, out.value, out.replayed = r.ID, r.res().String(), a.header.Get(resource.ReplayedHeader) == "true"
 	case "list":
 		var l map[string]json.RawMessage
 		json.Unmarshal(a.body, &l)
-		var items []struct {
-			ID          string `json:"id"`
-			Description string `json:"description"`
-		}
+		var items []shown
 		json.Unmarshal(l[kinds[in.kind].listKey], &items)
 		for _, it := range items {
 			if it.ID != h.acct.APIKeyID {
-				out.list = append(out.list, it.ID+"="+it.Description)
+				out.list = append(out.list, it.ID+"="+it.res().String())
 			}
 		}
 		sort.Strings(out.list)
 	}
 	return out
 }
+
+// shown is the part of a resource's wire form the model keeps.
+type shown struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	IPPolicy    struct {
+		ID string `json:"id"`
+	} `json:"ip_policy"`
+	URL string `json:"url"`
+}
+
+func (s shown) res() res { return res{desc: s.Description, parent: s.IPPolicy.ID, url: s.URL} }
 
 // client runs operations as client c until the history has n of them.
 func (h *history) client(c, n int) {
@@ -164,19 +195,35 @@ func (h *history) client(c, n int) {
 		seq := h.seq
 		kind := r.IntN(len(kinds))
 		ids := append([]string(nil), h.ids[kind]...)
+		policies := append([]string(nil), h.ids[ipPolicy]...)
 		h.mu.Unlock()
+		if kind == ipPolicyRule && len(policies) == 0 {
+			kind, ids = ipPolicy, nil
+		}
 		value := fmt.Sprintf("c%d-%d", c, seq)
+		// An endpoint's PATCH moves it to another URL one time in three.
+		url := ""
+		if kind == endpoint && r.IntN(3) == 0 {
+			url = urls[r.IntN(len(urls))]
+		}
 		p := r.IntN(100)
 		switch {
 		case len(ids) < 2 || p < 15:
 			in := input{op: "create", kind: kind, key: fmt.Sprintf("k%d-%d", c, seq), value: value}
+			switch kind {
+			case ipPolicyRule:
+				// Each rule its own CIDR: a duplicate is refused with a code of its own (1408).
+				in.parent, in.cidr = policies[r.IntN(len(policies))], fmt.Sprintf("10.%d.%d.0/24", seq/256, seq%256)
+			case endpoint:
+				in.url = urls[r.IntN(len(urls))]
+			}
 			// A client whose create got no answer sends it again with its key, as a client should.
 			for try := 0; try < 3 && h.run(c, in).outcome >= notApplied; try++ {
 			}
 		case p < 40:
 			h.run(c, input{op: "get", kind: kind, id: ids[r.IntN(len(ids))]})
 		case p < 65:
-			h.run(c, input{op: "patch", kind: kind, id: ids[r.IntN(len(ids))], value: value})
+			h.run(c, input{op: "patch", kind: kind, id: ids[r.IntN(len(ids))], value: value, url: url})
 		case p < 75:
 			h.run(c, input{op: "delete", kind: kind, id: ids[r.IntN(len(ids))]})
 		default:

@@ -127,9 +127,11 @@ func (f *faulty) do(token, method, path string, headers http.Header, body any) a
 }
 
 // honest reports why a is not an answer the platform allows under faults (a 2xx, a documented
-// 4xx, a 503 with Retry-After and the envelope), or "" when it is one. No answer at all is
-// allowed: the network to the client is not under test, the client's own timeout is.
-func honest(a answer) string {
+// 4xx, a 503 with Retry-After and the envelope), or "" when it is one. The documented 4xx are a
+// 404, a 409 (a write that lost to others too often) and the 400 with the refusal code of the
+// operation's kind ("" for none). No answer at all is allowed: the network to the client is
+// not under test, the client's own timeout is.
+func honest(a answer, refusal string) string {
 	switch {
 	case a.err != nil, a.status >= 200 && a.status < 300:
 		return ""
@@ -142,6 +144,8 @@ func honest(a answer) string {
 		}
 		return ""
 	case a.status == 404, a.status == 409:
+		return ""
+	case a.status == 400 && refusal != "" && a.errorCode() == refusal:
 		return ""
 	default:
 		return strings.TrimSpace(http.StatusText(a.status) + " " + string(a.body))
