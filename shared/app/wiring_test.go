@@ -21,14 +21,14 @@ type recorder struct{ routes []string }
 
 func (r *recorder) Handle(pattern string, _ http.Handler) { r.routes = append(r.routes, pattern) }
 
-// Registering a family adds exactly the routes its descriptor declares: the five operations and
-// the routes of its Serve, nothing more or less.
+// Registering a family adds exactly the routes its descriptor declares: the operations it
+// serves and the routes of its Serve, nothing more or less.
 func TestRegisterAddsTheDeclaredRoutes(t *testing.T) {
 	for _, d := range app.Families {
 		rec := &recorder{}
 		d.Register(nil, rec, &api.Server{})
 		declared := d.Routes()
-		if len(declared) < 5 || !slices.Equal(rec.routes, declared) {
+		if len(declared) == 0 || !slices.Equal(rec.routes, declared) {
 			t.Errorf("%s: registered %v, declared %v", d.Path, rec.routes, declared)
 		}
 	}

@@ -3,7 +3,8 @@
 // TestJavaScriptClient (jsclient_test.go), which passes on stdin:
 //   {"module": path of the client package, "baseUrl", "token",
 //    "families": [{"path", "service", "creates": [three bodies], "update": body,
-//                  "modules": [{"name", "service", "body"}, …] (edges only)}, …],
+//                  "modules": [{"name", "service", "body"}, …] (edges only),
+//                  "operations": those served of "update", "list", "delete"}, …],
 //    "subscription": {"create": body}}
 // and reads one JSON line per family from stdout: {"path", "error"} ("" when every step passed).
 //
@@ -74,16 +75,14 @@ async function family(f) {
   const got = await svc.get(id);
   check(got.id === id && got.uri === spec.baseUrl + f.path + '/' + id, `get: ${JSON.stringify(got)}`);
 
-  // The client sends its whole argument, the path's id included, as the PATCH body.
-  const updated = viaClient ? await svc.update({ ...f.update, id }) : (await direct('PATCH', f.path + '/' + id, { ...f.update, id })).json;
-  check(updated && updated.id === id, `update: ${JSON.stringify(updated)}`);
-  for (const [k, v] of Object.entries(f.update)) {
-    if (typeof v !== 'object') {
-      check(JSON.stringify(updated[camel(k)]) === JSON.stringify(v), `update: ${k} is ${JSON.stringify(updated[camel(k)])}, want ${JSON.stringify(v)}`);
-    }
+  // An operation the family does not serve is an unknown route: 404, the client not involved.
+  const serves = op => (f.operations || []).includes(op);
+  for (const [op, method, path] of [['update', 'PATCH', `${f.path}/${id}`], ['list', 'GET', f.path], ['delete', 'DELETE', `${f.path}/${id}`]]) {
+    if (serves(op)) continue;
+    const res = await direct(method, path, method === 'PATCH' ? { id } : undefined);
+    check(res.status === 404, `${op}, which the family does not serve: ${res.status} ${res.text}, want 404`);
   }
-  const again = await svc.get(id);
-  check(JSON.stringify(again) === JSON.stringify(updated), `get after update: ${JSON.stringify(again)} differs from ${JSON.stringify(updated)}`);
+  if (serves('update')) await update(f, svc, id);
 
   // Edge modules: the client's replace sends {id, module}; get and the edge show what it answered;
   // after a delete (direct, as for items) the module is 404 and the edge shows null.
@@ -101,22 +100,43 @@ async function family(f) {
     check((await svc.get(id))[camel(m.name)] === null, `${m.name} after delete: not null on the edge`);
   }
 
-  // A page of one item at a time: the client follows with beforeId until next_page_uri is null.
-  const listed = (await svc.list(undefined, '1')).map(it => it.id);
-  check(new Set(listed).size === listed.length, `list repeats items: ${listed}`);
-  for (const c of created) check(listed.includes(c), `list (pages of 1) misses ${c}: ${listed}`);
-  const order = listed.filter(x => created.includes(x));
-  check(JSON.stringify(order) === JSON.stringify([...created].sort().reverse()), `list order ${order}, want newest first`);
+  if (serves('list')) {
+    // A page of one item at a time: the client follows with beforeId until next_page_uri is null.
+    const listed = (await svc.list(undefined, '1')).map(it => it.id);
+    check(new Set(listed).size === listed.length, `list repeats items: ${listed}`);
+    for (const c of created) check(listed.includes(c), `list (pages of 1) misses ${c}: ${listed}`);
+    const order = listed.filter(x => created.includes(x));
+    check(JSON.stringify(order) === JSON.stringify([...created].sort().reverse()), `list order ${order}, want newest first`);
+  }
 
+  if (!serves('delete')) {
+    check(JSON.stringify(await svc.get(id)) === JSON.stringify(got), `get again: ${JSON.stringify(await svc.get(id))} differs from ${JSON.stringify(got)}`);
+    return;
+  }
   for (const c of created) {
     // Not svc.delete: it parses the empty body of the 204 as JSON (see the top of this file).
     const res = await direct('DELETE', f.path + '/' + c);
     check(res.status === 204 && res.text === '', `delete ${c}: ${res.status} ${res.text}`);
     await notFound(() => svc.get(c), `get ${c}`);
   }
-  if (viaClient) {
+  if (viaClient && serves('update')) {
     await notFound(() => svc.update({ ...f.update, id }), 'update');
   }
+}
+
+// update sends the family's update through the client and reads it back.
+async function update(f, svc, id) {
+  const viaClient = f.path !== '/endpoints';
+  // The client sends its whole argument, the path's id included, as the PATCH body.
+  const updated = viaClient ? await svc.update({ ...f.update, id }) : (await direct('PATCH', f.path + '/' + id, { ...f.update, id })).json;
+  check(updated && updated.id === id, `update: ${JSON.stringify(updated)}`);
+  for (const [k, v] of Object.entries(f.update)) {
+    if (typeof v !== 'object') {
+      check(JSON.stringify(updated[camel(k)]) === JSON.stringify(v), `update: ${k} is ${JSON.stringify(updated[camel(k)])}, want ${JSON.stringify(v)}`);
+    }
+  }
+  const again = await svc.get(id);
+  check(JSON.stringify(again) === JSON.stringify(updated), `get after update: ${JSON.stringify(again)} differs from ${JSON.stringify(updated)}`);
 }
 
 // The sources of a subscription: a sub-resource keyed by type whose create and update bodies

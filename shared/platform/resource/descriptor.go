@@ -35,9 +35,35 @@ type Descriptor struct {
 	// template's Globals): every request of the family must be answered within it
 	// (api.Server.Budget).
 	Timeout time.Duration
+	// Operations are the operations of the five that the family serves (OpCreate|OpGet);
+	// zero is all five. A request for one it lacks is answered as an unknown route is, and
+	// its hooks implement Updater exactly when it serves OpUpdate.
+	Operations Operation
 	// Serve is how the family is served: its hooks and any routes beyond the five operations,
 	// as Serve declares them.
 	Serve Serving
+}
+
+// Operation is one of the five operations a family may serve, as a set of flags.
+type Operation uint8
+
+// The five operations.
+const (
+	OpCreate Operation = 1 << iota
+	OpList
+	OpGet
+	OpUpdate
+	OpDelete
+	// AllOperations is the five: what a Descriptor whose Operations is zero serves.
+	AllOperations = OpCreate | OpList | OpGet | OpUpdate | OpDelete
+)
+
+// Serves reports whether the family serves op.
+func (d *Descriptor) Serves(op Operation) bool {
+	if d.Operations == 0 {
+		return true
+	}
+	return d.Operations&op != 0
 }
 
 // URI is the absolute URL of the resource id on r's host.
@@ -70,6 +96,10 @@ type Hooks[P store.Resource] interface {
 	// it implies; it runs once per transaction attempt. It may return the create response when
 	// that differs from Render (a secret shown once); nil means Render.
 	Create(ctx context.Context, r *api.Request, it P, m *Mutation) (any, error)
+}
+
+// Updater is implemented by the hooks of every family that serves OpUpdate, and only by them.
+type Updater[P store.Resource] interface {
 	// Update applies the PATCH body to the current item.
 	Update(ctx context.Context, r *api.Request, it P, m *Mutation) error
 }

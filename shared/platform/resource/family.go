@@ -20,7 +20,7 @@ import (
 // labelItem labels the write of the resource item itself in a mutation.
 const labelItem = "item"
 
-// Family serves the five operations of one resource kind: the generic shape every family shares,
+// Family serves the operations (Descriptor.Operations) of one resource kind: the generic shape every family shares,
 // with the family's own rules supplied by its Hooks. T is the stored item type; P is *T and
 // embeds store.Meta. Hooks see the item and the mutation being built; they decode, validate and
 // add any further writes (token items, reference checks, guards).
@@ -46,9 +46,9 @@ type core struct {
 	clone   func(store.Resource) store.Resource
 	render  func(*api.Request, store.Resource) any
 	create  func(context.Context, *api.Request, store.Resource, *Mutation) (any, error)
-	update  func(context.Context, *api.Request, store.Resource, *Mutation) error
-	// prepare, remove, inUse and updateReads are nil when the hooks do not implement Preparer,
-	// Deleter, Referenceable or UpdateReader.
+	// update, prepare, remove, inUse and updateReads are nil when the hooks do not implement
+	// Updater, Preparer, Deleter, Referenceable or UpdateReader.
+	update      func(context.Context, *api.Request, store.Resource, *Mutation) error
 	prepare     func(context.Context, *api.Request, store.Resource) error
 	remove      func(context.Context, *api.Request, store.Resource, *Mutation) error
 	inUse       func() *api.Error
@@ -68,9 +68,11 @@ func (f *Family[T, P]) core() *core {
 		create: func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) (any, error) {
 			return f.Hooks.Create(ctx, r, it.(P), m)
 		},
-		update: func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
-			return f.Hooks.Update(ctx, r, it.(P), m)
-		},
+	}
+	if u, ok := f.Hooks.(Updater[P]); ok {
+		c.update = func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
+			return u.Update(ctx, r, it.(P), m)
+		}
 	}
 	if p, ok := f.Hooks.(Preparer[P]); ok {
 		c.prepare = func(ctx context.Context, r *api.Request, it store.Resource) error { return p.Prepare(ctx, r, it.(P)) }

@@ -25,6 +25,11 @@
 //		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
 //			Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate}),
 //
+// A family serves all five operations unless its Descriptor's Operations name fewer
+// (Operations: resource.OpCreate | resource.OpGet); the others are then not routed at all, and
+// answer as any unknown route does. Its hooks implement Updater exactly when it serves
+// OpUpdate, which Register checks.
+//
 // Descriptor.Routes lists every route of the family, which the template, the conformance suite
 // and the samples are checked against.
 //

@@ -30,8 +30,8 @@ type Route[H any] struct {
 // operations. Only Serve makes one.
 type Serving struct {
 	extra []endpoint
-	// handlers builds the hooks for d on kit k and returns the handler of every route, in the
-	// order of Descriptor.Routes.
+	// handlers builds the hooks for d on kit k and returns the handlers of the five operations
+	// and then of the extra routes, in the order of Descriptor.allEndpoints.
 	handlers func(d *Descriptor, k *Kit) []api.Handler
 }
 
@@ -40,15 +40,17 @@ type Serving struct {
 type endpoint struct {
 	method, pattern string
 	status          int
+	// op is the operation of the five it is; zero for a route a family's Serve declares.
+	op Operation
 }
 
-// operations are the five operations every family serves, in the order of core.handlers.
+// operations are the five operations a family may serve, in the order of core.handlers.
 var operations = []endpoint{
-	{http.MethodPost, "", http.StatusCreated},
-	{http.MethodGet, "", http.StatusOK},
-	{http.MethodGet, "/{id}", http.StatusOK},
-	{http.MethodPatch, "/{id}", http.StatusOK},
-	{http.MethodDelete, "/{id}", http.StatusNoContent},
+	{http.MethodPost, "", http.StatusCreated, OpCreate},
+	{http.MethodGet, "", http.StatusOK, OpList},
+	{http.MethodGet, "/{id}", http.StatusOK, OpGet},
+	{http.MethodPatch, "/{id}", http.StatusOK, OpUpdate},
+	{http.MethodDelete, "/{id}", http.StatusNoContent, OpDelete},
 }
 
 // handlers are the five operations' handlers, in the order of operations.
@@ -69,10 +71,13 @@ func Serve[H Hooks[P], T any, P interface {
 		if rt.Method == "" || !strings.HasPrefix(rt.Pattern, "/") || rt.Status == 0 || rt.Serve == nil {
 			panic(fmt.Sprintf("resource: route %q %q needs a method, a pattern starting with /, a status and a handler", rt.Method, rt.Pattern))
 		}
-		extra[i] = endpoint{rt.Method, rt.Pattern, rt.Status}
+		extra[i] = endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status}
 	}
 	return Serving{extra: extra, handlers: func(d *Descriptor, k *Kit) []api.Handler {
 		h, c := bind(d, k, hooks)
+		if serves := d.Serves(OpUpdate); serves != (c.update != nil) {
+			panic(fmt.Sprintf("resource: %s serves update %v, but its hooks implement Updater %v", d.Path, serves, c.update != nil))
+		}
 		out := c.handlers()
 		for _, rt := range routes {
 			serve := rt.Serve
@@ -94,21 +99,29 @@ func bind[H Hooks[P], T any, P interface {
 }
 
 // Routes lists every route of the family as "METHOD pattern" (the pattern from the root): the
-// five operations, then the routes its Serve declares, in the order Register adds them.
+// operations it serves of the five, then the routes its Serve declares, in the order Register
+// adds them.
 func (d *Descriptor) Routes() []string {
 	var out []string
-	for _, e := range d.endpoints() {
-		out = append(out, e.method+" "+d.Path+e.pattern)
+	for _, e := range d.allEndpoints() {
+		if d.serves(e) {
+			out = append(out, e.method+" "+d.Path+e.pattern)
+		}
 	}
 	return out
 }
 
-// endpoints are the five operations and the routes d's Serve declares.
-func (d *Descriptor) endpoints() []endpoint {
+// allEndpoints are the five operations and the routes d's Serve declares, in the order of
+// Serving.handlers.
+func (d *Descriptor) allEndpoints() []endpoint {
 	return append(append([]endpoint{}, operations...), d.Serve.extra...)
 }
 
-// Register adds every route of the family d to mux, served with kit k: the one place a route is
+// serves reports whether d serves the endpoint e: a declared route always, an operation when
+// d's Operations include it.
+func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Serves(e.op) }
+
+// Register adds every route of the family d (Routes) to mux, served with kit k: the one place a route is
 // added to a mux. A family that does not declare Seals gets a kit whose sealer refuses, so one
 // that seals without saying so fails its tests instead of its function in AWS. Every request
 // runs under the family's Budget (its function's timeout) unless s sets its own.
@@ -126,7 +139,9 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 		budgeted.Budget = d.Budget()
 	}
 	handlers := d.Serve.handlers(d, k)
-	for i, e := range d.endpoints() {
-		mux.Handle(e.method+" "+d.Path+e.pattern, budgeted.Handle(e.status, handlers[i]))
+	for i, e := range d.allEndpoints() {
+		if d.serves(e) {
+			mux.Handle(e.method+" "+d.Path+e.pattern, budgeted.Handle(e.status, handlers[i]))
+		}
 	}
 }

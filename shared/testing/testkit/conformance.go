@@ -22,9 +22,13 @@ type FamilySpec struct {
 	Family *resource.Descriptor
 	// Create returns a valid create body; n distinguishes items. It may create prerequisites.
 	Create func(t *testing.T, a *Account, n int) any
-	// Update is a valid PATCH body and the fields it must change to in the response.
+	// Update is a valid PATCH body and the fields it must change to in the response (nil for a
+	// family that serves no update).
 	Update      any
 	UpdateWants map[string]any
+	// Text is a string member of the create and PATCH bodies that the strict JSON checks send
+	// ("description" when empty).
+	Text string
 	// Secret names a field shown only in the create response ("token"), null afterwards.
 	Secret string
 	// RoundTrips replaces RoundTrips' operations for the request kinds it names, for a family
@@ -37,8 +41,15 @@ var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 // Conformance runs what every family must do: create, get, list, update and delete with their
 // status codes and shapes; absolute URIs; secrets shown once; 404 for unknown, malformed and
 // other accounts' ids; lists that never show another account's items; paging parameters checked.
+// Of the five operations it checks those the family serves (Descriptor.Operations), and that
+// each of the others answers as an unknown route does.
 func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 	a, b := s.NewAccount(t), s.NewAccount(t)
+	serves := spec.Family.Serves
+	text := spec.Text
+	if text == "" {
+		text = "description"
+	}
 	var created map[string]any
 	t.Run("create", func(t *testing.T) {
 		created = a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 0)).Expect(t, http.StatusCreated)
@@ -78,6 +89,9 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		}
 	})
 	t.Run("list", func(t *testing.T) {
+		if !serves(resource.OpList) {
+			t.Skip("the family serves no list")
+		}
 		page := a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
 		items, ok := page[spec.Family.ListKey].([]any)
 		if !ok {
@@ -105,12 +119,18 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 	})
 	t.Run("other account", func(t *testing.T) {
 		b.Do(t, "GET", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		b.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
-		b.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		page := b.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
-		for _, it := range page[spec.Family.ListKey].([]any) {
-			if it.(map[string]any)["id"] == id {
-				t.Fatalf("account B sees A's %s", id)
+		if serves(resource.OpUpdate) {
+			b.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
+		}
+		if serves(resource.OpDelete) {
+			b.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
+		}
+		if serves(resource.OpList) {
+			page := b.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
+			for _, it := range page[spec.Family.ListKey].([]any) {
+				if it.(map[string]any)["id"] == id {
+					t.Fatalf("account B sees A's %s", id)
+				}
 			}
 		}
 		a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
@@ -118,10 +138,15 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 	t.Run("not found", func(t *testing.T) {
 		for _, bad := range []string{ids.New(spec.Family.Prefix), "nope", spec.Family.Prefix + "_x", ids.New("zz"), strings.Repeat("a", 2000)} {
 			a.Do(t, "GET", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
-			a.Do(t, "DELETE", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+			if serves(resource.OpDelete) {
+				a.Do(t, "DELETE", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+			}
 		}
 	})
 	t.Run("paging parameters", func(t *testing.T) {
+		if !serves(resource.OpList) {
+			t.Skip("the family serves no list")
+		}
 		a.Do(t, "GET", spec.Family.Path+"?limit=0", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
 		a.Do(t, "GET", spec.Family.Path+"?limit=101", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
 		a.Do(t, "GET", spec.Family.Path+"?limit=x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
@@ -129,6 +154,9 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "GET", spec.Family.Path+"?bogus=1", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "bogus")
 	})
 	t.Run("update", func(t *testing.T) {
+		if !serves(resource.OpUpdate) {
+			t.Skip("the family serves no update")
+		}
 		got := a.Do(t, "PATCH", item, spec.Update).Expect(t, http.StatusOK)
 		for k, v := range spec.UpdateWants {
 			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
@@ -149,6 +177,9 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 	})
 	t.Run("path id in body", func(t *testing.T) {
 		// The JavaScript client sends its whole argument, path id included, as the PATCH body.
+		if !serves(resource.OpUpdate) {
+			t.Skip("the family serves no update")
+		}
 		with := func(id any) map[string]any {
 			m := map[string]any{}
 			if b, err := json.Marshal(spec.Update); err != nil || json.Unmarshal(b, &m) != nil {
@@ -166,20 +197,30 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "PATCH", item, with(7)).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
 	})
 	t.Run("strict JSON", func(t *testing.T) {
-		for _, c := range []struct{ body, code, field string }{
-			{`{"DESCRIPTION":"x"}`, "ERR_NGROK_214", "DESCRIPTION"},
-			{`{"de\u017fcription":"x"}`, "ERR_NGROK_214", "deſcription"},
-			{`{"description":"a","description":"b"}`, "ERR_NGROK_213", "description"},
-			{`{"description":"\ud800"}`, "ERR_NGROK_213", "description"},
-			{"{\"description\":\"\xff\"}", "ERR_NGROK_213", "description"},
-			{`{"description":"a\u0000b"}`, "ERR_NGROK_215", "description"},
-		} {
-			a.Do(t, "PATCH", item, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+		cases := []struct{ body, code, field string }{
+			{`{"` + strings.ToUpper(text) + `":"x"}`, "ERR_NGROK_214", strings.ToUpper(text)},
+			{`{"` + text + `":"a","` + text + `":"b"}`, "ERR_NGROK_213", text},
+			{`{"` + text + `":"\ud800"}`, "ERR_NGROK_213", text},
+			{`{"` + text + "\":\"\xff\"}", "ERR_NGROK_213", text},
+			{`{"` + text + `":"a\u0000b"}`, "ERR_NGROK_215", text},
+		}
+		if strings.Contains(text, "s") {
+			// The member named with a long s (U+017F), which a case-folding decoder takes for it.
+			cases = append(cases, struct{ body, code, field string }{
+				`{"` + strings.Replace(text, "s", `\u017f`, 1) + `":"x"}`, "ERR_NGROK_214", strings.Replace(text, "s", "ſ", 1)})
+		}
+		for _, c := range cases {
+			if serves(resource.OpUpdate) {
+				a.Do(t, "PATCH", item, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
+			}
 			a.Do(t, "POST", spec.Family.Path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
 		}
 	})
 	t.Run("beforeId", func(t *testing.T) {
 		// The JavaScript client pages with beforeId; it means what before_id means.
+		if !serves(resource.OpList) {
+			t.Skip("the family serves no list")
+		}
 		a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 1)).Expect(t, http.StatusCreated)
 		page := a.Do(t, "GET", spec.Family.Path+"?limit=2", nil).Expect(t, http.StatusOK)
 		items := page[spec.Family.ListKey].([]any)
@@ -204,7 +245,10 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before, _ := a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
+		var before []string
+		if serves(resource.OpList) {
+			before, _ = a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
+		}
 		responses := a.RaceWith(t, ConcurrentCreates, "POST", spec.Family.Path, key, body)
 		var first *Response
 		replayed := 0
@@ -225,13 +269,19 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 			t.Fatalf("%d of %d responses marked %s, want %d", replayed, ConcurrentCreates, resource.ReplayedHeader, ConcurrentCreates-1)
 		}
 		id := first.JSON(t)["id"].(string)
-		after, _ := a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
-		if len(after) != len(before)+1 || !slices.Contains(after, id) {
-			t.Fatalf("%d concurrent creates with one key: %d items before, %d after, want one more (%s)", ConcurrentCreates, len(before), len(after), id)
+		if serves(resource.OpList) {
+			after, _ := a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
+			if len(after) != len(before)+1 || !slices.Contains(after, id) {
+				t.Fatalf("%d concurrent creates with one key: %d items before, %d after, want one more (%s)", ConcurrentCreates, len(before), len(after), id)
+			}
 		}
-		// The create body with the update's members is another valid create.
-		other := map[string]any{}
-		for _, v := range []any{spec.Create(t, a, 3), spec.Update} {
+		// The create body with the update's members is another valid create; without an
+		// update, another item's create body is.
+		other, bodies := map[string]any{}, []any{spec.Create(t, a, 3), spec.Update}
+		if spec.Update == nil {
+			bodies = []any{spec.Create(t, a, 5)}
+		}
+		for _, v := range bodies {
 			b, err := json.Marshal(v)
 			if err != nil || json.Unmarshal(b, &other) != nil {
 				t.Fatalf("body %v is not an object", v)
@@ -241,9 +291,14 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		for _, bad := range []string{strings.Repeat("k", resource.MaxIdempotencyKeyBytes+1), "a,b", "caf\u00e9"} {
 			a.DoWith(t, "POST", spec.Family.Path, http.Header{resource.IdempotencyHeader: {bad}}, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", resource.IdempotencyHeader)
 		}
-		a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+		if serves(resource.OpDelete) {
+			a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+		}
 	})
 	t.Run("concurrent deletes", func(t *testing.T) {
+		if !serves(resource.OpDelete) {
+			t.Skip("the family serves no delete")
+		}
 		// Racing deletes of one resource tell the truth: one succeeds, the others find it gone.
 		// None may blame the callers' own valid credentials (401/403) or fail (5xx).
 		victim := a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 2)).Expect(t, http.StatusCreated)["id"].(string)
@@ -253,7 +308,11 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		}
 	})
 	t.Run("round trips", func(t *testing.T) { s.roundTrips(t, spec, a) })
+	t.Run("unserved operations", func(t *testing.T) { s.unserved(t, spec, a, item) })
 	t.Run("delete", func(t *testing.T) {
+		if !serves(resource.OpDelete) {
+			t.Skip("the family serves no delete")
+		}
 		res := a.Do(t, "DELETE", item, nil)
 		if res.Status != http.StatusNoContent || len(res.Body) != 0 {
 			t.Fatalf("DELETE: %d %q, want 204 and no body", res.Status, res.Body)
@@ -262,6 +321,37 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 		a.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
 		a.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
 	})
+}
+
+// unserved checks that each operation the family does not serve answers, on the collection
+// and on the existing item, exactly as a route no family serves does: the same status and
+// body but for the operation id.
+func (s *Stack) unserved(t *testing.T, spec FamilySpec, a *Account, item string) {
+	unknown := a.Do(t, "GET", "/no_such_family/x", nil)
+	want := unknown.ExpectError(t, http.StatusNotFound, "", "")
+	delete(want["details"].(map[string]any), "operation_id")
+	checked := 0
+	for _, op := range []struct {
+		op           resource.Operation
+		method, path string
+	}{
+		{resource.OpList, "GET", spec.Family.Path}, {resource.OpUpdate, "PATCH", item},
+		{resource.OpDelete, "DELETE", item},
+	} {
+		if spec.Family.Serves(op.op) {
+			continue
+		}
+		got := a.Do(t, op.method, op.path, map[string]any{}).ExpectError(t, unknown.Status, "", "")
+		delete(got["details"].(map[string]any), "operation_id")
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s %s answered %v, an unknown route %v", op.method, op.path, got, want)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Skip("the family serves all five operations")
+	}
+	a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
 }
 
 // ConcurrentDeletes is how many DELETEs of one resource the conformance suite races.
@@ -347,7 +437,12 @@ var RoundTrips = map[string]map[string]int{
 // roundTrips counts, through the SDK middleware, the DynamoDB and SQS operations each request
 // kind of the family makes, and fails unless they are exactly RoundTrips.
 func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
-	a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK) // the process knows the token
+	// The process knows the token: a read, of the list or else of an item that does not exist.
+	if spec.Family.Serves(resource.OpList) {
+		a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
+	} else {
+		a.Do(t, "GET", spec.Family.Path+"/"+ids.New(spec.Family.Prefix), nil).ExpectError(t, http.StatusNotFound, "", "")
+	}
 	var id string
 	kinds := []struct {
 		kind   string
@@ -360,7 +455,12 @@ func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
 		{"update", http.StatusOK, func() *Response { return a.Do(t, "PATCH", spec.Family.Path+"/"+id, spec.Update) }},
 		{"delete", http.StatusNoContent, func() *Response { return a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil) }},
 	}
+	ops := map[string]resource.Operation{"create": resource.OpCreate, "get": resource.OpGet, "list": resource.OpList,
+		"update": resource.OpUpdate, "delete": resource.OpDelete}
 	for _, k := range kinds {
+		if !spec.Family.Serves(ops[k.kind]) {
+			continue
+		}
 		do := k.do
 		if k.kind == "create" {
 			// The body first: building it may create prerequisites, with calls of their own.
