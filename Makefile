@@ -19,7 +19,7 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              ReservedAddrsFunction:reserved_addrs ReservedDomainsFunction:reserved_domains \
              AgentIngressesFunction:agent_ingresses \
              TLSEdgesFunction:tls_edges TCPEdgesFunction:tcp_edges \
-             HTTPSEdgesFunction:https_edges VaultsFunction:vaults
+             HTTPSEdgesFunction:https_edges VaultsFunction:vaults AbuseReportsFunction:abuse_reports
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: help run bootstrap sam-local test bench fuzz chaos build clean

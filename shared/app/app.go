@@ -10,6 +10,7 @@
 package app
 
 import (
+	"tunnelapi/shared/families/abuse"
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/families/domains"
@@ -60,6 +61,7 @@ var Families = []*resource.Descriptor{
 	httpsedges.HTTPSEdgesDescriptor,
 	vaults.VaultsDescriptor,
 	vaults.SecretsDescriptor,
+	abuse.ReportsDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -47,6 +48,7 @@ var jsServices = map[string]string{
 	"/edges/tls":                   "edges.edgesTls",
 	"/edges/tcp":                   "edges.edgesTcp",
 	"/edges/https":                 "edges.edgesHttps",
+	"/abuse_reports":               "abuseReports",
 }
 
 // jsModules names the JavaScript client's service of each edge module of a collection, by
@@ -106,6 +108,9 @@ type jsFamily struct {
 	Creates []map[string]any `json:"creates"`
 	Update  map[string]any   `json:"update"`
 	Modules []jsModule       `json:"modules"`
+	// Operations are those the family serves of update, list and delete (create and get it
+	// always does); the script drives only these and checks the others answer 404.
+	Operations []string `json:"operations"`
 }
 
 // jsModule is an edge module the script replaces, reads and deletes on the updated item.
@@ -146,6 +151,11 @@ func TestJavaScriptClient(t *testing.T) {
 			continue
 		}
 		fam := jsFamily{Path: form.Path, Update: form.Update, Service: jsServices[form.Path]}
+		for name, op := range map[string]resource.Operation{"update": resource.OpUpdate, "list": resource.OpList, "delete": resource.OpDelete} {
+			if form.Family.Serves(op) {
+				fam.Operations = append(fam.Operations, name)
+			}
+		}
 		if fam.Service == "" {
 			t.Fatalf("%s: no JavaScript client service is known for it; add it to jsServices", fam.Path)
 		}
