@@ -86,7 +86,24 @@ var lifecycles = []testkit.LifecycleSpec{
 		return map[string]any{"domain": testkit.UniqueName("life", "example.net"),
 			"certificate_management_policy": map[string]any{"authority": "letsencrypt", "private_key_type": "ecdsa"}}
 	}},
+	{Name: "vault", Path: "/vaults", Create: body(map[string]any{"name": "lifecycle", "description": "ci", "metadata": `{"env":"ci"}`}),
+		Change: map[string]any{"name": "lifecycle-renamed"}},
+	{Name: "secret", Path: "/vault_secrets", Create: func(t *testing.T, a *testkit.Account) any {
+		return map[string]any{"name": "db-password", "value": lifecycleSecret, "description": "db",
+			"vault_id": created(t, a, "/vaults", map[string]any{"name": "lifecycle"})}
+	}, Echo: secretValue},
+	{Name: "secret named by its vault's name, its value rotated", Path: "/vault_secrets", Create: func(t *testing.T, a *testkit.Account) any {
+		created(t, a, "/vaults", map[string]any{"name": "lifecycle"})
+		return map[string]any{"name": "api-token", "value": lifecycleSecret, "vault_name": "lifecycle"}
+	}, Echo: secretValue, Change: map[string]any{"value": "rotated-by-the-lifecycle-test"}, ChangeWants: map[string]any{}},
 }
+
+// lifecycleSecret is the value the secrets' specs store; the provider keeps it in its state and
+// sends it back in every update, as the read never shows it.
+const lifecycleSecret = "lifecycle-secret-value"
+
+// secretValue echoes a secret's value as the provider does: from its own state, not the read.
+var secretValue = map[string]func(map[string]any) any{"value": func(map[string]any) any { return lifecycleSecret }}
 
 // certificateID is a reserved domain's certificate_id as the official clients echo it: the id
 // of the certificate the read shows, "" when none.
