@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // The expression language is the subset the SDK's expression builder produces: conditions with
@@ -71,7 +73,7 @@ func (t *tokens) next() string { s := t.peek(); t.pos++; return s }
 
 func (t *tokens) expect(s string) error {
 	if got := t.next(); got != s {
-		return fmt.Errorf("fakedb: expression: want %q, got %q at token %d of %v", s, got, t.pos-1, t.toks)
+		return fmt.Errorf("want %q, got %q at token %d of %v", s, got, t.pos-1, t.toks)
 	}
 	return nil
 }
@@ -85,14 +87,15 @@ func (t *tokens) keyword(k string) bool {
 }
 
 // evalCondition reports whether it satisfies the condition expression src.
-func evalCondition(src string, names map[string]string, vals map[string]types.AttributeValue, it item) (bool, error) {
+func evalCondition(src string, names map[string]string, vals map[string]types.AttributeValue, it item) (_ bool, err error) {
+	defer derrors.Wrap(&err, "fakedb.evalCondition(%s)", src)
 	if src == "" {
 		return true, nil
 	}
 	t := newTokens(src, names, vals)
 	ok, err := t.or(it)
 	if err == nil && t.pos != len(t.toks) {
-		err = fmt.Errorf("fakedb: expression: trailing %v", t.toks[t.pos:])
+		err = fmt.Errorf("trailing %v", t.toks[t.pos:])
 	}
 	return ok, err
 }
@@ -173,7 +176,7 @@ func (t *tokens) primary(it item) (bool, error) {
 			a, ok2 := arg.(*types.AttributeValueMemberS)
 			return ok1 && ok2 && strings.HasPrefix(g.Value, a.Value), nil
 		default:
-			return false, fmt.Errorf("fakedb: %s is not supported", fn)
+			return false, fmt.Errorf("%s is not supported", fn)
 		}
 	}
 	left, err := t.operand(it)
@@ -211,7 +214,7 @@ func (t *tokens) primary(it item) (bool, error) {
 		}
 		return found, t.expect(")")
 	default:
-		return false, fmt.Errorf("fakedb: expression: unexpected %q in %v", op, t.toks)
+		return false, fmt.Errorf("unexpected %q in %v", op, t.toks)
 	}
 }
 
@@ -223,7 +226,7 @@ func (t *tokens) operand(it item) (types.AttributeValue, error) {
 		t.next()
 		v, ok := t.vals[tok]
 		if !ok {
-			return nil, fmt.Errorf("fakedb: expression: no value for %s", tok)
+			return nil, fmt.Errorf("no value for %s", tok)
 		}
 		return v, nil
 	case strings.EqualFold(tok, "size"):
@@ -285,7 +288,7 @@ func (t *tokens) path() ([]pathElem, error) {
 			t.next()
 			var i int
 			if _, err := fmt.Sscan(t.next(), &i); err != nil {
-				return nil, fmt.Errorf("fakedb: expression: bad index: %w", err)
+				return nil, fmt.Errorf("bad index: %w", err)
 			}
 			p = append(p, pathElem{index: i})
 			if err := t.expect("]"); err != nil {
@@ -302,12 +305,12 @@ func (t *tokens) name() (string, error) {
 	if strings.HasPrefix(tok, "#") {
 		n, ok := t.names[tok]
 		if !ok {
-			return "", fmt.Errorf("fakedb: expression: no name for %s", tok)
+			return "", fmt.Errorf("no name for %s", tok)
 		}
 		return n, nil
 	}
 	if tok == "" || strings.ContainsAny(tok[:1], "():,=<>") {
-		return "", fmt.Errorf("fakedb: expression: want a name, got %q", tok)
+		return "", fmt.Errorf("want a name, got %q", tok)
 	}
 	return tok, nil
 }
@@ -483,7 +486,8 @@ func sameSet(a, b []string) bool {
 }
 
 // applyUpdate applies the update expression src to it (a copy the caller owns).
-func applyUpdate(src string, names map[string]string, vals map[string]types.AttributeValue, it item) error {
+func applyUpdate(src string, names map[string]string, vals map[string]types.AttributeValue, it item) (err error) {
+	defer derrors.Wrap(&err, "fakedb.applyUpdate(%s)", src)
 	t := newTokens(src, names, vals)
 	orig := clone(it) // every operand reads the item as it was before the update
 	for t.pos < len(t.toks) {
@@ -522,7 +526,7 @@ func applyUpdate(src string, names map[string]string, vals map[string]types.Attr
 					return err
 				}
 			default:
-				return fmt.Errorf("fakedb: update: unknown clause %q", clause)
+				return fmt.Errorf("unknown clause %q", clause)
 			}
 			if t.peek() != "," {
 				break
@@ -547,7 +551,7 @@ func (t *tokens) setValue(orig item) (types.AttributeValue, error) {
 		x, ok1 := v.(*types.AttributeValueMemberN)
 		y, ok2 := w.(*types.AttributeValueMemberN)
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("fakedb: update: %s needs numbers", op)
+			return nil, fmt.Errorf("%s needs numbers", op)
 		}
 		r := num(x.Value)
 		if op == "+" {
@@ -583,13 +587,13 @@ func (t *tokens) setTerm(orig item) (types.AttributeValue, error) {
 		x, ok1 := a.(*types.AttributeValueMemberL)
 		y, ok2 := b.(*types.AttributeValueMemberL)
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("fakedb: list_append needs lists")
+			return nil, fmt.Errorf("list_append needs lists")
 		}
 		return &types.AttributeValueMemberL{Value: append(slices.Clone(x.Value), y.Value...)}, nil
 	}
 	v, err := t.operand(orig)
 	if err == nil && v == nil {
-		err = fmt.Errorf("fakedb: update: SET reads an absent attribute")
+		err = fmt.Errorf("SET reads an absent attribute")
 	}
 	return v, err
 }
@@ -598,19 +602,19 @@ func addOrDelete(clause string, cur, arg types.AttributeValue) (types.AttributeV
 	switch a := arg.(type) {
 	case *types.AttributeValueMemberN:
 		if clause != "ADD" {
-			return nil, fmt.Errorf("fakedb: DELETE needs a set")
+			return nil, fmt.Errorf("DELETE needs a set")
 		}
 		r := num(a.Value)
 		if c, ok := cur.(*types.AttributeValueMemberN); ok {
 			r.Add(r, num(c.Value))
 		} else if cur != nil {
-			return nil, fmt.Errorf("fakedb: ADD of a number to a non-number")
+			return nil, fmt.Errorf("ADD of a number to a non-number")
 		}
 		return &types.AttributeValueMemberN{Value: r.Text('f', -1)}, nil
 	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS:
 		_, numbers := arg.(*types.AttributeValueMemberNS)
 		if cur != nil && reflect.TypeOf(cur) != reflect.TypeOf(arg) {
-			return nil, fmt.Errorf("fakedb: %s of a set to an attribute of another type", clause)
+			return nil, fmt.Errorf("%s of a set to an attribute of another type", clause)
 		}
 		same := func(h, s string) bool { return h == s }
 		if numbers {
@@ -625,7 +629,7 @@ func addOrDelete(clause string, cur, arg types.AttributeValue) (types.AttributeV
 		}
 		return &types.AttributeValueMemberSS{Value: have}, nil
 	}
-	return nil, fmt.Errorf("fakedb: %s of %T is not supported", clause, arg)
+	return nil, fmt.Errorf("%s of %T is not supported", clause, arg)
 }
 
 // applySet returns the members of have after ADD or DELETE (clause) of the members of arg;
@@ -672,7 +676,7 @@ func put(it item, p []pathElem, v types.AttributeValue) error {
 			c.Value = append(c.Value, v)
 		}
 	default:
-		return fmt.Errorf("fakedb: update: the parent of %v does not exist", p)
+		return fmt.Errorf("the parent of %v does not exist", p)
 	}
 	return nil
 }
@@ -693,7 +697,8 @@ func remove(it item, p []pathElem) {
 }
 
 // project keeps the top-level attributes the projection expression names.
-func project(src string, names map[string]string, it item) (item, error) {
+func project(src string, names map[string]string, it item) (_ item, err error) {
+	defer derrors.Wrap(&err, "fakedb.project(%s)", src)
 	if src == "" || it == nil {
 		return it, nil
 	}

@@ -21,7 +21,6 @@ package fakedb
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +30,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"tunnelapi/shared/platform/derrors"
 )
 
 // Operation names, for Fail and Calls.
@@ -155,10 +156,11 @@ func (t *Table) Items() []map[string]types.AttributeValue {
 }
 
 // Seed stores v (a struct with dynamodbav tags, including pk and sk) unconditionally.
-func (t *Table) Seed(v any) error {
+func (t *Table) Seed(v any) (err error) {
+	defer derrors.Wrap(&err, "fakedb.Seed")
 	av, err := attributevalue.MarshalMap(v)
 	if err != nil {
-		return fmt.Errorf("fakedb: seed: %w", err)
+		return err
 	}
 	k, err := keyOf(av)
 	if err != nil {
