@@ -12,7 +12,6 @@ import (
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -119,14 +118,12 @@ func deliveredEvent(b *testing.B, events int) cost.Usage {
 	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
 	akid, secret := "AKIA"+strings.ToUpper(ids.RandomBase62(16)), ids.RandomBase62(40)
 	st.Creds.Add(akid, secret, "", time.Time{})
-	cfg, err := awscfg.LoadDefaultConfig(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
 	m := &meter{Client: s.DB.Client}
 	db := &store.DB{Client: m, Table: s.DB.Table}
 	sealer := &countingSealer{Sealer: s.Deps.Kit.Seal}
-	w := delivery.New(db, s.Queues.Client, s.Queues.Events, s.Queues.DLQ, sealer, cfg, st.Endpoints())
+	c := testkit.Config(b, config.LoadEventWorker)
+	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
+	w := delivery.New(db, s.Queues.Client, sealer, c.AWSConfig(), c)
 	w.Log, w.Metrics = testkit.Logger(), testkit.Metrics()
 	a := s.NewAccount(b)
 	target := map[string]any{"kinesis": map[string]any{"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/cost",

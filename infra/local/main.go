@@ -40,7 +40,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -49,8 +48,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"tunnelapi/shared/platform/awsconfig"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
@@ -85,30 +82,25 @@ func main() {
 	}
 }
 
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
+// localDefaults are the local server's values of what a deployment's template and Lambda set.
+var localDefaults = map[string]string{
+	"TABLE_NAME": "tunnelapi", "DYNAMODB_ENDPOINT": "http://127.0.0.1:8000", "SQS_ENDPOINT": "http://127.0.0.1:9324",
+	"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
 }
 
-func setDefaults() {
-	for k, v := range map[string]string{
-		"TABLE_NAME": "tunnelapi", "DYNAMODB_ENDPOINT": "http://127.0.0.1:8000", "SQS_ENDPOINT": "http://127.0.0.1:9324",
-		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
-	} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
-}
+// localEnv is the environment the local server reads: the process's, over localDefaults.
+var localEnv = config.With(config.Env, localDefaults)
 
 // adminTokenFile is where runServer writes the local admin's token.
-func adminTokenFile() string { return filepath.Join(env("STATE_DIR", ".local"), "admin.token") }
+func adminTokenFile(c config.Local) string { return filepath.Join(c.StateDir, "admin.token") }
 
 func bootstrap(ctx context.Context) error {
-	setDefaults()
-	db, err := store.Open(ctx, store.Options{})
+	c, err := config.LoadLocal(localEnv)
+	if err != nil {
+		return err
+	}
+	config.Begin(c)
+	db, err := store.Open(ctx, c.HTTP.StoreOptions())
 	if err != nil {
 		return err
 	}
@@ -126,12 +118,12 @@ func bootstrap(ctx context.Context) error {
 // or after-response makes the process exit right after a mutation committed, before or after
 // its response is written (fault injection for crash tests).
 func runServer(ctx context.Context) error {
-	setDefaults()
-	cfg := awsconfig.FromEnv()
-	if err := createQueues(ctx, cfg); err != nil {
+	c, err := config.LoadLocal(localEnv)
+	if err != nil {
 		return err
 	}
-	c, err := config.LoadLocal(config.Env)
+	log := config.Begin(c)
+	queues, err := createQueues(ctx, &c)
 	if err != nil {
 		return err
 	}
@@ -143,25 +135,26 @@ func runServer(ctx context.Context) error {
 	if err := db.CreateTable(ctx); err != nil {
 		return err
 	}
-	worker, err := delivery.FromEnv(ctx, d.Kit.Log)
+	worker, err := delivery.FromConfig(ctx, c.EventWorker, log)
 	if err != nil {
 		return err
 	}
-	streams := stream.NewClient(cfg, os.Getenv("DYNAMODB_ENDPOINT"))
-	sqsClient := queue.NewClient(cfg)
+	cfg := c.HTTP.AWSConfig()
+	streams := stream.NewClient(cfg, c.HTTP.DynamoDBEndpoint)
+	sqsClient := queue.NewClient(cfg, c.HTTP.SQSEndpoint)
 	var readers sync.WaitGroup
 	for _, p := range app.Pipes {
-		if os.Getenv(p.QueueEnv) == "" {
+		if queues[p.QueueEnv] == "" {
 			return fmt.Errorf("no local queue for %s: createQueues sets no %s", p.Name, p.QueueEnv)
 		}
 	}
 	for _, p := range app.Pipes {
-		r := &stream.Reader{DB: db, Streams: streams, SQS: sqsClient, Consumer: p.Consumer.To(os.Getenv(p.QueueEnv)), Log: d.Kit.Log}
+		r := &stream.Reader{DB: db, Streams: streams, SQS: sqsClient, Consumer: p.Consumer.To(queues[p.QueueEnv]), Log: log}
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
 			if err := r.Run(ctx); err != nil {
-				d.Kit.Log.Error("stream reader stopped", "pipe", p.Name, "err", err.Error())
+				log.Error("stream reader stopped", "pipe", p.Name, "err", err.Error())
 			}
 		}()
 	}
@@ -170,29 +163,29 @@ func runServer(ctx context.Context) error {
 	}
 	// Certificate jobs need an ACME server and a DNS provider (the stack's pebble and
 	// challtestsrv); without them the rest still serves.
-	if certWorker, err := certs.FromConfig(ctx, c.CertWorker, d.Kit.Log); err != nil {
-		d.Kit.Log.Warn("certificate worker not started", "err", err.Error())
+	if certWorker, err := certs.FromConfig(ctx, c.CertWorker, log); err != nil {
+		log.Warn("certificate worker not started", "err", err.Error())
 	} else {
-		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, d.Kit.Log, certWorker.Handle)
-		go schedule(ctx, &scheduler.Scheduler{DB: db}, d.Kit.Log)
+		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, log, certWorker.Handle)
+		go schedule(ctx, &scheduler.Scheduler{DB: db, Log: log}, c.ScheduleEvery)
 	}
 	b, err := principals.Bootstrap(ctx, db, "admin@local", "local admin key")
 	if err != nil {
 		return err
 	}
-	tokenFile := adminTokenFile()
+	tokenFile := adminTokenFile(c)
 	if err := os.MkdirAll(filepath.Dir(tokenFile), 0o700); err != nil {
 		return err
 	}
 	if err := os.WriteFile(tokenFile, []byte(b.Token+"\n"), 0o600); err != nil {
 		return err
 	}
-	addr := "127.0.0.1:" + env("PORT", "8080")
+	addr := "127.0.0.1:" + c.Port
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := newServer(crashAfterCommit(os.Getenv("FAULT_CRASH_AT"), d.Mux(app.Families...)), localTimeouts)
+	srv := newServer(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -204,7 +197,7 @@ try it:
 The table's stream carries committed events to %[5]s; the stream reader and the event worker
 run in this process.
 Ctrl-C stops the server.
-`, addr, db.Table, tokenFile, b.Token, os.Getenv("EVENTS_QUEUE_URL"))
+`, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -215,17 +208,13 @@ Ctrl-C stops the server.
 		return err
 	}
 	readers.Wait()
-	slog.Info("stopped")
+	log.Info("stopped")
 	return nil
 }
 
-// schedule runs the scheduler every SCHEDULE_EVERY (a Go duration, default 1m), as the
-// template's EventBridge schedule runs the scheduler function.
-func schedule(ctx context.Context, s *scheduler.Scheduler, log *slog.Logger) {
-	every, err := time.ParseDuration(os.Getenv("SCHEDULE_EVERY"))
-	if err != nil || every <= 0 {
-		every = time.Minute
-	}
+// schedule runs the scheduler every SCHEDULE_EVERY, as the template's EventBridge schedule runs
+// the scheduler function.
+func schedule(ctx context.Context, s *scheduler.Scheduler, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -234,9 +223,9 @@ func schedule(ctx context.Context, s *scheduler.Scheduler, log *slog.Logger) {
 			return
 		case now := <-t.C:
 			if n, err := s.Run(ctx, now); err != nil {
-				log.Warn("scheduler run failed", "err", err.Error())
+				s.Log.Warn("scheduler run failed", "err", err.Error())
 			} else if n > 0 {
-				log.Info("scheduled certificate jobs", "requested", n)
+				s.Log.Info("scheduled certificate jobs", "requested", n)
 			}
 		}
 	}

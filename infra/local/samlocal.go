@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"tunnelapi/infra/samlocal"
-	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/config"
-	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 )
@@ -21,17 +19,17 @@ import (
 // samLocal writes what `sam local` needs for the stack `make run` is serving (its table, queues,
 // seal key and admin token) and prints the commands.
 func samLocal(ctx context.Context) error {
-	setDefaults()
-	raw, err := os.ReadFile(adminTokenFile())
-	if err != nil {
-		return fmt.Errorf("no admin token at %s: start the local stack with `make run` first: %w", adminTokenFile(), err)
-	}
-	if err := createQueues(ctx, awsconfig.FromEnv()); err != nil {
-		return fmt.Errorf("the SQS emulator (is `make run` running?): %w", err)
-	}
-	c, err := config.LoadLocal(config.Env)
+	c, err := config.LoadLocal(localEnv)
 	if err != nil {
 		return err
+	}
+	raw, err := os.ReadFile(adminTokenFile(c))
+	if err != nil {
+		return fmt.Errorf("no admin token at %s: start the local stack with `make run` first: %w", adminTokenFile(c), err)
+	}
+	queues, err := createQueues(ctx, &c)
+	if err != nil {
+		return fmt.Errorf("the SQS emulator (is `make run` running?): %w", err)
 	}
 	d, err := serve.NewDeps(ctx, c.HTTP, store.Options{})
 	if err != nil {
@@ -40,16 +38,17 @@ func samLocal(ctx context.Context) error {
 	// The setup requests are this command's own business: only failures are reported.
 	quiet := slog.New(slog.DiscardHandler)
 	d.Kit.Log, d.Server.Log = quiet, quiet
-	key, err := samlocal.LoadSealKey(seal.KeyFileFromEnv())
+	key, err := samlocal.LoadSealKey(c.HTTP.Seal.KeyFile)
+	if err != nil {
+		return err
+	}
+	settings, err := samlocal.LocalSettings(localEnv)
 	if err != nil {
 		return err
 	}
 	stack := samlocal.Stack{
-		DynamoDBEndpoint: os.Getenv("DYNAMODB_ENDPOINT"), SQSEndpoint: os.Getenv("SQS_ENDPOINT"),
-		Table: d.Kit.DB.Table, SealKey: key, Queues: map[string]string{},
-	}
-	for _, name := range []string{"EVENTS_QUEUE_URL", "EVENTS_DLQ_URL", "CERT_JOBS_QUEUE_URL", "CERT_JOBS_DLQ_URL"} {
-		stack.Queues[name] = os.Getenv(name)
+		DynamoDBEndpoint: c.HTTP.DynamoDBEndpoint, SQSEndpoint: c.HTTP.SQSEndpoint,
+		Table: d.Kit.DB.Table, SealKey: key, Queues: queues, Settings: settings,
 	}
 	err = samlocal.Write(ctx, samlocal.Options{Root: ".", Out: samlocal.Dir, Stack: stack, Token: strings.TrimSpace(string(raw)), Deps: d})
 	if err != nil {

@@ -53,6 +53,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
@@ -88,6 +89,29 @@ type Stack struct {
 	Queues map[string]string
 	// SealKey is the local master key (the content of the seal key file).
 	SealKey []byte
+	// Settings are the local server's own values, as set, of the variables the functions get
+	// as they are (LocalSettings).
+	Settings map[string]string
+}
+
+// passedOn are the variables whose local values the functions get as they are (empty: the
+// default): the domain and address configuration, the renewal window, the rate limit, and the
+// certificate worker's ACME directory and challtestsrv (URLs, rewritten for the containers).
+var passedOn = []string{"RATE_LIMIT", "BASE_DOMAIN", "DNS_ZONE", "NAME_SERVERS", "REGIONS", "ADDR_POOLS",
+	"CERT_RENEW_BEFORE", "ACME_DIRECTORY", "CHALLTESTSRV_URL"}
+
+// LocalSettings are the values, as the local server has them set in lookup, of the variables
+// Stack.Values passes on.
+func LocalSettings(lookup config.Lookup) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range passedOn {
+		v, err := config.Value(lookup, config.ByLocal, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 // Values returns the value, as a container sees it, of every environment variable the template
@@ -105,20 +129,20 @@ func (s Stack) Values() (_ map[string]string, err error) {
 		"LOG_LEVEL":       "INFO",
 		"SEAL_KMS_KEY_ID": "", // the local key below instead of KMS
 		"SEAL_LOCAL_KEY":  hex.EncodeToString(s.SealKey),
-		// Off unless asked for, as under make run.
-		"RATE_LIMIT": cmp.Or(os.Getenv("RATE_LIMIT"), "off"),
 	}
-	// The domain and address configuration is the local server's own (empty: the defaults).
-	for _, name := range []string{"BASE_DOMAIN", "DNS_ZONE", "NAME_SERVERS", "REGIONS", "ADDR_POOLS"} {
-		v[name] = os.Getenv(name)
+	// The domain and address configuration and the renewal window are the local server's own
+	// (empty: the defaults).
+	for _, name := range passedOn {
+		v[name] = s.Settings[name]
 	}
+	// Off unless asked for, as under make run.
+	v["RATE_LIMIT"] = cmp.Or(v["RATE_LIMIT"], "off")
 	// The certificate worker: challenge records in the local challtestsrv rather than Route 53,
-	// orders from the local pebble, the local renewal window.
+	// orders from the local pebble.
 	v["HOSTED_ZONE_ID"], v["DELEGATION_SET_ID"] = "", ""
-	v["CERT_RENEW_BEFORE"] = os.Getenv("CERT_RENEW_BEFORE")
 	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
 	for _, name := range []string{"ACME_DIRECTORY", "CHALLTESTSRV_URL"} {
-		if u := os.Getenv(name); u != "" {
+		if u := s.Settings[name]; u != "" {
 			urls[name] = u
 		} else {
 			v[name] = ""

@@ -18,11 +18,12 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
@@ -103,15 +104,19 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	a := st.NewAccount(t)
 	q := testkit.NewQueues(t, nil)  // the queues the env-vars file names
 	cq := testkit.NewQueues(t, nil) // the certificate jobs' pair
-	key, err := samlocal.LoadSealKey(seal.KeyFileFromEnv())
+	key, err := samlocal.LoadSealKey(testkit.Config(t, config.LoadHTTP).Seal.KeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ddb, sqsEP := os.Getenv("DYNAMODB_ENDPOINT"), os.Getenv("SQS_ENDPOINT")
+	settings, err := samlocal.LocalSettings(config.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := t.TempDir()
 	err = samlocal.Write(context.Background(), samlocal.Options{
 		Root: root, Out: out, Token: a.Token, Deps: st.Deps,
-		Stack: samlocal.Stack{DynamoDBEndpoint: ddb, SQSEndpoint: sqsEP, Table: st.DB.Table, SealKey: key,
+		Stack: samlocal.Stack{DynamoDBEndpoint: ddb, SQSEndpoint: sqsEP, Table: st.DB.Table, SealKey: key, Settings: settings,
 			Queues: map[string]string{"EVENTS_QUEUE_URL": q.Events, "EVENTS_DLQ_URL": q.DLQ,
 				"CERT_JOBS_QUEUE_URL": cq.Events, "CERT_JOBS_DLQ_URL": cq.DLQ}},
 	})
@@ -212,7 +217,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 		t.Run(f.Dir, func(t *testing.T) {
 			evs := samples(t, f.Dir)
 			containerEnv(t, file[f.Name])
-			d, err := serve.NewDeps(ctx, testkit.HTTPConfig(t), store.Options{})
+			d, err := serve.NewDeps(ctx, testkit.Config(t, config.LoadHTTP), store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +251,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	t.Run("event_worker", func(t *testing.T) {
 		evs := samples(t, "event_worker")
 		containerEnv(t, file["EventWorkerFunction"])
-		w, err := delivery.FromEnv(ctx, slog.New(slog.DiscardHandler))
+		w, err := delivery.FromConfig(ctx, testkit.Config(t, config.LoadEventWorker), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,6 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/audit"
-	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/resource"
@@ -373,14 +372,12 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 // workerHandlers feed one sample event (raw JSON) to a worker's real Lambda handler, built on
 // the test stack; a worker without an entry fails the test.
 func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.Context, raw []byte) error {
-	cfg := awsconfig.FromEnv()
 	q := testkit.NewQueues(t, nil)
-	w := delivery.New(s.DB, q.Client, q.Events, q.DLQ, s.Deps.Kit.Seal, cfg, delivery.Endpoints{})
+	ec := testkit.Config(t, config.LoadEventWorker)
+	ec.QueueURL, ec.DLQURL = q.Events, q.DLQ
+	w := delivery.New(s.DB, q.Client, s.Deps.Kit.Seal, ec.AWSConfig(), ec)
 	w.Log = s.Deps.Kit.Log
-	cc, err := config.LoadCertWorker(config.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cc := testkit.Config(t, config.LoadCertWorker)
 	cc.QueueURL = q.Events
 	cw, err := certs.New(s.DB, q.Client, s.Deps.Kit.Seal, cc, s.Deps.Kit.Log)
 	if err != nil {

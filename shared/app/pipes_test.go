@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -178,7 +177,8 @@ func TestEventsPipeFilterOnRealStreamRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := stream.NewClient(awsconfig.FromEnv(), os.Getenv("DYNAMODB_ENDPOINT"))
+	c := testkit.Config(t, config.LoadHTTP)
+	sc := stream.NewClient(c.AWSConfig(), c.DynamoDBEndpoint)
 	ds, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: desc.Table.LatestStreamArn})
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,10 @@
 // (/agent_ingresses).
 //
 // The conventions it implements:
-//   - Configuration comes from the environment when the routes are registered (FromEnv):
-//     BASE_DOMAIN (default tunnels.example.com), DNS_ZONE (default dns.<BASE_DOMAIN>),
-//     NAME_SERVERS (default ns1.<DNS_ZONE>,ns2.<DNS_ZONE>), REGIONS (comma-separated, the first is the
-//     default region; default us,eu,ap,au,sa,jp,in) and ADDR_POOLS
-//     ("<region>=<host>[,<host>…]:<low>-<high>" separated by ';'; by default every region r has
-//     tcp.<r>.<BASE_DOMAIN> with ports 10000-19999). Pools of different regions may not share
-//     an address. An invalid configuration stops the function at start.
+//   - Configuration is package config's Domains (BASE_DOMAIN, DNS_ZONE, NAME_SERVERS, REGIONS,
+//     ADDR_POOLS; their defaults and meanings are config.Vars), parsed once when the function
+//     starts: an invalid configuration stops it there. Pools of different regions may not share
+//     an address.
 //   - A reserved address's addr is host:port allocated from its region's pool. A guard item per
 //     address (U#tcp_addr#<host:port>), written in the reservation's own transaction with the
 //     condition that it does not exist, makes every address held by at most one reservation;

@@ -1,9 +1,6 @@
 package audit
 
-import (
-	"os"
-	"time"
-)
+import "time"
 
 // Message attributes of the events queue. One queue carries two kinds of message: committed
 // events (from the table's stream, without attributes: a Pipe sets none) and per-destination
@@ -26,15 +23,9 @@ const (
 )
 
 // DefaultOutboxRetention is how long an outbox item stays (a short audit trail of what was
-// sent) before its TTL expires it.
+// sent) before its TTL expires it: OUTBOX_RETENTION's default.
 const DefaultOutboxRetention = 7 * 24 * time.Hour
 
-// OutboxRetention is OUTBOX_RETENTION (a Go duration) or DefaultOutboxRetention.
-var OutboxRetention = retentionFromEnv()
-
-func retentionFromEnv() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("OUTBOX_RETENTION")); err == nil && d > 0 {
-		return d
-	}
-	return DefaultOutboxRetention
-}
+// OutboxRetention is how long the outbox items of this process's events stay: the process's
+// OUTBOX_RETENTION, set once at its start (config.Begin), DefaultOutboxRetention until then.
+var OutboxRetention = DefaultOutboxRetention

@@ -3,32 +3,32 @@ package awsconfig
 import (
 	"context"
 	"errors"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
-// FromEnv returns a configuration with the region of AWS_REGION (or AWS_DEFAULT_REGION) and
-// credentials read from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN each time
-// they are needed. No I/O.
-func FromEnv() aws.Config {
-	region := os.Getenv("AWS_REGION")
-	if region == "" {
-		region = os.Getenv("AWS_DEFAULT_REGION")
-	}
+// Settings are the region and credentials of a process (package config reads them from its
+// environment: AWS_REGION or AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN).
+type Settings struct {
+	Region                                     string
+	AccessKeyID, SecretAccessKey, SessionToken string
+}
+
+// New returns the SDK configuration of s. No I/O.
+func New(s Settings) aws.Config {
 	return aws.Config{
-		Region:      region,
-		Credentials: aws.CredentialsProviderFunc(envCredentials),
+		Region:      s.Region,
+		Credentials: aws.CredentialsProviderFunc(s.credentials),
 	}
 }
 
 // ErrNoCredentials reports that the environment holds no AWS credentials.
 var ErrNoCredentials = errors.New("awsconfig: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
 
-func envCredentials(context.Context) (aws.Credentials, error) {
-	id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
-	if id == "" || secret == "" {
+func (s Settings) credentials(context.Context) (aws.Credentials, error) {
+	if s.AccessKeyID == "" || s.SecretAccessKey == "" {
 		return aws.Credentials{}, ErrNoCredentials
 	}
-	return aws.Credentials{AccessKeyID: id, SecretAccessKey: secret, SessionToken: os.Getenv("AWS_SESSION_TOKEN"), Source: "environment"}, nil
+	return aws.Credentials{AccessKeyID: s.AccessKeyID, SecretAccessKey: s.SecretAccessKey, SessionToken: s.SessionToken, Source: "environment"}, nil
 }

@@ -1,11 +1,13 @@
 package config_test
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/config"
 )
 
@@ -168,5 +170,42 @@ func TestWithDefaults(t *testing.T) {
 	c, err := config.LoadLocal(l)
 	if err != nil || c.Port != "9000" || c.HTTP.Table != "mine" {
 		t.Fatalf("%+v, %v", c, err)
+	}
+}
+
+// Value is a variable as set, without its default: the test support asks whether a service of
+// the stack is there.
+func TestValueIsAsSet(t *testing.T) {
+	if v, err := config.Value(config.Map(nil), config.ByTests, "ACME_DIRECTORY"); err != nil || v != "" {
+		t.Errorf("unset ACME_DIRECTORY: %q, %v; want it empty, not its default", v, err)
+	}
+	if v, err := config.Value(config.Map(map[string]string{"ACME_DIRECTORY": " https://x/dir "}), config.ByTests, "ACME_DIRECTORY"); err != nil || v != "https://x/dir" {
+		t.Errorf("ACME_DIRECTORY: %q, %v", v, err)
+	}
+}
+
+// Begin applies a process's configuration: its outbox retention for the events it records,
+// and its logger at LOG_LEVEL.
+func TestBegin(t *testing.T) {
+	c, err := config.LoadEventWorker(config.Map(map[string]string{"OUTBOX_RETENTION": "36h", "LOG_LEVEL": "warn"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(old time.Duration) { audit.OutboxRetention = old }(audit.OutboxRetention)
+	log := config.Begin(c)
+	if audit.OutboxRetention != 36*time.Hour {
+		t.Errorf("outbox retention %v, want 36h", audit.OutboxRetention)
+	}
+	ctx := context.Background()
+	if log.Enabled(ctx, slog.LevelInfo) || !log.Enabled(ctx, slog.LevelWarn) {
+		t.Error("the logger does not follow LOG_LEVEL=warn")
+	}
+	def, err := config.LoadScheduler(config.Map(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config.Begin(def)
+	if audit.OutboxRetention != audit.DefaultOutboxRetention {
+		t.Errorf("default outbox retention %v, want %v", audit.OutboxRetention, audit.DefaultOutboxRetention)
 	}
 }

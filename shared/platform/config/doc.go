@@ -4,6 +4,10 @@
 // fails when they disagree). At start each process parses its whole configuration into one typed
 // struct (HTTP, EventWorker, CertWorker, Scheduler, Local, Stack): a malformed value is an
 // error naming the variable, and the process stops there instead of answering wrongly later.
+// Start is that start for every Lambda function (Begin for the local server, which parses its
+// own): parse, make the process's one logger at LOG_LEVEL, apply the process-wide settings,
+// build the function from its struct. Nothing else reads the environment: the packages below
+// take the parsed values (awsconfig.Settings, seal.Settings, store.Options, an SQS endpoint).
 //
 // The settings are plain values (strings, durations, numbers, parsed lists): a family or
 // worker turns them into its own types (package domains builds its Config from Domains),

@@ -43,19 +43,25 @@ type parser struct {
 	errs   []error
 }
 
-// get returns the value of name, trimmed, or its declared default when unset or empty. A
-// variable not declared for the kind parsing is an error (of the declaration, not the value).
+// get returns the value of name, trimmed, or its declared default when unset or empty.
 func (p *parser) get(name string) string {
-	v := declared(name)
-	if v == nil || v.By&p.as == 0 {
-		p.errs = append(p.errs, fmt.Errorf("config: %s is not declared as read by the %s (package config, Vars)", name, p.as))
-		return ""
-	}
-	s, _ := p.lookup(name)
-	if s = strings.TrimSpace(s); s == "" {
+	s, v := p.set(name)
+	if s == "" && v != nil {
 		return v.Default
 	}
 	return s
+}
+
+// set returns the value of name as set, trimmed, and its declaration. A variable not declared
+// for the kind parsing is an error (of the declaration, not the value): its declaration is nil.
+func (p *parser) set(name string) (string, *Var) {
+	v := declared(name)
+	if v == nil || v.By&p.as == 0 {
+		p.errs = append(p.errs, fmt.Errorf("config: %s is not declared as read by the %s (package config, Vars)", name, p.as))
+		return "", nil
+	}
+	s, _ := p.lookup(name)
+	return strings.TrimSpace(s), v
 }
 
 // fail records that name's value is malformed: why says how.

@@ -1,40 +1,45 @@
 package config
 
 import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"cmp"
 	"encoding/hex"
 	"log/slog"
 	"time"
 
+	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/ratelimit"
+	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/store"
 )
 
 // Common is what every function reads.
 type Common struct {
 	// LogLevel is the least severe level logged (LOG_LEVEL).
 	LogLevel slog.Level
-	AWS      AWS
+	// AWS is the region (AWS_REGION, else AWS_DEFAULT_REGION) and credentials, read from the
+	// environment only.
+	AWS awsconfig.Settings
 	// Table is the DynamoDB table (TABLE_NAME); DynamoDBEndpoint and SQSEndpoint point the
 	// clients at local emulators (empty in AWS).
 	Table, DynamoDBEndpoint, SQSEndpoint string
-	Seal                                 Seal
+	// Seal says how secrets are sealed (SEAL_KMS_KEY_ID, SEAL_LOCAL_KEY, SEAL_KEY_FILE).
+	Seal seal.Settings
 	// OutboxRetention is how long an event's outbox item stays (OUTBOX_RETENTION).
 	OutboxRetention time.Duration
 }
 
-// AWS is the region and credentials, read from the environment only.
-type AWS struct {
-	// Region is AWS_REGION, else AWS_DEFAULT_REGION.
-	Region                                     string
-	AccessKeyID, SecretAccessKey, SessionToken string
-}
+// common is the part every function's configuration has (Start's constraint).
+func (c Common) common() Common { return c }
 
-// Seal says how secrets are sealed: with the KMS key KMSKeyID when set, else with LocalKey
-// when set, else with the key in KeyFile (package seal).
-type Seal struct {
-	KMSKeyID string
-	LocalKey []byte
-	KeyFile  string
+// AWSConfig is the SDK configuration of c's region and credentials.
+func (c Common) AWSConfig() aws.Config { return awsconfig.New(c.AWS) }
+
+// StoreOptions are what store.Open reaches c's table with.
+func (c Common) StoreOptions() store.Options {
+	cfg := c.AWSConfig()
+	return store.Options{Table: c.Table, Endpoint: c.DynamoDBEndpoint, Config: &cfg}
 }
 
 // HTTP is the configuration of an HTTP function (and of the local server's API).
@@ -116,9 +121,9 @@ type Stack struct {
 	RequireStack bool
 	// TestLog: the service under test logs instead of staying silent.
 	TestLog bool
-	// SealKeyFile is the local master key's file.
-	SealKeyFile string
 }
+
+func (l Local) common() Common { return l.HTTP.Common }
 
 // LoadHTTP parses the configuration of an HTTP function.
 func LoadHTTP(lookup Lookup) (HTTP, error) {
@@ -161,16 +166,17 @@ func LoadLocal(lookup Lookup) (Local, error) {
 // LoadStack parses what the test support reads.
 func LoadStack(lookup Lookup) (Stack, error) {
 	p := &parser{lookup: lookup, as: ByTests}
-	c := Stack{RequireStack: p.flag("REQUIRE_STACK"), TestLog: p.flag("TEST_LOG"), SealKeyFile: p.str("SEAL_KEY_FILE")}
+	c := Stack{RequireStack: p.flag("REQUIRE_STACK"), TestLog: p.flag("TEST_LOG")}
 	return c, p.err()
 }
 
-// Value is the value of the variable name as the kind of process as reads it (its default when
-// unset), for the test support, which asks for the stack's services by name. A variable not
-// declared for as is an error.
+// Value is the value of the variable name as set for the kind of process as ("" when unset:
+// not its default), for what asks for variables by name: the test support (is a service of
+// the stack there?) and `make sam-local` (which passes the local server's own settings on to
+// the functions). A variable not declared for as is an error.
 func Value(lookup Lookup, as Process, name string) (string, error) {
 	p := &parser{lookup: lookup, as: as}
-	v := p.str(name)
+	v, _ := p.set(name)
 	return v, p.err()
 }
 
@@ -178,9 +184,9 @@ func (p *parser) common() Common {
 	c := Common{LogLevel: p.level("LOG_LEVEL"), Table: p.str("TABLE_NAME"),
 		DynamoDBEndpoint: p.str("DYNAMODB_ENDPOINT"), SQSEndpoint: p.str("SQS_ENDPOINT"),
 		OutboxRetention: p.duration("OUTBOX_RETENTION")}
-	c.AWS = AWS{Region: cmp.Or(p.str("AWS_REGION"), p.str("AWS_DEFAULT_REGION")),
+	c.AWS = awsconfig.Settings{Region: cmp.Or(p.str("AWS_REGION"), p.str("AWS_DEFAULT_REGION")),
 		AccessKeyID: p.str("AWS_ACCESS_KEY_ID"), SecretAccessKey: p.str("AWS_SECRET_ACCESS_KEY"), SessionToken: p.str("AWS_SESSION_TOKEN")}
-	c.Seal = Seal{KMSKeyID: p.str("SEAL_KMS_KEY_ID"), KeyFile: p.str("SEAL_KEY_FILE")}
+	c.Seal = seal.Settings{KMSKeyID: p.str("SEAL_KMS_KEY_ID"), KeyFile: p.str("SEAL_KEY_FILE")}
 	if key := p.str("SEAL_LOCAL_KEY"); key != "" {
 		if raw, err := hex.DecodeString(key); err == nil && len(raw) == 32 {
 			c.Seal.LocalKey = raw

@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"tunnelapi/shared/platform/audit"
+)
 
 // Process is a set of kinds of process, the readers of a variable.
 type Process uint8
@@ -91,7 +95,7 @@ var Vars = []Var{
 		Meaning: "the local master key's 32 bytes in hex, for containers that cannot see its file (`sam local`; empty in AWS)"},
 	{Name: "SEAL_KEY_FILE", Default: ".local/seal.key", By: ByEvery,
 		Meaning: "the local master key's file, made on first use, when neither of the above is set"},
-	{Name: "OUTBOX_RETENTION", Default: "168h", By: ByFunctions | ByLocal,
+	{Name: "OUTBOX_RETENTION", Default: audit.DefaultOutboxRetention.String(), By: ByFunctions | ByLocal,
 		Meaning: "how long an event's outbox item stays before its TTL expires it, a Go duration"},
 	{Name: "RATE_LIMIT", By: ByHTTP | ByLocal | ByTests,
 		Meaning: "requests per rolling window allowed to each account, `<requests>/<seconds>`, or `off`; the template's `RateLimit` parameter, default `120/60`; unset is `off`, as under `make run`, `make test` and `make sam-local` unless set"},

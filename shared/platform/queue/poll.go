@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/logging"
+
+	"tunnelapi/shared/platform/config"
 )
 
 // Handler is a Lambda handler of an SQS trigger with ReportBatchItemFailures: it returns the
@@ -88,15 +89,8 @@ type Worker interface {
 	Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error)
 }
 
-// Start is the whole main of a queue worker's Lambda: build the worker from the environment
-// (no network I/O) with a JSON logger, exit naming the error if that fails, else serve its
-// Handle.
-func Start[W Worker](build func(ctx context.Context, log *slog.Logger) (W, error)) {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	w, err := build(context.Background(), log)
-	if err != nil {
-		log.Error("init failed", "err", err.Error())
-		os.Exit(1)
-	}
-	lambda.Start(Handler(w.Handle))
+// Start is the whole main of a queue worker's Lambda: parse its configuration with load and
+// build the worker (no network I/O) as config.Start does, then serve its Handle.
+func Start[C config.Settings, W Worker](load func(config.Lookup) (C, error), build func(context.Context, C, *slog.Logger) (W, error)) {
+	lambda.Start(Handler(config.Start(load, build).Handle))
 }

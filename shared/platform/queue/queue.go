@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,9 +22,10 @@ type API interface {
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
-// NewClient builds an SQS client from cfg without network I/O, honouring SQS_ENDPOINT.
-func NewClient(cfg aws.Config, opts ...func(*sqs.Options)) *sqs.Client {
-	ep := os.Getenv("SQS_ENDPOINT")
+// NewClient builds an SQS client from cfg without network I/O, reaching SQS at endpoint when
+// set (the local emulator, SQS_ENDPOINT).
+func NewClient(cfg aws.Config, endpoint string, opts ...func(*sqs.Options)) *sqs.Client {
+	ep := endpoint
 	all := []func(*sqs.Options){func(o *sqs.Options) {
 		if ep != "" {
 			o.BaseEndpoint = aws.String(ep)

@@ -9,11 +9,8 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 
@@ -50,36 +47,34 @@ var newKMS func(aws.Config, string) Sealer
 // seal), keeping the KMS client out of every other binary.
 func RegisterKMS(f func(cfg aws.Config, keyID string) Sealer) { newKMS = f }
 
-// FromEnv returns the KMS sealer when SEAL_KMS_KEY_ID is set; else the local sealer over
-// SEAL_LOCAL_KEY (the master key in hex, for a container that cannot see the key file, as under
-// sam local); else the local key-file sealer at KeyFileFromEnv(), created on first use. No
-// network I/O. A function that never imported kmsseal gets a sealer that refuses to work, which
-// it never asks it to.
-func FromEnv(cfg aws.Config) Sealer {
-	if id := os.Getenv("SEAL_KMS_KEY_ID"); id != "" {
+// Settings say how a process seals secrets (package config reads them: SEAL_KMS_KEY_ID,
+// SEAL_LOCAL_KEY, SEAL_KEY_FILE).
+type Settings struct {
+	// KMSKeyID is the KMS key of the envelope encryption; empty: a local key.
+	KMSKeyID string
+	// LocalKey is the local master key itself (for a container that cannot see its file, as
+	// under sam local); empty: the key in KeyFile.
+	LocalKey []byte
+	// KeyFile is the local master key's file, created on first use.
+	KeyFile string
+}
+
+// New returns the KMS sealer when s.KMSKeyID is set; else the local sealer over s.LocalKey;
+// else the local key-file sealer of s.KeyFile, created on first use. No network I/O. A
+// function that never imported kmsseal gets a sealer that refuses to work, which it never asks
+// it to.
+func New(cfg aws.Config, s Settings) Sealer {
+	switch {
+	case s.KMSKeyID != "":
 		if newKMS == nil {
 			return broken{errUnavailable}
 		}
-		return newKMS(cfg, id)
+		return newKMS(cfg, s.KMSKeyID)
+	case len(s.LocalKey) > 0:
+		return NewLocal(s.LocalKey)
+	default:
+		return &lazyLocal{path: s.KeyFile}
 	}
-	if key := os.Getenv("SEAL_LOCAL_KEY"); key != "" {
-		master, err := hex.DecodeString(key)
-		if err != nil || len(master) != 32 {
-			// The value itself is never echoed: it is a master key.
-			return broken{fmt.Errorf("seal: SEAL_LOCAL_KEY must be 64 hex digits (a 32-byte key), has %d characters", len(key))}
-		}
-		return NewLocal(master)
-	}
-	return &lazyLocal{path: KeyFileFromEnv()}
-}
-
-// KeyFileFromEnv is the path of the local master key file: SEAL_KEY_FILE, by default
-// .local/seal.key.
-func KeyFileFromEnv() string {
-	if path := os.Getenv("SEAL_KEY_FILE"); path != "" {
-		return path
-	}
-	return filepath.Join(".local", "seal.key")
 }
 
 // broken is the sealer of an environment it cannot work in (no KMS support linked, a malformed

@@ -3,7 +3,6 @@ package seal
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -72,9 +71,10 @@ func TestKeyFilePersists(t *testing.T) {
 	}
 }
 
-// SEAL_LOCAL_KEY is the key file's content in hex: what one seals with the file, the other
-// opens; a malformed value fails every use without echoing the value.
-func TestLocalKeyFromEnvMatchesKeyFile(t *testing.T) {
+// A local key given as such (SEAL_LOCAL_KEY, for containers) is the key file's content: what
+// one seals with the file, the other opens; with neither a KMS key nor a local key, New seals
+// with the key file. (Package config refuses a malformed SEAL_LOCAL_KEY without echoing it.)
+func TestLocalKeyMatchesKeyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k")
 	file, err := LoadKeyFile(path)
 	if err != nil {
@@ -90,17 +90,15 @@ func TestLocalKeyFromEnvMatchesKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SEAL_KMS_KEY_ID", "")
-	t.Setenv("SEAL_LOCAL_KEY", hex.EncodeToString(raw))
-	got, err := FromEnv(aws.Config{}).Open(ctx, sealed, aad)
+	got, err := New(aws.Config{}, Settings{LocalKey: raw, KeyFile: filepath.Join(t.TempDir(), "other")}).Open(ctx, sealed, aad)
 	if err != nil || string(got) != "private" {
-		t.Fatalf("open with SEAL_LOCAL_KEY: %q, %v", got, err)
+		t.Fatalf("open with the local key: %q, %v", got, err)
 	}
-	for _, bad := range []string{"zz" + hex.EncodeToString(raw)[2:], hex.EncodeToString(raw[:16])} {
-		t.Setenv("SEAL_LOCAL_KEY", bad)
-		_, err := FromEnv(aws.Config{}).Seal(ctx, []byte("x"), aad)
-		if err == nil || !strings.Contains(err.Error(), "SEAL_LOCAL_KEY") || strings.Contains(err.Error(), bad) {
-			t.Errorf("SEAL_LOCAL_KEY=%q: err %v, want one naming the variable but not its value", bad, err)
-		}
+	got, err = New(aws.Config{}, Settings{KeyFile: path}).Open(ctx, sealed, aad)
+	if err != nil || string(got) != "private" {
+		t.Fatalf("open with the key file: %q, %v", got, err)
+	}
+	if _, err := New(aws.Config{}, Settings{KMSKeyID: "alias/x"}).Seal(ctx, []byte("x"), aad); err == nil || !strings.Contains(err.Error(), "kmsseal") {
+		t.Errorf("a KMS key without KMS support linked: %v", err)
 	}
 }

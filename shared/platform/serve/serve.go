@@ -3,10 +3,10 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -14,7 +14,6 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
-	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/iprestrict"
 	"tunnelapi/shared/platform/ratelimit"
@@ -32,12 +31,15 @@ type Deps struct {
 }
 
 // NewDeps builds the dependencies of an HTTP function configured by c (package config) with no
-// network I/O. Handlers reach only the table: committed events leave through the table's
-// stream, not from the request.
+// network I/O; opts may name another table, endpoint or SDK hooks (tests), else c's are used.
+// Handlers reach only the table: committed events leave through the table's stream, not from
+// the request.
 func NewDeps(ctx context.Context, c config.HTTP, opts store.Options) (*Deps, error) {
 	log := config.Logger(c.LogLevel)
 	policy := c.RateLimit
-	cfg := awsconfig.FromEnv()
+	cfg := c.AWSConfig()
+	opts.Table = cmp.Or(opts.Table, c.Table)
+	opts.Endpoint = cmp.Or(opts.Endpoint, c.DynamoDBEndpoint)
 	if opts.Config == nil {
 		opts.Config = &cfg
 	}
@@ -46,7 +48,7 @@ func NewDeps(ctx context.Context, c config.HTTP, opts store.Options) (*Deps, err
 		return nil, err
 	}
 	a := &auth.Authenticator{DB: db}
-	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.FromEnv(cfg), Log: log, Settings: c.Families}
+	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.New(cfg, c.Seal), Log: log, Settings: c.Families}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
 	a.Restrictor = &iprestrict.Accounts{DB: db, Log: func() *slog.Logger { return kit.Log }}
 	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
@@ -74,18 +76,11 @@ func (d *Deps) Handler(families ...*resource.Descriptor) func(context.Context, l
 	return httpadapter.NewV2(d.Mux(families...)).ProxyWithContext
 }
 
-// Main is a function's whole main: build the dependencies from the environment and serve
-// families on Lambda. A malformed setting stops it, named in the log.
+// Main is a function's whole main: build the dependencies from the environment (config.Start)
+// and serve families on Lambda. A malformed setting stops it, named in the log.
 func Main(families ...*resource.Descriptor) {
-	c, err := config.LoadHTTP(config.Env)
-	if err != nil {
-		config.Logger(slog.LevelInfo).Error("init failed", "err", err.Error())
-		os.Exit(1)
-	}
-	d, err := NewDeps(context.Background(), c, store.Options{})
-	if err != nil {
-		config.Logger(c.LogLevel).Error("init failed", "err", err.Error())
-		os.Exit(1)
-	}
+	d := config.Start(config.LoadHTTP, func(ctx context.Context, c config.HTTP, _ *slog.Logger) (*Deps, error) {
+		return NewDeps(ctx, c, store.Options{})
+	})
 	lambda.Start(d.Handler(families...))
 }

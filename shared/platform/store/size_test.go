@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/fakedb"
 	"tunnelapi/shared/testing/testkit"
@@ -45,7 +46,10 @@ func sized(shape string, size int) store.Item {
 // ItemSize and refuses one byte more, whatever the item's shape.
 func TestItemSizeMatchesDynamoDB(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, store.Options{Table: fmt.Sprintf("size-%d", time.Now().UnixNano()), Endpoint: testkit.Endpoint(t)})
+	testkit.Endpoint(t)
+	o := testkit.Config(t, config.LoadHTTP).StoreOptions()
+	o.Table = fmt.Sprintf("size-%d", time.Now().UnixNano())
+	db, err := store.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

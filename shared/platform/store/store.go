@@ -3,13 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/derrors"
 )
 
@@ -33,31 +31,24 @@ var ErrNotFound = errors.New("store: item not found")
 // IsNotFound reports whether err is or wraps ErrNotFound.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
-// Options configure the client; zero values read the environment.
+// Options configure the client.
 type Options struct {
 	Table    string // TABLE_NAME
-	Endpoint string // DYNAMODB_ENDPOINT, for DynamoDB Local
-	// Config is the loaded AWS configuration; nil loads it from the environment.
+	Endpoint string // DYNAMODB_ENDPOINT, for DynamoDB Local; empty in AWS
+	// Config is the AWS configuration (awsconfig.New).
 	Config *aws.Config
 	// APIOptions are SDK middleware hooks (tests count round trips with one).
 	APIOptions []func(*dynamodb.Options)
 }
 
-// Open builds a DB from the environment without any network I/O, so it is safe in Lambda init.
+// Open builds a DB without any network I/O, so it is safe in Lambda init.
 func Open(ctx context.Context, o Options) (*DB, error) {
-	if o.Table == "" {
-		o.Table = os.Getenv("TABLE_NAME")
-	}
 	if o.Table == "" {
 		return nil, errors.New("store: TABLE_NAME is not set")
 	}
-	if o.Endpoint == "" {
-		o.Endpoint = os.Getenv("DYNAMODB_ENDPOINT")
-	}
 	cfg := o.Config
 	if cfg == nil {
-		c := awsconfig.FromEnv()
-		cfg = &c
+		return nil, errors.New("store: no AWS configuration")
 	}
 	opts := []func(*dynamodb.Options){retryOptions, func(d *dynamodb.Options) {
 		if o.Endpoint != "" {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/workers/delivery"
 )
@@ -167,8 +168,8 @@ func (s *Stand) Close() {
 }
 
 // Endpoints points a worker at the stand-ins.
-func (s *Stand) Endpoints() delivery.Endpoints {
-	return delivery.Endpoints{Kinesis: s.Kinesis.URL, Firehose: s.Firehose.URL, Logs: s.Logs.URL, STS: s.STS.URL,
+func (s *Stand) Endpoints() config.Sinks {
+	return config.Sinks{Kinesis: s.Kinesis.URL, Firehose: s.Firehose.URL, Logs: s.Logs.URL, STS: s.STS.URL,
 		Datadog: s.Datadog.URL, AzureLogin: s.Azure.URL, AzureIngestion: s.Azure.URL}
 }
 

@@ -14,6 +14,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 )
 
@@ -36,12 +37,12 @@ func NewQueues(t testing.TB, calls *Counter) *Queues {
 	t.Helper()
 	Require(t, "SQS_ENDPOINT")
 	ctx := context.Background()
-	cfg := awsconfig.FromEnv()
+	cfg := Config(t, config.LoadHTTP)
 	var opts []func(*sqs.Options)
 	if calls != nil {
 		opts = append(opts, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, calls.Add) })
 	}
-	c := queue.NewClient(cfg, opts...)
+	c := queue.NewClient(awsconfig.New(cfg.AWS), cfg.SQSEndpoint, opts...)
 	name := fmt.Sprintf("t%d-%d-%d", time.Now().UnixNano(), os.Getpid(), queueSeq.Add(1))
 	url, dlq, err := queue.CreatePair(ctx, c, name, queue.PairOptions{VisibilityTimeout: QueueVisibility, MaxReceiveCount: 10})
 	if err != nil {

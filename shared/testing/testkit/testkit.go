@@ -58,6 +58,8 @@ type Stack struct {
 	// lambda is the Lambda handler of families, built once (DoFrom).
 	lambda     func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 	lambdaOnce sync.Once
+	// config is what the stack's HTTP functions were configured with.
+	config config.HTTP
 }
 
 // StopReader stops the stack's own stream reader (for tests that run readers of their own on
@@ -165,18 +167,11 @@ func StartWithEvents(t testing.TB, families ...*resource.Descriptor) *Stack {
 func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 	t.Helper()
 	ep := Endpoint(t)
-	for k, v := range map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
-	if os.Getenv("SEAL_KEY_FILE") == "" {
-		os.Setenv("SEAL_KEY_FILE", os.TempDir()+"/tunnelapi-test-seal.key")
-	}
 	ctx := context.Background()
 	c := &Counter{}
 	table := fmt.Sprintf("test-%d-%d", time.Now().UnixNano(), os.Getpid())
-	d, err := serve.NewDeps(ctx, HTTPConfig(t), store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
+	cfg := Config(t, config.LoadHTTP)
+	d, err := serve.NewDeps(ctx, cfg, store.Options{Table: table, Endpoint: ep, APIOptions: []func(*dynamodb.Options){c.middleware}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +188,8 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 	// function's timeout without anything being wrong; the deadline's own tests (package chaos)
 	// set theirs.
 	d.Server.Budget = TestBudget
-	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}}
-	if os.Getenv("SQS_ENDPOINT") != "" && events {
+	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}, config: cfg}
+	if cfg.SQSEndpoint != "" && events {
 		st.Queues = NewQueues(t, st.SQSCalls)
 		st.stopReader = st.RunReader(stream.Events.To(st.Queues.Events), nil)
 	}
@@ -213,7 +208,7 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 // stack's, sharing no memory with it. It lives as long as the test.
 func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*serve.Deps, *httptest.Server) {
 	t.Helper()
-	d, err := serve.NewDeps(context.Background(), HTTPConfig(t), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
+	d, err := serve.NewDeps(context.Background(), Config(t, config.LoadHTTP), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,17 +219,6 @@ func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*serve
 	return d, srv
 }
 
-// HTTPConfig is the configuration of an HTTP function from the environment as it is now (the
-// stack's, and whatever the test set).
-func HTTPConfig(t testing.TB) config.HTTP {
-	t.Helper()
-	c, err := config.LoadHTTP(config.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // ReaderIdle is the test stack's stream reader's pause between empty reads: short, so tests
 // waiting for an event wait little.
 const ReaderIdle = 20 * time.Millisecond
@@ -242,7 +226,7 @@ const ReaderIdle = 20 * time.Millisecond
 // NewReader builds a stream reader of the stack's table for c, sending with the stack's SQS
 // client (its calls are counted, as detached from any request); tune, when given, adjusts it.
 func (s *Stack) NewReader(c stream.Consumer, tune func(*stream.Reader)) *stream.Reader {
-	r := &stream.Reader{DB: s.DB, Streams: stream.NewClient(awsconfig.FromEnv(), os.Getenv("DYNAMODB_ENDPOINT")),
+	r := &stream.Reader{DB: s.DB, Streams: stream.NewClient(awsconfig.New(s.config.AWS), s.config.DynamoDBEndpoint),
 		SQS: s.Queues.Client, Consumer: c, Log: s.Deps.Kit.Log, Idle: ReaderIdle}
 	if tune != nil {
 		tune(r)

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 
 	"tunnelapi/shared/families/domains"
-	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
@@ -23,24 +22,14 @@ import (
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-// FromEnv builds the worker from the environment with no network I/O (see the package doc for
-// the variables); a malformed one is an error naming it.
-func FromEnv(ctx context.Context, log *slog.Logger) (*Worker, error) {
-	c, err := config.LoadCertWorker(config.Env)
-	if err != nil {
-		return nil, err
-	}
-	return FromConfig(ctx, c, log)
-}
-
 // FromConfig builds the worker configured by c with no network I/O.
 func FromConfig(ctx context.Context, c config.CertWorker, log *slog.Logger) (*Worker, error) {
-	cfg := awsconfig.FromEnv()
-	db, err := store.Open(ctx, store.Options{Config: &cfg})
+	cfg := c.AWSConfig()
+	db, err := store.Open(ctx, c.StoreOptions())
 	if err != nil {
 		return nil, err
 	}
-	return New(db, queue.NewClient(cfg), seal.FromEnv(cfg), c, log)
+	return New(db, queue.NewClient(cfg, c.SQSEndpoint), seal.New(cfg, c.Seal), c, log)
 }
 
 // New builds a worker of db's table taking jobs from c.QueueURL through q, configured by c.
@@ -57,7 +46,7 @@ func New(db *store.DB, q queue.API, sealer seal.Sealer, c config.CertWorker, log
 	case c.ChallTestSrvURL != "":
 		w.DNS = ChallTestSrv{URL: c.ChallTestSrvURL}
 	case c.HostedZoneID != "":
-		w.DNS = &Route53{Client: route53.NewFromConfig(awsconfig.FromEnv()), ZoneID: c.HostedZoneID, DelegationSetID: c.DelegationSetID}
+		w.DNS = &Route53{Client: route53.NewFromConfig(c.AWSConfig()), ZoneID: c.HostedZoneID, DelegationSetID: c.DelegationSetID}
 	default:
 		return nil, fmt.Errorf("certs: neither HOSTED_ZONE_ID (Route 53) nor CHALLTESTSRV_URL is set: no DNS provider for challenges")
 	}
@@ -88,5 +77,5 @@ func acmeHTTPClient(caFile string) (*http.Client, error) {
 
 // Main is the certificate worker Lambda's whole main.
 func Main() {
-	queue.Start(FromEnv)
+	queue.Start(config.LoadCertWorker, FromConfig)
 }

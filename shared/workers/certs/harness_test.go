@@ -51,10 +51,7 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	q := testkit.NewQueues(t, nil)
 	stopReader := s.RunReader(certs.JobsConsumer.To(q.Events), nil)
 	t.Cleanup(stopReader)
-	c, err := config.LoadCertWorker(config.Env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.Config(t, config.LoadCertWorker)
 	c.QueueURL = q.Events
 	w, err := certs.New(s.DB, q.Client, s.Deps.Kit.Seal, c, testkit.Logger())
 	if err != nil {

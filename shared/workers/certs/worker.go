@@ -38,14 +38,6 @@ const (
 	DNSError      = "DNS_ERROR"
 )
 
-// Defaults of the worker's timing.
-const (
-	DefaultRenewBefore = 30 * 24 * time.Hour
-	DefaultBackoff     = time.Minute
-	DefaultMaxBackoff  = 6 * time.Hour
-	DefaultDNSRetry    = 24 * time.Hour
-)
-
 // schedulerGrace is how long after an INTERNAL_ERROR's retries_at the scheduler requests the
 // job again if its message has not run it.
 const schedulerGrace = 15 * time.Minute
@@ -85,13 +77,6 @@ func (w *Worker) log() *slog.Logger {
 		return w.Log
 	}
 	return slog.Default()
-}
-
-func durationOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Handle is the Lambda handler of the SQS trigger (ReportBatchItemFailures). The jobs of a batch
@@ -350,10 +335,10 @@ func classify(err error, names []string) (code, msg string) {
 func (w *Worker) fail(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, started int64, attempt int, cause error) (wait time.Duration, stale bool, err error) {
 	code, msg := classify(cause, t.Cert.Pending.Domains)
 	meta := t.Item.Base()
-	wait = durationOr(w.DNSRetry, DefaultDNSRetry)
+	wait = w.DNSRetry
 	if code == InternalError {
-		wait = durationOr(w.Backoff, DefaultBackoff) << min(attempt-1, 20)
-		wait = min(wait, durationOr(w.MaxBackoff, DefaultMaxBackoff))
+		wait = w.Backoff << min(attempt-1, 20)
+		wait = min(wait, w.MaxBackoff)
 	}
 	w.log().Warn("certificate job failed", "job_id", job.JobID, "resource_id", meta.ID, "error_code", code, "err", cause.Error())
 	retriesAt := time.Now().Add(wait)
@@ -410,7 +395,7 @@ func (w *Worker) store(ctx context.Context, job domains.CertJobMessage, chainPEM
 		Described:      resource.Described{Description: "managed certificate of " + job.ResourceID},
 		CertificatePEM: chainPEM, Details: tlscerts.Derive(leaf), PrivateKeyType: keyType, PrivateKey: sealed, IssuedAt: now.Unix(),
 	}
-	renewsAt := leaf.NotAfter.Add(-durationOr(w.RenewBefore, DefaultRenewBefore)).Unix()
+	renewsAt := leaf.NotAfter.Add(-w.RenewBefore).Unix()
 	for range storeAttempts {
 		t, err := w.load(ctx, job)
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/platform/config"
 )
 
 // DefaultExpiryWindow is how long before expiry assumed-role credentials are renewed.
@@ -30,8 +31,10 @@ const DefaultExpiryWindow = 5 * time.Minute
 // have the service assume another's role), cached until shortly before they expire.
 type AWS struct {
 	// Base is the worker's own configuration: its credentials call STS.
-	Base      aws.Config
-	Endpoints Endpoints
+	Base aws.Config
+	// Endpoints override where each sink is reached: all empty in AWS, the stand-ins locally
+	// and in tests (SINK_ENDPOINT_*).
+	Endpoints config.Sinks
 	// ExpiryWindow renews assumed-role credentials this long before they expire
 	// (DefaultExpiryWindow when zero).
 	ExpiryWindow time.Duration
@@ -126,7 +129,7 @@ type awsSink[C any] struct {
 	aws *AWS
 	// newClient makes the client of a destination's configuration, reaching the service at
 	// ep's override when it has one.
-	newClient func(cfg aws.Config, ep Endpoints) C
+	newClient func(cfg aws.Config, ep config.Sinks) C
 	// put delivers the records to d with c.
 	put func(ctx context.Context, c C, d *Destination, recs []Record) []error
 }
@@ -248,13 +251,13 @@ func putLogs(ctx context.Context, c *cloudwatchlogs.Client, d *Destination, recs
 // awsSinks are the sinks of the AWS target kinds.
 func awsSinks(a *AWS) map[string]Sink {
 	return map[string]Sink{
-		eventsub.KindKinesis: awsSink[*kinesis.Client]{a, func(cfg aws.Config, ep Endpoints) *kinesis.Client {
+		eventsub.KindKinesis: awsSink[*kinesis.Client]{a, func(cfg aws.Config, ep config.Sinks) *kinesis.Client {
 			return kinesis.NewFromConfig(cfg, func(o *kinesis.Options) { o.BaseEndpoint = endpoint(ep.Kinesis) })
 		}, putKinesis},
-		eventsub.KindFirehose: awsSink[*firehose.Client]{a, func(cfg aws.Config, ep Endpoints) *firehose.Client {
+		eventsub.KindFirehose: awsSink[*firehose.Client]{a, func(cfg aws.Config, ep config.Sinks) *firehose.Client {
 			return firehose.NewFromConfig(cfg, func(o *firehose.Options) { o.BaseEndpoint = endpoint(ep.Firehose) })
 		}, putFirehose},
-		eventsub.KindCloudWatchLogs: awsSink[*cloudwatchlogs.Client]{a, func(cfg aws.Config, ep Endpoints) *cloudwatchlogs.Client {
+		eventsub.KindCloudWatchLogs: awsSink[*cloudwatchlogs.Client]{a, func(cfg aws.Config, ep config.Sinks) *cloudwatchlogs.Client {
 			return cloudwatchlogs.NewFromConfig(cfg, func(o *cloudwatchlogs.Options) { o.BaseEndpoint = endpoint(ep.Logs) })
 		}, putLogs},
 	}

@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
@@ -311,18 +311,17 @@ func TestLocalServerKilledAfterCommit(t *testing.T) {
 // cleanupLocal drops the table and queues a local server run created.
 func cleanupLocal(t *testing.T, name string) {
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return
-	}
-	db, err := store.Open(ctx, store.Options{Table: name, Config: &cfg})
+	c := testkit.Config(t, config.LoadHTTP)
+	o := c.StoreOptions()
+	o.Table = name
+	db, err := store.Open(ctx, o)
 	if err == nil {
 		db.Client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	}
-	c := queue.NewClient(cfg)
+	sc := queue.NewClient(c.AWSConfig(), c.SQSEndpoint)
 	for _, q := range []string{"-events", "-events-dlq", "-cert-jobs", "-cert-jobs-dlq"} {
-		if u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name + q)}); err == nil {
-			c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: u.QueueUrl})
+		if u, err := sc.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name + q)}); err == nil {
+			sc.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: u.QueueUrl})
 		}
 	}
 }

@@ -216,7 +216,7 @@ func (w *Worker) count(sink string, p pendingDelivery, err error) {
 	outcome := metrics.Delivered
 	if err != nil {
 		outcome = metrics.Retried
-		if p.msg.Attempt >= w.maxAttempts() {
+		if p.msg.Attempt >= w.MaxAttempts {
 			outcome = metrics.DeadLettered
 		}
 	}
@@ -234,7 +234,7 @@ func (w *Worker) count(sink string, p pendingDelivery, err error) {
 func (w *Worker) retry(ctx context.Context, p pendingDelivery, cause error) bool {
 	next := p.msg
 	next.LastError = truncate(cause.Error(), 1024)
-	if p.msg.Attempt >= w.maxAttempts() {
+	if p.msg.Attempt >= w.MaxAttempts {
 		return w.toDLQ(ctx, "delivery", next.Queued("dlq", 0), p.id, cause)
 	}
 	next.Attempt = p.msg.Attempt + 1

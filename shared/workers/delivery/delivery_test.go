@@ -12,10 +12,10 @@ import (
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/testing/standin"
@@ -323,9 +323,10 @@ func TestPartialBatchFailures(t *testing.T) {
 	d := a.Do(t, "POST", "/event_destinations", map[string]any{"target": map[string]any{"kinesis": map[string]any{
 		"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/x", "auth": roleAuth()}}}).Expect(t, 201)["id"].(string)
 	subscribe(t, a, []string{"api_key_created.v0"}, d)
-	cfg, _ := config.LoadDefaultConfig(context.Background())
 	// Fan-out cannot enqueue: its queue does not exist. The DLQ works.
-	w := delivery.New(s.DB, s.Queues.Client, s.Queues.Events+"-missing", s.Queues.DLQ, s.Deps.Kit.Seal, cfg, st.Endpoints())
+	c := testkit.Config(t, config.LoadEventWorker)
+	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events+"-missing", s.Queues.DLQ, st.Endpoints()
+	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, c.AWSConfig(), c)
 	w.Log = testkit.Logger()
 	w.MaxAttempts = 3
 	envelope := func(account string) string {

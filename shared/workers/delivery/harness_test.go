@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
@@ -39,11 +38,9 @@ func newHarness(t testing.TB, tune func(w *delivery.Worker)) *harness {
 	t.Cleanup(st.Close)
 	// The worker's own credentials, which sign its STS calls.
 	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := delivery.New(s.DB, s.Queues.Client, s.Queues.Events, s.Queues.DLQ, s.Deps.Kit.Seal, cfg, st.Endpoints())
+	c := testkit.Config(t, config.LoadEventWorker)
+	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
+	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, c.AWSConfig(), c)
 	w.Log = testkit.Logger()
 	w.Backoff = time.Second
 	w.MaxAttempts = 3

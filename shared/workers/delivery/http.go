@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/eventsub"
+	"tunnelapi/shared/platform/config"
 )
 
 // httpSinkTimeout bounds one call to an HTTP sink, so a hanging sink delays only its own
@@ -226,7 +227,7 @@ func (s *azureSink) Deliver(ctx context.Context, d *Destination, recs []Record) 
 }
 
 // httpSinks are the sinks of the HTTP target kinds.
-func httpSinks(c *http.Client, ep Endpoints) map[string]Sink {
+func httpSinks(c *http.Client, ep config.Sinks) map[string]Sink {
 	return map[string]Sink{
 		eventsub.KindDatadog: datadogSink{client: c, endpoint: strings.TrimSuffix(ep.Datadog, "/")},
 		eventsub.KindAzure:   &azureSink{client: c, login: strings.TrimSuffix(ep.AzureLogin, "/"), ingestion: ep.AzureIngestion},

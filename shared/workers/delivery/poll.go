@@ -3,12 +3,8 @@ package delivery
 import (
 	"context"
 	"log/slog"
-	"os"
-	"strconv"
-	"time"
 
-	"tunnelapi/shared/platform/awsconfig"
-
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -23,29 +19,19 @@ func (w *Worker) Poll(ctx context.Context, batch int) {
 	queue.Poll(ctx, w.SQS, w.QueueURL, batch, w.log(), w.Handle)
 }
 
-// FromEnv builds the worker from the environment with no network I/O: TABLE_NAME and
-// DYNAMODB_ENDPOINT (store.Open), EVENTS_QUEUE_URL and EVENTS_DLQ_URL, SQS_ENDPOINT, the
-// sealer's SEAL_KMS_KEY_ID or SEAL_KEY_FILE, the SINK_ENDPOINT_* overrides (Endpoints), and
-// DELIVERY_MAX_ATTEMPTS and DELIVERY_BACKOFF (a Go duration) for the retry policy.
-func FromEnv(ctx context.Context, log *slog.Logger) (*Worker, error) {
-	cfg := awsconfig.FromEnv()
-	db, err := store.Open(ctx, store.Options{Config: &cfg})
+// FromConfig builds the worker configured by c with no network I/O.
+func FromConfig(ctx context.Context, c config.EventWorker, log *slog.Logger) (*Worker, error) {
+	cfg := c.AWSConfig()
+	db, err := store.Open(ctx, c.StoreOptions())
 	if err != nil {
 		return nil, err
 	}
-	sealer := seal.FromEnv(cfg)
-	w := New(db, queue.NewClient(cfg), os.Getenv("EVENTS_QUEUE_URL"), os.Getenv("EVENTS_DLQ_URL"), sealer, cfg, EndpointsFromEnv())
+	w := New(db, queue.NewClient(cfg, c.SQSEndpoint), seal.New(cfg, c.Seal), cfg, c)
 	w.Log = log
-	if n, err := strconv.Atoi(os.Getenv("DELIVERY_MAX_ATTEMPTS")); err == nil && n > 0 {
-		w.MaxAttempts = n
-	}
-	if d, err := time.ParseDuration(os.Getenv("DELIVERY_BACKOFF")); err == nil && d > 0 {
-		w.Backoff = d
-	}
 	return w, nil
 }
 
 // Main is the event worker Lambda's whole main.
 func Main() {
-	queue.Start(FromEnv)
+	queue.Start(config.LoadEventWorker, FromConfig)
 }

@@ -4,38 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
 	"tunnelapi/shared/families/eventsub"
 )
-
-// Endpoints override where each sink is reached. In AWS they are all empty and every sink uses
-// its real endpoint; locally and in tests they point at stand-ins. FromEnv reads:
-//
-//	SINK_ENDPOINT_KINESIS          base URL for the Kinesis client (PutRecords)
-//	SINK_ENDPOINT_FIREHOSE         base URL for the Firehose client (PutRecordBatch)
-//	SINK_ENDPOINT_LOGS             base URL for the CloudWatch Logs client (PutLogEvents)
-//	SINK_ENDPOINT_STS              base URL for the STS client (AssumeRole of role targets)
-//	SINK_ENDPOINT_DATADOG          replaces https://http-intake.logs.<ddsite>
-//	SINK_ENDPOINT_AZURE_LOGIN      replaces https://login.microsoftonline.com (token requests)
-//	SINK_ENDPOINT_AZURE_INGESTION  replaces the scheme and host of a target's logs_ingestion_uri
-type Endpoints struct {
-	Kinesis, Firehose, Logs, STS string
-	Datadog, AzureLogin          string
-	AzureIngestion               string
-}
-
-// EndpointsFromEnv reads the sink endpoint overrides from the environment.
-func EndpointsFromEnv() Endpoints {
-	return Endpoints{
-		Kinesis: os.Getenv("SINK_ENDPOINT_KINESIS"), Firehose: os.Getenv("SINK_ENDPOINT_FIREHOSE"),
-		Logs: os.Getenv("SINK_ENDPOINT_LOGS"), STS: os.Getenv("SINK_ENDPOINT_STS"),
-		Datadog: os.Getenv("SINK_ENDPOINT_DATADOG"), AzureLogin: os.Getenv("SINK_ENDPOINT_AZURE_LOGIN"),
-		AzureIngestion: os.Getenv("SINK_ENDPOINT_AZURE_INGESTION"),
-	}
-}
 
 // Record is one event on its way to one destination.
 type Record struct {

@@ -36,6 +36,7 @@ import (
 
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
@@ -43,13 +44,8 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Defaults of the retry policy.
-const (
-	DefaultMaxAttempts = 8
-	DefaultBackoff     = 2 * time.Second
-	// MaxBackoff is SQS's longest message delay.
-	MaxBackoff = 15 * time.Minute
-)
+// MaxBackoff is SQS's longest message delay.
+const MaxBackoff = 15 * time.Minute
 
 // Attributes of the messages the worker writes. A delivery's routing travels in attributes
 // and its body is the envelope verbatim, so delivering needs no parsing of the body.
@@ -93,15 +89,16 @@ type Worker struct {
 	dests map[string]*Destination
 }
 
-// New builds a worker with every sink, reaching them through ep.
-func New(db *store.DB, q queue.API, queueURL, dlqURL string, sealer seal.Sealer, base aws.Config, ep Endpoints) *Worker {
-	a := &AWS{Base: base, Endpoints: ep}
+// New builds a worker of db's table configured by c (its queues, retry policy and sink
+// endpoints) with every sink, taking events through q.
+func New(db *store.DB, q queue.API, sealer seal.Sealer, base aws.Config, c config.EventWorker) *Worker {
+	a := &AWS{Base: base, Endpoints: c.Sinks}
 	sinks := awsSinks(a)
-	for k, v := range httpSinks(&http.Client{Timeout: httpSinkTimeout}, ep) {
+	for k, v := range httpSinks(&http.Client{Timeout: httpSinkTimeout}, c.Sinks) {
 		sinks[k] = v
 	}
-	return &Worker{DB: db, SQS: q, QueueURL: queueURL, DLQURL: dlqURL, Seal: sealer, Sinks: sinks,
-		MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff}
+	return &Worker{DB: db, SQS: q, QueueURL: c.QueueURL, DLQURL: c.DLQURL, Seal: sealer, Sinks: sinks,
+		MaxAttempts: c.MaxAttempts, Backoff: c.Backoff}
 }
 
 // AWS returns the worker's AWS client builder (tests tune its expiry window).
@@ -163,24 +160,13 @@ func (w *Worker) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaev
 // backoff is the delay before retry n (1-based): Backoff·2^(n-1) plus a random part of up to
 // as much again, in whole seconds as SQS delays are, at most MaxBackoff.
 func (w *Worker) backoff(n int) int32 {
-	base := w.Backoff
-	if base <= 0 {
-		base = DefaultBackoff
-	}
-	d := base << min(n-1, 20)
+	d := w.Backoff << min(n-1, 20)
 	if d > MaxBackoff || d <= 0 {
 		d = MaxBackoff
 	}
 	d += time.Duration(rand.Int64N(int64(d)))
 	d = min(d, MaxBackoff)
 	return int32(max(1, (d+time.Second-1)/time.Second))
-}
-
-func (w *Worker) maxAttempts() int {
-	if w.MaxAttempts > 0 {
-		return w.MaxAttempts
-	}
-	return DefaultMaxAttempts
 }
 
 // envelopeHead is the part of an envelope the worker routes by.
@@ -331,7 +317,7 @@ func (w *Worker) fanOutAccount(ctx context.Context, account string, ps []pending
 // left on the queue with a backoff delay (reported as failed); at the last it goes to the DLQ.
 func (w *Worker) retryEvent(ctx context.Context, m lambdaevents.SQSMessage, reason error) (done bool) {
 	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-	if n >= w.maxAttempts() {
+	if n >= w.MaxAttempts {
 		return w.toDLQ(ctx, "fanout", queue.Message{ID: "dlq", Body: m.Body, Attrs: plainAttrs(m)}, m.MessageId, reason)
 	}
 	w.log().Warn("fan-out failed; will retry", "message", m.MessageId, "receives", n, "err", reason.Error())

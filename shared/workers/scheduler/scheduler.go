@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -12,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/domains"
-	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
 )
@@ -27,6 +26,8 @@ type Scheduler struct {
 	DB *store.DB
 	// Batch bounds the entries one run takes (DefaultScheduleBatch); the next run takes the rest.
 	Batch int
+	// Log is where Main reports each run.
+	Log *slog.Logger
 }
 
 // target is the part of a reserved domain or an agent ingress the scheduler reads.
@@ -104,20 +105,22 @@ func (s *Scheduler) commit(ctx context.Context, tx *store.Tx) (lost bool, err er
 	return false, err
 }
 
+// FromConfig builds the scheduler configured by c with no network I/O.
+func FromConfig(ctx context.Context, c config.Scheduler, log *slog.Logger) (*Scheduler, error) {
+	db, err := store.Open(ctx, c.StoreOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduler{DB: db, Log: log}, nil
+}
+
 // Main is the scheduler Lambda's whole main: each scheduled invocation requests the jobs due by
 // then.
 func Main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	cfg := awsconfig.FromEnv()
-	db, err := store.Open(context.Background(), store.Options{Config: &cfg})
-	if err != nil {
-		log.Error("init failed", "err", err.Error())
-		os.Exit(1)
-	}
-	s := &Scheduler{DB: db}
+	s := config.Start(config.LoadScheduler, FromConfig)
 	lambda.Start(func(ctx context.Context) error {
 		n, err := s.Run(ctx, time.Now())
-		log.Info("scheduled certificate jobs", "requested", n)
+		s.Log.Info("scheduled certificate jobs", "requested", n)
 		return err
 	})
 }
