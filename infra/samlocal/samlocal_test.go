@@ -19,8 +19,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"gopkg.in/yaml.v3"
-
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/config"
@@ -35,38 +33,7 @@ const root = "../.."
 // declaredEnv reads, independently of the package, the environment variables template.yaml
 // gives each function: Globals and its own.
 func declaredEnv(t *testing.T) map[string][]string {
-	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	type env struct {
-		Environment struct {
-			Variables map[string]any `yaml:"Variables"`
-		} `yaml:"Environment"`
-	}
-	var tpl struct {
-		Globals struct {
-			Function env `yaml:"Function"`
-		} `yaml:"Globals"`
-		Resources map[string]struct {
-			Type       string `yaml:"Type"`
-			Properties env    `yaml:"Properties"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for name, res := range tpl.Resources {
-		if res.Type != "AWS::Serverless::Function" {
-			continue
-		}
-		names := slices.Collect(maps.Keys(tpl.Globals.Function.Environment.Variables))
-		names = append(names, slices.Collect(maps.Keys(res.Properties.Environment.Variables))...)
-		sort.Strings(names)
-		out[name] = names
-	}
-	return out
+	return testkit.TemplateVariables(t, filepath.Join(root, "template.yaml"))
 }
 
 // containerEnv makes the process environment exactly what `sam local` gives function fn's

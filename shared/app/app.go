@@ -23,6 +23,7 @@ import (
 	"tunnelapi/shared/families/sshcredentials"
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/families/vaults"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
@@ -105,13 +106,15 @@ type Worker struct {
 	Trigger string
 	// Main is the function functions/<Dir>/main.go calls.
 	Main func()
+	// Kind is the kind of process it is, as package config declares who reads each variable.
+	Kind config.Process
 }
 
 // Workers is every non-HTTP function of the service.
 var Workers = []Worker{
-	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main},
-	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main},
-	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main},
+	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main, Kind: config.ByEventWorker},
+	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main, Kind: config.ByCertWorker},
+	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main, Kind: config.ByScheduler},
 }
 
 // Pipe is one consumer of the table's stream: in AWS the EventBridge Pipe of that logical id

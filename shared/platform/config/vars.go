@@ -65,6 +65,9 @@ type Var struct {
 	Meaning string
 	// By are the kinds of process that read it.
 	By Process
+	// Needed are the kinds of deployed function that cannot work without it and get no default:
+	// template.yaml must set it for each of them (a test holds it to that).
+	Needed Process
 	// Secret values are never repeated in an error.
 	Secret bool
 }
@@ -73,7 +76,7 @@ type Var struct {
 var Vars = []Var{
 	{Name: "LOG_LEVEL", Default: "info", By: ByEvery,
 		Meaning: "the least severe level logged: `debug`, `info`, `warn` or `error` (any case; the template's `LogLevel` parameter)"},
-	{Name: "TABLE_NAME", By: ByFunctions | ByLocal,
+	{Name: "TABLE_NAME", Needed: ByFunctions, By: ByFunctions | ByLocal,
 		Meaning: "the DynamoDB table (`local`: `tunnelapi`; tests make a table of their own each)"},
 	{Name: "DYNAMODB_ENDPOINT", By: ByEvery,
 		Meaning: "DynamoDB Local's URL (empty in AWS; `local`: `http://127.0.0.1:8000`)"},
@@ -89,7 +92,7 @@ var Vars = []Var{
 		Meaning: "the secret of `AWS_ACCESS_KEY_ID`"},
 	{Name: "AWS_SESSION_TOKEN", By: ByEvery, Secret: true,
 		Meaning: "the session token of temporary credentials"},
-	{Name: "SEAL_KMS_KEY_ID", By: ByFunctions | ByLocal,
+	{Name: "SEAL_KMS_KEY_ID", Needed: ByFunctions, By: ByFunctions | ByLocal,
 		Meaning: "the KMS key of the envelope encryption of secrets (set by the template; empty: the local key below)"},
 	{Name: "SEAL_LOCAL_KEY", By: ByFunctions | ByLocal, Secret: true,
 		Meaning: "the local master key's 32 bytes in hex, for containers that cannot see its file (`sam local`; empty in AWS)"},
@@ -97,7 +100,7 @@ var Vars = []Var{
 		Meaning: "the local master key's file, made on first use, when neither of the above is set"},
 	{Name: "OUTBOX_RETENTION", Default: audit.DefaultOutboxRetention.String(), By: ByFunctions | ByLocal,
 		Meaning: "how long an event's outbox item stays before its TTL expires it, a Go duration"},
-	{Name: "RATE_LIMIT", By: ByHTTP | ByLocal | ByTests,
+	{Name: "RATE_LIMIT", Needed: ByHTTP, By: ByHTTP | ByLocal | ByTests,
 		Meaning: "requests per rolling window allowed to each account, `<requests>/<seconds>`, or `off`; the template's `RateLimit` parameter, default `120/60`; unset is `off`, as under `make run`, `make test` and `make sam-local` unless set"},
 	{Name: "BASE_DOMAIN", Default: "tunnels.example.com", By: ByHTTP | ByCertWorker | ByLocal,
 		Meaning: "the deployment's own domain: names under it need no CNAME (template parameter `BaseDomain`)"},
@@ -109,9 +112,9 @@ var Vars = []Var{
 		Meaning: "region codes clients may name, comma-separated, the first being the default (template parameter `Regions`)"},
 	{Name: "ADDR_POOLS", By: ByHTTP | ByCertWorker | ByLocal,
 		Meaning: "TCP address pools: `<region>=<host>[,<host>…]:<low>-<high>` separated by `;` (default: each region `r` gets `tcp.<r>.<BASE_DOMAIN>` ports 10000–19999); pools may not share an address (template parameter `AddrPools`)"},
-	{Name: "EVENTS_QUEUE_URL", By: ByEventWorker | ByLocal,
+	{Name: "EVENTS_QUEUE_URL", Needed: ByEventWorker, By: ByEventWorker | ByLocal,
 		Meaning: "the events queue: committed events (from the table's stream) and per-destination deliveries; locally also the stream reader's target (`local`: made at start)"},
-	{Name: "EVENTS_DLQ_URL", By: ByEventWorker | ByLocal,
+	{Name: "EVENTS_DLQ_URL", Needed: ByEventWorker, By: ByEventWorker | ByLocal,
 		Meaning: "the dead-letter queue of deliveries that exhausted their attempts"},
 	{Name: "DELIVERY_MAX_ATTEMPTS", Default: "8", By: ByEventWorker | ByLocal,
 		Meaning: "attempts per delivery"},
@@ -124,7 +127,7 @@ var Vars = []Var{
 	{Name: "SINK_ENDPOINT_DATADOG", By: ByEventWorker | ByLocal, Meaning: "replaces `https://http-intake.logs.<ddsite>`"},
 	{Name: "SINK_ENDPOINT_AZURE_LOGIN", By: ByEventWorker | ByLocal, Meaning: "replaces `https://login.microsoftonline.com` (token requests)"},
 	{Name: "SINK_ENDPOINT_AZURE_INGESTION", By: ByEventWorker | ByLocal, Meaning: "replaces the scheme and host of a target's `logs_ingestion_uri`"},
-	{Name: "CERT_JOBS_QUEUE_URL", By: ByCertWorker | ByLocal,
+	{Name: "CERT_JOBS_QUEUE_URL", Needed: ByCertWorker, By: ByCertWorker | ByLocal,
 		Meaning: "the certificate jobs queue (the CertJobsPipe's target; `local`: made at start)"},
 	{Name: "CERT_JOBS_DLQ_URL", By: ByLocal,
 		Meaning: "the certificate jobs' dead-letter queue (`local`: made at start; `make sam-local` passes it on)"},
@@ -132,7 +135,7 @@ var Vars = []Var{
 		Meaning: "the ACME directory certificates are ordered from (template parameter `AcmeDirectory`; pebble's under `make run` and tests)"},
 	{Name: "ACME_CA_FILE", By: ByCertWorker | ByLocal | ByTests,
 		Meaning: "extra TLS roots the ACME directory verifies against (pebble's under `make run` and tests)"},
-	{Name: "HOSTED_ZONE_ID", By: ByCertWorker | ByLocal,
+	{Name: "HOSTED_ZONE_ID", Needed: ByCertWorker, By: ByCertWorker | ByLocal,
 		Meaning: "the Route 53 hosted zone DNS-01 challenge records are written to (the template's `HostedZone`)"},
 	{Name: "DELEGATION_SET_ID", By: ByCertWorker | ByLocal,
 		Meaning: "the Route 53 reusable delegation set agent ingress hosted zones are created on (template parameter `DelegationSetId`); empty: none, and agent ingress certificates fail in AWS"},
