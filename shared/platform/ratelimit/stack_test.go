@@ -26,7 +26,8 @@ import (
 // (serve.Deps from the environment, as a Lambda instance builds them), on one DynamoDB Local
 // table.
 
-// templateDefault is RATE_LIMIT as template.yaml deploys it by default.
+// templateDefault is RATE_LIMIT as template.yaml deploys it by default: every function that
+// sets it (each HTTP function, a test in shared/app holds) sets the RateLimit parameter.
 func templateDefault(t testing.TB) string {
 	t.Helper()
 	raw, err := os.ReadFile("../../../template.yaml")
@@ -37,18 +38,30 @@ func templateDefault(t testing.TB) string {
 		Parameters map[string]struct {
 			Default string `yaml:"Default"`
 		} `yaml:"Parameters"`
-		Globals map[string]any `yaml:"Globals"`
+		Resources map[string]struct {
+			Properties struct {
+				Environment struct {
+					Variables map[string]any `yaml:"Variables"`
+				} `yaml:"Environment"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
 	}
 	if err := yaml.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	var v any = tpl.Globals
-	for _, name := range []string{"Function", "Environment", "Variables", ratelimit.EnvVar} {
-		m, _ := v.(map[string]any)
-		v = m[name]
+	set := 0
+	for name, res := range tpl.Resources {
+		v, ok := res.Properties.Environment.Variables[ratelimit.EnvVar]
+		if !ok {
+			continue
+		}
+		set++
+		if ref, _ := v.(map[string]any); ref["Ref"] != "RateLimit" {
+			t.Fatalf("template.yaml: %s's %s is %v, want the RateLimit parameter", name, ratelimit.EnvVar, v)
+		}
 	}
-	if ref, _ := v.(map[string]any); ref["Ref"] != "RateLimit" {
-		t.Fatalf("template.yaml: %s is %v, want the RateLimit parameter", ratelimit.EnvVar, v)
+	if set == 0 {
+		t.Fatalf("template.yaml sets %s for no function", ratelimit.EnvVar)
 	}
 	return tpl.Parameters["RateLimit"].Default
 }
