@@ -7,12 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tunnelapi/shared/families/principals"
-	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
@@ -32,7 +30,7 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 	s.StopReader()
 	ddb := faults.NewProxy(t, "dynamodb-stream", testkit.Endpoint(t))
 	sqsProxy := faults.NewProxy(t, "sqs", os.Getenv("SQS_ENDPOINT"))
-	cfg := awsconfig.FromEnv()
+	cfg := testkit.Config(t, config.LoadHTTP).AWSConfig()
 	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
 	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg})
 	if err != nil {
@@ -40,7 +38,7 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 	}
 	q := testkit.NewQueues(t, nil)
 	r := &stream.Reader{DB: db, Streams: stream.NewClient(cfg, ddb.URL),
-		SQS:      queue.NewClient(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsProxy.URL) }),
+		SQS:      queue.NewClient(cfg, sqsProxy.URL),
 		Consumer: stream.Events.To(q.Events), Log: testkit.Logger(), Idle: testkit.ReaderIdle}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/awsconfig"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/faults"
@@ -46,9 +46,10 @@ func newFaulty(t *testing.T, wrap ...func(http.Handler) http.Handler) *faulty {
 	t.Helper()
 	s := testkit.Shared(t, app.Families...)
 	f := &faulty{stack: s, proxy: faults.NewProxy(t, "dynamodb", testkit.Endpoint(t)), dyn: &faults.DynamoDB{}}
-	cfg := awsconfig.FromEnv()
+	c := testkit.Config(t, config.LoadHTTP)
+	cfg := c.AWSConfig()
 	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
-	d, err := serve.NewDeps(context.Background(), testkit.HTTPConfig(t), store.Options{Table: s.DB.Table, Endpoint: f.proxy.URL, Config: &cfg,
+	d, err := serve.NewDeps(context.Background(), c, store.Options{Table: s.DB.Table, Endpoint: f.proxy.URL, Config: &cfg,
 		APIOptions: []func(*dynamodb.Options){f.dyn.Option}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
@@ -38,17 +36,16 @@ func TestEventWorkerSurvivesFaults(t *testing.T) {
 	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
 	ddb := faults.NewProxy(t, "dynamodb-worker", testkit.Endpoint(t))
 	sqsProxy := faults.NewProxy(t, "sqs-worker", os.Getenv("SQS_ENDPOINT"))
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testkit.Config(t, config.LoadEventWorker)
+	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
+	cfg := c.AWSConfig()
 	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
 	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sqsClient := queue.NewClient(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(sqsProxy.URL) })
-	w := delivery.New(db, sqsClient, s.Queues.Events, s.Queues.DLQ, s.Deps.Kit.Seal, cfg, st.Endpoints())
+	sqsClient := queue.NewClient(cfg, sqsProxy.URL)
+	w := delivery.New(db, sqsClient, s.Deps.Kit.Seal, cfg, c)
 	w.Log, w.Backoff = testkit.Logger(), 500*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
