@@ -28,7 +28,7 @@
 // sent whose answer was lost (derrors.ErrOutcomeUnknown) is 503 ERR_NGROK_1502, a code the platform
 // does not use, so a client can tell "nothing changed" from "may have changed": it reads the
 // resource, or repeats the request (a create with the same Idempotency-Key creates at most one
-// resource). Every request runs under one deadline, its function's timeout (Server.Budget; the
+// resource). Every request runs under one deadline, its function's timeout (Server.HandleWithin; the
 // Lambda context's) less ReplyMargin, which bounds every SDK call and retry under it (package
 // store), so the 503 is written before the function would be stopped.
 //

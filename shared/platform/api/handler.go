@@ -103,11 +103,9 @@ type Server struct {
 	// Metrics receives a line per request refused for its rate limit or its credentials
 	// (metrics.RateLimited, metrics.AuthFailure); nil is standard output.
 	Metrics *metrics.Emitter
-	// Budget is how long a request may run: the Timeout of the function serving it in
-	// template.yaml, which resource.Descriptor.Register sets on the server it routes to unless
-	// it is set already (test stacks set a longer one, see testkit). On Lambda the invocation's
-	// context carries the same deadline; the local server has only this. Zero leaves the
-	// request's own deadline, if any.
+	// Budget, when set, is how long every request may run, in place of the budget its route
+	// was registered with (HandleWithin): test stacks set a longer one (see testkit). Zero
+	// leaves each route's own.
 	Budget time.Duration
 }
 
@@ -130,11 +128,14 @@ func (s *Server) countRefusal(code string) {
 const ReplyMargin = 500 * time.Millisecond
 
 // deadline is the context a request runs under: the earlier of its own deadline and start plus
-// Budget, less ReplyMargin.
-func (s *Server) deadline(ctx context.Context, start time.Time) (context.Context, context.CancelFunc) {
+// its budget (Budget if set, else budget), less ReplyMargin.
+func (s *Server) deadline(ctx context.Context, start time.Time, budget time.Duration) (context.Context, context.CancelFunc) {
+	if s.Budget > 0 {
+		budget = s.Budget
+	}
 	end, ok := ctx.Deadline()
-	if s.Budget > 0 && (!ok || start.Add(s.Budget).Before(end)) {
-		end, ok = start.Add(s.Budget), true
+	if budget > 0 && (!ok || start.Add(budget).Before(end)) {
+		end, ok = start.Add(budget), true
 	}
 	if !ok {
 		return ctx, func() {}
@@ -143,7 +144,13 @@ func (s *Server) deadline(ctx context.Context, start time.Time) (context.Context
 }
 
 // Handle returns an http.Handler that runs h and writes status on success.
-func (s *Server) Handle(status int, h Handler) http.Handler {
+func (s *Server) Handle(status int, h Handler) http.Handler { return s.HandleWithin(0, status, h) }
+
+// HandleWithin is Handle for a route whose request may run budget: the Timeout of the function
+// serving it in template.yaml (resource.Descriptor.Register passes it). On Lambda the
+// invocation's context carries the same deadline; the local server has only this. Zero leaves
+// the request's own deadline, if any.
+func (s *Server) HandleWithin(budget time.Duration, status int, h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		start := time.Now()
 		r := &Request{HTTP: hr, OpID: ids.New(ids.Operation), headers: w.Header()}
@@ -153,7 +160,7 @@ func (s *Server) Handle(status int, h Handler) http.Handler {
 		} else {
 			r.Source = RemoteAddrSource(hr)
 		}
-		ctx, cancel := s.deadline(hr.Context(), start)
+		ctx, cancel := s.deadline(hr.Context(), start, budget)
 		v, err := s.serve(ctx, r, h)
 		cancel()
 		// A request over its account's limit is a 429 whatever else went wrong: nothing was

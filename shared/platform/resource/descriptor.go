@@ -33,7 +33,7 @@ type Descriptor struct {
 	Seals bool
 	// Timeout is the Timeout of Function in template.yaml when it is not DefaultTimeout (the
 	// template's Globals): every request of the family must be answered within it
-	// (api.Server.Budget).
+	// (api.Server.HandleWithin).
 	Timeout time.Duration
 	// Operations are the operations of the five that the family serves (OpCreate|OpGet);
 	// zero is all five. A request for one it lacks is answered as an unknown route is, and

@@ -124,7 +124,7 @@ func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Serves(e.op
 // Register adds every route of the family d (Routes) to mux, served with kit k: the one place a route is
 // added to a mux. A family that does not declare Seals gets a kit whose sealer refuses, so one
 // that seals without saying so fails its tests instead of its function in AWS. Every request
-// runs under the family's Budget (its function's timeout) unless s sets its own.
+// runs under the family's Budget (its function's timeout) unless s sets its own (Server.Budget).
 func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	if d.Serve.handlers == nil {
 		panic("resource: the descriptor of " + d.Path + " has no Serve")
@@ -134,14 +134,10 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 		unsealed.Seal = seal.Unavailable(d.Path + " keeps no secrets (its Descriptor does not set Seals)")
 		k = &unsealed
 	}
-	budgeted := *s
-	if budgeted.Budget == 0 {
-		budgeted.Budget = d.Budget()
-	}
 	handlers := d.Serve.handlers(d, k)
 	for i, e := range d.allEndpoints() {
 		if d.serves(e) {
-			mux.Handle(e.method+" "+d.Path+e.pattern, budgeted.Handle(e.status, handlers[i]))
+			mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Budget(), e.status, handlers[i]))
 		}
 	}
 }
