@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/faults"
 	"tunnelapi/shared/testing/testkit"
@@ -74,8 +75,9 @@ func TestWorkerSurvivesFaults(t *testing.T) {
 	dir := rejectingPebble(t, 40)
 	dyn := &faults.DynamoDB{}
 	h := newHarness(t, func(w *certs.Worker) {
-		db, err := store.Open(context.Background(), store.Options{Table: w.DB.Table, Endpoint: testkit.Endpoint(t),
-			APIOptions: []func(*dynamodb.Options){dyn.Option}})
+		o := testkit.Config(t, config.LoadCertWorker).StoreOptions()
+		o.Table, o.Endpoint, o.APIOptions = w.DB.Table, testkit.Endpoint(t), []func(*dynamodb.Options){dyn.Option}
+		db, err := store.Open(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
