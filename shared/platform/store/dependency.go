@@ -108,13 +108,24 @@ func isAnswer(err error) bool {
 	return ae.ErrorFault() == smithy.FaultClient
 }
 
-// classify turns the final error of a call into a *DependencyError when it is not an answer.
+// conditionRefusals are the answers a write's earlier attempt can cause by having been applied:
+// the retry finds the item that attempt wrote and fails the condition it was written under.
+var conditionRefusals = map[string]bool{"ConditionalCheckFailedException": true, "TransactionCanceledException": true}
+
+// classify turns the final error of a call into a *DependencyError when it is not an answer, or
+// when it is a refused condition after an attempt that may have been applied: that refusal may
+// be the call's own write seen again, so what it did is unknown.
 func classify(err error, rec *callRecord) error {
-	if err == nil || isAnswer(err) {
-		return err
+	if err == nil {
+		return nil
 	}
 	op, _ := rec.op.Load().(string)
-	return &DependencyError{Op: op, Unknown: writes[op] && rec.maybeApplied.Load(), Err: err}
+	unknown := writes[op] && rec.maybeApplied.Load()
+	var ae smithy.APIError
+	if isAnswer(err) && !(unknown && errors.As(err, &ae) && conditionRefusals[ae.ErrorCode()]) {
+		return err
+	}
+	return &DependencyError{Op: op, Unknown: unknown, Err: err}
 }
 
 // dependencyMiddleware classifies every call's error (outermost) and bounds and records each of

@@ -314,6 +314,10 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 		setTable(&t.items[i], db.Table)
 	}
 	_, err = db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
+	var dep *DependencyError
+	if errors.As(err, &dep) {
+		return err // a cancellation after an attempt that may have applied is no answer (classify)
+	}
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
 		c := &CanceledError{}

@@ -49,6 +49,14 @@ func TestModelHoldsTheRules(t *testing.T) {
 			opStep{input{op: "get", kind: ipPolicyRule, id: "ipr_1"}, output{outcome: notFound}}), porcupine.Ok},
 		{"a rule refused in a deleted policy", sequential(policy, dropPolicy,
 			opStep{rule.in, output{outcome: refused}}), porcupine.Ok},
+		// A create answered from its key's record on its first request: an attempt of that same
+		// request committed (the table applied a write whose answer failed).
+		{"a first create answered replayed", sequential(opStep{policy.in, output{outcome: ok, id: "ipp_1", replayed: true}},
+			opStep{input{op: "get", kind: ipPolicy, id: "ipp_1"}, output{outcome: ok, value: "p"}}), porcupine.Ok},
+		{"a replayed create naming another resource than its key made", sequential(policy,
+			opStep{policy.in, output{outcome: ok, id: "ipp_2", replayed: true}}), porcupine.Illegal},
+		{"a create replayed twice", sequential(opStep{policy.in, output{outcome: ok, id: "ipp_1", replayed: true}},
+			opStep{policy.in, output{outcome: ok, id: "ipp_1", replayed: true}}), porcupine.Ok},
 	} {
 		if got := porcupine.CheckOperations(model.ToModel(), c.ops); got != (c.want == porcupine.Ok) {
 			t.Errorf("%s: linearizable %v, want %v", c.name, got, c.want == porcupine.Ok)

@@ -194,12 +194,15 @@ func step(s modelState, in input, out output) []modelState {
 		_, bound := s.keys[in.key]
 		switch out.outcome {
 		case ok:
-			if out.replayed {
+			if out.replayed && bound {
 				if s.keys[in.key] != out.id {
 					return nil
 				}
 				return same
 			}
+			// Replayed with its key unbound: the request's own earlier attempt committed (the
+			// table applied a write whose answer failed) and the server read that back, so this
+			// request made the resource, as an unreplayed create does.
 			if bound || s.issued(out.id) || out.id != in.id || !s.allowed(in) {
 				return nil
 			}
