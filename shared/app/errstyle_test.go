@@ -6,21 +6,15 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// notYetOneStyle are the files still wrapping errors with their package's name in place rather
-// than with a deferred derrors.Wrap; each is to be converted, and leaves this list when it is.
-var notYetOneStyle = []string{}
-
 // Errors are wrapped one way (the derrors package doc): a function names its operation in a
 // deferred derrors.Wrap, so no fmt.Errorf with %w outside derrors starts with its package's name
 // ("store: …", "store.Commit: …").
 func TestErrorsAreWrappedOneWay(t *testing.T) {
-	found := map[string]bool{}
 	for _, dir := range []string{"shared", "functions", "infra"} {
 		filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -54,19 +48,11 @@ func TestErrorsAreWrappedOneWay(t *testing.T) {
 				}
 				format, _ := strconv.Unquote(lit.Value)
 				if strings.Contains(format, "%w") && (strings.HasPrefix(format, pkg+": ") || strings.HasPrefix(format, pkg+".")) {
-					found[rel] = true
-					if !slices.Contains(notYetOneStyle, rel) {
-						t.Errorf("%s: fmt.Errorf(%q) names its package in place: name the operation with a deferred derrors.Wrap at the function's top", fset.Position(call.Pos()), format)
-					}
+					t.Errorf("%s: fmt.Errorf(%q) names its package in place: name the operation with a deferred derrors.Wrap at the function's top", fset.Position(call.Pos()), format)
 				}
 				return true
 			})
 			return nil
 		})
-	}
-	for _, rel := range notYetOneStyle {
-		if !found[rel] {
-			t.Errorf("%s wraps errors one way now: take it off notYetOneStyle", rel)
-		}
 	}
 }
