@@ -25,32 +25,6 @@ var (
 	clients    = flag.Int("chaos.clients", 8, "concurrent clients per history")
 )
 
-// faultClass is one kind of weather between the service and DynamoDB.
-type faultClass struct {
-	name  string
-	apply func(t *testing.T, f *faulty)
-}
-
-func toxic(typ, stream string, toxicity float32, attrs map[string]any) func(t *testing.T, f *faulty) {
-	return func(t *testing.T, f *faulty) {
-		f.proxy.Add(t, faults.Toxic{Type: typ, Stream: stream, Toxicity: toxicity, Attributes: attrs})
-	}
-}
-
-// faultClasses: toxics apply to a fraction (toxicity) of the connections the SDK opens; a
-// connection a toxic broke is replaced by a new one, which may draw the toxic again.
-var faultClasses = []faultClass{
-	{"latency", toxic("latency", "downstream", 1, map[string]any{"latency": 30, "jitter": 30})},
-	{"held", toxic("timeout", "upstream", 0.1, map[string]any{"timeout": 0})},
-	{"reset-before-request", toxic("reset_peer", "upstream", 0.15, map[string]any{"timeout": 0})},
-	{"reset-after-request", toxic("reset_peer", "downstream", 0.15, map[string]any{"timeout": 0})},
-	{"response-cut", toxic("limit_data", "downstream", 0.15, map[string]any{"bytes": 400})},
-	{"slow-bandwidth", toxic("bandwidth", "downstream", 0.5, map[string]any{"rate": 64})},
-	{"dynamodb-errors", func(t *testing.T, f *faulty) {
-		f.dyn.Set(0.1, faults.Throttle, faults.InternalBefore, faults.InternalAfter, faults.TxConflict)
-	}},
-}
-
 // check runs porcupine on h; a history that is not linearizable is written out as porcupine's
 // visualization, whose path the failure names.
 func check(t *testing.T, name string, ops []porcupine.Operation) porcupine.CheckResult {
@@ -74,20 +48,20 @@ func check(t *testing.T, name string, ops []porcupine.Operation) porcupine.Check
 // request runs past its deadline; and the audit log holds exactly one event per committed
 // mutation and none for one that did not commit.
 func TestLinearizableUnderFaults(t *testing.T) {
-	for _, fc := range faultClasses {
-		t.Run(fc.name, func(t *testing.T) {
+	for _, fc := range faults.Classes {
+		t.Run(fc.Name, func(t *testing.T) {
 			f := newFaulty(t)
 			var total, lost atomic.Int64
 			tally := map[string]int{}
 			for i := 0; i < *histories; i++ {
 				acct := f.stack.NewAccount(t)
 				h := newHistory(f, acct)
-				fc.apply(t, f)
+				fc.Apply(t, f.dyn, f.proxy)
 				h.record(*clients, *operations)
 				for _, d := range h.dishonest {
 					t.Errorf("history %d: %s", i, d)
 				}
-				if res := check(t, fmt.Sprintf("%s-%d", fc.name, i), h.ops); res != porcupine.Ok {
+				if res := check(t, fmt.Sprintf("%s-%d", fc.Name, i), h.ops); res != porcupine.Ok {
 					t.Errorf("history %d of %d operations is %s", i, len(h.ops), res)
 				}
 				checkAudit(t, h)
@@ -114,7 +88,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 				parts = append(parts, fmt.Sprintf("%s:%d", k, tally[k]))
 			}
 			t.Logf("%s: %d histories, %d operations by %d clients, %d with unknown outcome; toxics %d, DynamoDB failures %v; answers %s",
-				fc.name, *histories, total.Load(), *clients, lost.Load(), f.proxy.Added(), f.dyn.Injected(), strings.Join(parts, " "))
+				fc.Name, *histories, total.Load(), *clients, lost.Load(), f.proxy.Added(), f.dyn.Injected(), strings.Join(parts, " "))
 		})
 	}
 }

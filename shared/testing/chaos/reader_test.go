@@ -8,6 +8,7 @@ import (
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/config"
@@ -32,7 +33,9 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 	sqsProxy := faults.NewProxy(t, "sqs", os.Getenv("SQS_ENDPOINT"))
 	cfg := testkit.Config(t, config.LoadHTTP).AWSConfig()
 	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
-	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg})
+	dyn := &faults.DynamoDB{}
+	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg,
+		APIOptions: []func(*dynamodb.Options){dyn.Option}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,20 +49,16 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	a := s.NewAccount(t)
-	for _, fc := range faultClasses[:len(faultClasses)-1] {
-		for _, p := range []*faults.Proxy{ddb, sqsProxy} {
-			f := &faulty{proxy: p, dyn: &faults.DynamoDB{}}
-			fc.apply(t, f)
-		}
+	for _, fc := range faults.Classes {
+		fc.Harsh(0.3).Apply(t, dyn, ddb, sqsProxy)
 		for i := 0; i < 10; i++ {
-			a.Do(t, "POST", "/api_keys", map[string]any{"description": fc.name}).Expect(t, http.StatusCreated)
+			a.Do(t, "POST", "/api_keys", map[string]any{"description": fc.Name}).Expect(t, http.StatusCreated)
 		}
 		time.Sleep(time.Second)
-		ddb.Clear()
-		sqsProxy.Clear()
+		faults.Heal(dyn, ddb, sqsProxy)
 		select {
 		case err := <-done:
-			t.Fatalf("the reader stopped under %s: %v", fc.name, err)
+			t.Fatalf("the reader stopped under %s: %v", fc.Name, err)
 		default:
 		}
 	}
@@ -80,5 +79,5 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 			t.Errorf("committed event %s never arrived", id)
 		}
 	}
-	t.Logf("%d committed events under %d fault classes all arrived; %d repeated deliveries, dropped by a deduping sink", len(want), len(faultClasses)-1, dups)
+	t.Logf("%d committed events under %d fault classes all arrived; %d repeated deliveries, dropped by a deduping sink; toxics %d+%d, DynamoDB failures %v", len(want), len(faults.Classes), dups, ddb.Added(), sqsProxy.Added(), dyn.Injected())
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/config"
@@ -40,7 +41,9 @@ func TestEventWorkerSurvivesFaults(t *testing.T) {
 	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
 	cfg := c.AWSConfig()
 	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
-	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg})
+	dyn := &faults.DynamoDB{}
+	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg,
+		APIOptions: []func(*dynamodb.Options){dyn.Option}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +66,14 @@ func TestEventWorkerSurvivesFaults(t *testing.T) {
 		"destination_ids": []string{dest}}).Expect(t, 201)
 
 	created := 0
-	for _, fc := range faultClasses[:len(faultClasses)-1] {
-		for _, p := range []*faults.Proxy{ddb, sqsProxy} {
-			fc.apply(t, &faulty{proxy: p})
-		}
+	for _, fc := range faults.Classes {
+		fc.Harsh(0.3).Apply(t, dyn, ddb, sqsProxy)
 		for i := 0; i < 8; i++ {
-			a.Do(t, "POST", "/api_keys", map[string]any{"description": fc.name}).Expect(t, 201)
+			a.Do(t, "POST", "/api_keys", map[string]any{"description": fc.Name}).Expect(t, 201)
 			created++
 		}
 		time.Sleep(2 * time.Second)
-		ddb.Clear()
-		sqsProxy.Clear()
+		faults.Heal(dyn, ddb, sqsProxy)
 	}
 	want := map[string]bool{}
 	for _, it := range a.AuditLog(t) {
@@ -113,5 +113,5 @@ func TestEventWorkerSurvivesFaults(t *testing.T) {
 	if dead := s.Queues.Drain(t, s.Queues.DLQ, 200*time.Millisecond); len(dead) > 0 {
 		t.Errorf("%d events went to the dead-letter queue", len(dead))
 	}
-	t.Logf("%d events under %d fault classes all reached the sink; %d repeated deliveries, dropped by its dedupe on event id", len(want), len(faultClasses)-1, dups)
+	t.Logf("%d events under %d fault classes all reached the sink; %d repeated deliveries, dropped by its dedupe on event id; toxics %d+%d, DynamoDB failures %v", len(want), len(faults.Classes), dups, ddb.Added(), sqsProxy.Added(), dyn.Injected())
 }

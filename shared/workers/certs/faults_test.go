@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/faults"
 	"tunnelapi/shared/testing/testkit"
@@ -67,40 +69,60 @@ func rejectingPebble(t *testing.T, percent int) string {
 	}
 }
 
-// The certificate worker survives an ACME server that rejects 40% of its nonces and a table
-// that throttles, fails and conflicts on a quarter of its calls (applying some it then reports as
-// failed): every domain gets its certificate, and exactly one.
+// The certificate worker survives an ACME server that rejects 40% of its nonces while every
+// fault class of package faults is on, one after another, between it and DynamoDB and SQS (two
+// domains' policies are set under each, and the class lasts until their certificates are
+// issued or 10 s have passed): once the weather is fine, every domain has its certificate, and
+// exactly one.
 func TestWorkerSurvivesFaults(t *testing.T) {
 	needACME(t)
 	dir := rejectingPebble(t, 40)
 	dyn := &faults.DynamoDB{}
+	ddb := faults.NewProxy(t, "dynamodb-certs", testkit.Endpoint(t))
+	sqsProxy := faults.NewProxy(t, "sqs-certs", os.Getenv("SQS_ENDPOINT"))
 	h := newHarness(t, func(w *certs.Worker) {
-		o := testkit.Config(t, config.LoadCertWorker).StoreOptions()
-		o.Table, o.Endpoint, o.APIOptions = w.DB.Table, testkit.Endpoint(t), []func(*dynamodb.Options){dyn.Option}
+		c := testkit.Config(t, config.LoadCertWorker)
+		cfg := c.AWSConfig()
+		// A connection per attempt, so that a toxic's toxicity is the fraction of attempts it meets.
+		cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
+		o := c.StoreOptions()
+		o.Table, o.Endpoint, o.Config, o.APIOptions = w.DB.Table, ddb.URL, &cfg, []func(*dynamodb.Options){dyn.Option}
 		db, err := store.Open(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.DB, w.Issuer.DB, w.Issuer.Directory = db, db, dir
+		w.SQS = queue.NewClient(cfg, sqsProxy.URL)
 	})
 	var domains []string
-	for i := 0; i < 3; i++ {
-		_, id, _ := h.domainWithCNAME(t, fmt.Sprintf("faults%d", i))
-		domains = append(domains, id)
-	}
-	dyn.Set(0.25, faults.Throttle, faults.InternalBefore, faults.InternalAfter, faults.TxConflict)
-	for _, id := range domains {
-		h.a.Do(t, "PATCH", "/reserved_domains/"+id, withPolicy).Expect(t, http.StatusOK)
+	for _, fc := range faults.Classes {
+		fc = fc.Harsh(0.3)
+		batch := make([]string, 2)
+		for i := range batch {
+			_, batch[i], _ = h.domainWithCNAME(t, "faults")
+		}
+		fc.Apply(t, dyn, ddb, sqsProxy)
+		for _, id := range batch {
+			h.a.Do(t, "PATCH", "/reserved_domains/"+id, withPolicy).Expect(t, http.StatusOK)
+		}
+		// The weather lasts until the jobs are done or a held connection has stalled one a while.
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if issued(h.a.Do(t, "GET", "/reserved_domains/"+batch[0], nil).Expect(t, http.StatusOK)) &&
+				issued(h.a.Do(t, "GET", "/reserved_domains/"+batch[1], nil).Expect(t, http.StatusOK)) {
+				break
+			}
+		}
+		faults.Heal(dyn, ddb, sqsProxy)
+		domains = append(domains, batch...)
 	}
 	certsByDomain := map[string]bool{}
 	for _, id := range domains {
 		d := h.waitFor(t, "/reserved_domains/"+id, 90*time.Second, issued)
 		certsByDomain[d["certificate"].(map[string]any)["id"].(string)] = true
 	}
-	dyn.Set(0)
 	list := h.a.Do(t, "GET", "/tls_certificates", nil).Expect(t, http.StatusOK)
 	if n := len(list["tls_certificates"].([]any)); n != len(domains) || len(certsByDomain) != len(domains) {
 		t.Fatalf("%d certificates in the account, %d distinct on %d domains: want one each", n, len(certsByDomain), len(domains))
 	}
-	t.Logf("%d domains issued once each; DynamoDB failures injected %v", len(domains), dyn.Injected())
+	t.Logf("%d domains under %d fault classes issued once each; toxics %d+%d, DynamoDB failures %v", len(domains), len(faults.Classes), ddb.Added(), sqsProxy.Added(), dyn.Injected())
 }
