@@ -3,9 +3,7 @@ package cost_test
 import (
 	"context"
 	"net/http"
-	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,14 +14,11 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"tunnelapi/infra/cost"
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/config"
-	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
-	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
@@ -109,25 +104,15 @@ func (r *workerRun) drain(tb testing.TB, batch int32, timeout time.Duration, don
 // batches of 10 as the template's trigger takes them. The mutation that made the event is a
 // row of its own.
 func deliveredEvent(b *testing.B, events int) cost.Usage {
-	s := testkit.StartWithEvents(b, app.Families...)
-	if s.Queues == nil {
-		b.Skip("no SQS emulator")
-	}
-	st := standin.Start()
-	b.Cleanup(st.Close)
-	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
-	akid, secret := "AKIA"+strings.ToUpper(ids.RandomBase62(16)), ids.RandomBase62(40)
-	st.Creds.Add(akid, secret, "", time.Time{})
+	k := testkit.StartSinks(b)
+	s, st := k.Stack, k.Stand
 	m := &meter{Client: s.DB.Client}
 	db := &store.DB{Client: m, Table: s.DB.Table}
 	sealer := &countingSealer{Sealer: s.Deps.Kit.Seal}
-	c := testkit.Config(b, config.LoadEventWorker)
-	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
-	w := delivery.New(db, s.Queues.Client, sealer, c.AWSConfig(), c)
+	w := delivery.New(db, s.Queues.Client, sealer, k.Worker.AWSConfig(), k.Worker)
 	w.Log, w.Metrics = testkit.Logger(), testkit.Metrics()
 	a := s.NewAccount(b)
-	target := map[string]any{"kinesis": map[string]any{"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/cost",
-		"auth": map[string]any{"creds": map[string]any{"aws_access_key_id": akid, "aws_secret_access_key": secret}}}}
+	target := k.KinesisTarget("cost")
 	dest := a.Do(b, "POST", "/event_destinations", map[string]any{"target": target}).Expect(b, http.StatusCreated)["id"].(string)
 	a.Do(b, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "api_key_created.v0"}},
 		"destination_ids": []string{dest}}).Expect(b, http.StatusCreated)

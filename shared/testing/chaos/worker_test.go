@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,13 +11,9 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/config"
-	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/faults"
-	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
 )
@@ -28,17 +23,11 @@ import (
 // by event id) has every created key's event, none other, and nothing went to the dead-letter
 // queue.
 func TestEventWorkerSurvivesFaults(t *testing.T) {
-	s := testkit.StartWithEvents(t, app.Families...)
-	if s.Queues == nil {
-		t.Skip("no SQS emulator")
-	}
-	st := standin.Start()
-	t.Cleanup(st.Close)
-	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
+	k := testkit.StartSinks(t)
+	s, st := k.Stack, k.Stand
 	ddb := faults.NewProxy(t, "dynamodb-worker", testkit.Endpoint(t))
 	sqsProxy := faults.NewProxy(t, "sqs-worker", os.Getenv("SQS_ENDPOINT"))
-	c := testkit.Config(t, config.LoadEventWorker)
-	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
+	c := k.Worker
 	cfg := c.AWSConfig()
 	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
 	dyn := &faults.DynamoDB{}
@@ -57,11 +46,7 @@ func TestEventWorkerSurvivesFaults(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 
 	a := s.NewAccount(t)
-	akid, secret := "AKIA"+strings.ToUpper(ids.RandomBase62(16)), ids.RandomBase62(40)
-	st.Creds.Add(akid, secret, "", time.Time{})
-	dest := a.Do(t, "POST", "/event_destinations", map[string]any{"target": map[string]any{"kinesis": map[string]any{
-		"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/chaos",
-		"auth":       map[string]any{"creds": map[string]any{"aws_access_key_id": akid, "aws_secret_access_key": secret}}}}}).Expect(t, 201)["id"].(string)
+	dest := a.Do(t, "POST", "/event_destinations", map[string]any{"target": k.KinesisTarget("chaos")}).Expect(t, 201)["id"].(string)
 	a.Do(t, "POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "api_key_created.v0"}},
 		"destination_ids": []string{dest}}).Expect(t, 201)
 

@@ -15,7 +15,6 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/audit"
-	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/testing/standin"
@@ -313,19 +312,15 @@ func TestOutboxItemsExpireByTTL(t *testing.T) {
 // The worker reports exactly the messages it could not process; poison goes to the DLQ with a
 // reason; an event that keeps failing goes there too at its last attempt.
 func TestPartialBatchFailures(t *testing.T) {
-	s := testkit.StartWithEvents(t, app.Families...)
-	if s.Queues == nil {
-		t.Skip("no SQS emulator")
-	}
+	k := testkit.StartSinks(t)
+	s := k.Stack
 	a, b := s.NewAccount(t), s.NewAccount(t)
-	st := standin.Start()
-	defer st.Close()
 	d := a.Do(t, "POST", "/event_destinations", map[string]any{"target": map[string]any{"kinesis": map[string]any{
 		"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/x", "auth": roleAuth()}}}).Expect(t, 201)["id"].(string)
 	subscribe(t, a, []string{"api_key_created.v0"}, d)
 	// Fan-out cannot enqueue: its queue does not exist. The DLQ works.
-	c := testkit.Config(t, config.LoadEventWorker)
-	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events+"-missing", s.Queues.DLQ, st.Endpoints()
+	c := k.Worker
+	c.QueueURL += "-missing"
 	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, c.AWSConfig(), c)
 	w.Log = testkit.Logger()
 	w.MaxAttempts = 3

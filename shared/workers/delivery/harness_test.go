@@ -3,13 +3,10 @@ package delivery_test
 import (
 	"context"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/testing/standin"
 	"tunnelapi/shared/testing/testkit"
@@ -30,17 +27,9 @@ const region = "us-east-1"
 // newHarness starts the pipeline; tune adjusts the worker before it starts polling.
 func newHarness(t testing.TB, tune func(w *delivery.Worker)) *harness {
 	t.Helper()
-	s := testkit.StartWithEvents(t, app.Families...)
-	if s.Queues == nil {
-		t.Skip("no SQS emulator")
-	}
-	st := standin.Start()
-	t.Cleanup(st.Close)
-	// The worker's own credentials, which sign its STS calls.
-	st.Creds.Add(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "", time.Time{})
-	c := testkit.Config(t, config.LoadEventWorker)
-	c.QueueURL, c.DLQURL, c.Sinks = s.Queues.Events, s.Queues.DLQ, st.Endpoints()
-	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, c.AWSConfig(), c)
+	k := testkit.StartSinks(t)
+	s, st := k.Stack, k.Stand
+	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, k.Worker.AWSConfig(), k.Worker)
 	w.Log = testkit.Logger()
 	w.Backoff = time.Second
 	w.MaxAttempts = 3
