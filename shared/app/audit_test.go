@@ -27,7 +27,7 @@ func TestAuditEventsOfAccessBackendsAndEndpoints(t *testing.T) {
 		{"/backends/http_response", "http_response_backend", map[string]any{"status_code": 503}, map[string]any{"body": "b"}},
 		{"/backends/failover", "failover_backend", map[string]any{"backends": []string{child}}, map[string]any{"backends": []string{}}},
 		{"/backends/weighted", "weighted_backend", map[string]any{"backends": map[string]int{child: 1}}, map[string]any{"backends": map[string]int{}}},
-		{"/endpoints", "endpoint", map[string]any{"url": "https://audit.example.com", "traffic_policy": "on_http_request: []"}, map[string]any{"metadata": "m"}},
+		{"/endpoints", "endpoint", map[string]any{"url": "https://audit.internal", "traffic_policy": "on_http_request: []"}, map[string]any{"metadata": "m"}},
 	}
 	want := map[string]int{}
 	for _, st := range steps {

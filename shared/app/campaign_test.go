@@ -39,17 +39,21 @@ type campaignInput struct {
 
 const someKey = "ak_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc"
 
-// prerequisites are create bodies of the collections campaign inputs need.
-var prerequisites = map[string]string{
-	"/endpoints":   `{"url":"https://patched.example.com","traffic_policy":"on_http_request: []"}`,
-	"/credentials": `{"acl":["bind:x.example.com"]}`,
+// prerequisite is the create body of the collection at path that campaign inputs need; an
+// endpoint is one label under parent, a wildcard the account has reserved.
+func prerequisite(path, parent string) string {
+	return map[string]string{
+		"/endpoints":   `{"url":"https://patched.` + parent + `","traffic_policy":"on_http_request: []"}`,
+		"/credentials": `{"acl":["bind:x.example.com"]}`,
+	}[path]
 }
 
 // campaign lists the inputs the campaign reported, each with its answer: the CPU-heavy
 // policies, the items too large to store, long id lists, what strict decoding refuses,
 // non-canonical paths, two Authorization headers and malformed filters get their 4xx naming
-// the field; the large valid documents are stored (201 or 200), never a 5xx.
-func campaign() []campaignInput {
+// the field; the large valid documents are stored (201 or 200), never a 5xx. Its endpoints are
+// one label under parent, a wildcard the account has reserved.
+func campaign(parent string) []campaignInput {
 	nested := strings.Repeat("[", 246) + "1" + strings.Repeat("]", 246)
 	celPolicy := `{"on_http_request":[{"expressions":["size(` + nested + `) > 0","size(` + nested + `) > 0"],"actions":[{"type":"deny"}]}]}`
 	var celLarge string
@@ -67,7 +71,7 @@ func campaign() []campaignInput {
 		policyIDs[i] = "ipp_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc"
 	}
 	endpoint := func(host, policy string) string {
-		return `{"url":"https://` + host + `.example.com","traffic_policy":` + quote(policy) + `}`
+		return `{"url":"https://` + host + `.` + parent + `","traffic_policy":` + quote(policy) + `}`
 	}
 	policy := func(p string) string { return `{"traffic_policy":` + quote(p) + `}` }
 	html152 := policytest.CustomResponse(policytest.HTMLPage(152 << 10))
@@ -177,11 +181,12 @@ func campaignLarge() bool { return os.Getenv("CAMPAIGN") == "large" }
 // every adversarial policy on both policy routes, bodies over the size cap and more path forms.
 func TestCampaign(t *testing.T) {
 	_, a := testkit.AppAccount(t)
+	parent, _ := a.ReserveWildcard(t)
 	t.Run("reported inputs", func(t *testing.T) {
-		for _, c := range campaign() {
+		for _, c := range campaign(parent) {
 			t.Run(c.name, func(t *testing.T) {
 				if c.needs != "" {
-					created := a.Do(t, "POST", c.needs, prerequisites[c.needs]).Expect(t, http.StatusCreated)
+					created := a.Do(t, "POST", c.needs, prerequisite(c.needs, parent)).Expect(t, http.StatusCreated)
 					c.pathValue = created["id"].(string)
 					defer func() { a.Do(t, "DELETE", c.needs+"/"+c.pathValue, nil).Expect(t, http.StatusNoContent) }()
 				}
@@ -257,10 +262,10 @@ func TestCampaign(t *testing.T) {
 		return
 	}
 	t.Run("adversarial policies on both policy routes", func(t *testing.T) {
-		ep := a.Do(t, "POST", "/endpoints", prerequisites["/endpoints"]).Expect(t, http.StatusCreated)["id"].(string)
+		ep := a.Do(t, "POST", "/endpoints", prerequisite("/endpoints", parent)).Expect(t, http.StatusCreated)["id"].(string)
 		for i, c := range policytest.Cases() {
 			for _, req := range []struct{ route, pathValue, body string }{
-				{"POST /endpoints", "", `{"url":"https://adversarial-` + fmt.Sprint(i) + `.example.com","traffic_policy":` + quote(c.Doc) + `}`},
+				{"POST /endpoints", "", `{"url":"https://adversarial-` + fmt.Sprint(i) + `.` + parent + `","traffic_policy":` + quote(c.Doc) + `}`},
 				{"PATCH /endpoints/{id}", ep, `{"traffic_policy":` + quote(c.Doc) + `}`},
 			} {
 				res := send(t, a, req.route, req.pathValue, "", req.body, 0)

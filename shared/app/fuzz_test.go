@@ -55,7 +55,8 @@ func FuzzAllRoutes(f *testing.F) {
 		trick                  uint8
 	}
 	expect := map[input]campaignInput{}
-	for _, c := range campaign() {
+	parent := testkit.UniqueName("campaign", "example.com")
+	for _, c := range campaign(parent) {
 		if c.needs != "" {
 			continue // its path value is a resource the table test creates first
 		}
@@ -72,6 +73,7 @@ func FuzzAllRoutes(f *testing.F) {
 		if s == nil {
 			s = testkit.App(t)
 			a = s.NewAccount(t)
+			a.ReserveWildcardOver(t, parent)
 		}
 		r := int(route) % len(routes)
 		res := send(t, a, routes[r], pathValue, query, body, trick)

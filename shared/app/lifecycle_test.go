@@ -49,7 +49,11 @@ var lifecycles = []testkit.LifecycleSpec{
 	{Name: "ip restriction", Path: "/ip_restrictions", Create: func(t *testing.T, a *testkit.Account) any {
 		return map[string]any{"type": "dashboard", "enforced": true, "ip_policy_ids": []string{created(t, a, "/ip_policies", map[string]any{})}}
 	}, Echo: map[string]func(map[string]any) any{"ip_policy_ids": testkit.EchoRefs("ip_policies")}},
-	{Name: "cloud endpoint", Path: "/endpoints", Create: body(map[string]any{"type": "cloud", "url": "https://lifecycle.example.com",
+	{Name: "cloud endpoint under a reserved wildcard", Path: "/endpoints", Create: func(t *testing.T, a *testkit.Account) any {
+		parent, _ := a.ReserveWildcard(t)
+		return map[string]any{"type": "cloud", "url": "https://lifecycle." + parent, "traffic_policy": "on_http_request:\n  - actions:\n      - type: deny\n"}
+	}},
+	{Name: "internal cloud endpoint", Path: "/endpoints", Create: body(map[string]any{"type": "cloud", "url": "https://lifecycle.internal",
 		"traffic_policy": "on_http_request:\n  - actions:\n      - type: deny\n"})},
 	{Name: "cloud endpoint on a reserved domain", Path: "/endpoints", Create: func(t *testing.T, a *testkit.Account) any {
 		name, _ := a.ReserveDomain(t)

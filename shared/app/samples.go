@@ -107,6 +107,7 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 		cert, _, err := selfSigned(true)
 		return map[string]string{"{{ca_pem}}": cert}, err
 	},
+	"endpoints":             reservedDomain,
 	"reserved_domains":      uniqueDomain,
 	"agent_ingresses":       uniqueDomain,
 	"ssh_user_certificates": sshSetup,
@@ -145,6 +146,19 @@ func vaultSetup(ctx context.Context, create Creator) (map[string]string, error) 
 // may share a table.
 func uniqueDomain(context.Context, Creator) (map[string]string, error) {
 	return map[string]string{"{{domain}}": fmt.Sprintf("sample-%d.example.com", time.Now().UnixNano())}, nil
+}
+
+// reservedDomain reserves a fresh {{domain}} for samples that serve on it: a public
+// endpoint's host is a reserved domain of its account.
+func reservedDomain(ctx context.Context, create Creator) (map[string]string, error) {
+	vars, err := uniqueDomain(ctx, create)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := create(ctx, "/reserved_domains", map[string]any{"domain": vars["{{domain}}"], "description": "for samples"}); err != nil {
+		return nil, err
+	}
+	return vars, nil
 }
 
 // edgeSetup makes what edge samples refer to: a reservation to serve on (a fresh domain, made

@@ -79,8 +79,9 @@ func sampleForms(t *testing.T, a *testkit.Account) []sampleForm {
 	return out
 }
 
-// cloudEndpointMembers are the members the platform returns for a cloud endpoint, besides
-// description and metadata when set and domain when the URL is on a reserved domain.
+// cloudEndpointMembers are the members the platform returns for every cloud endpoint, besides
+// description and metadata when set, domain when the URL's host is on a reserved domain (every
+// public http, https and tls endpoint's is) and tcp_addr when it is a reserved address.
 var cloudEndpointMembers = []string{"id", "uri", "created_at", "updated_at", "type", "url", "public_url", "proto",
 	"hostport", "bindings", "pooling_enabled", "traffic_policy"}
 
@@ -128,7 +129,8 @@ func TestResponseShapes(t *testing.T) {
 				}
 				if form.Path == "/endpoints" {
 					keys := slices.Sorted(maps.Keys(v))
-					want := slices.Clone(cloudEndpointMembers)
+					// The sample's URL is public, on the domain its setup reserved.
+					want := append(slices.Clone(cloudEndpointMembers), "domain")
 					if description != "" {
 						want = append(want, "description")
 					}

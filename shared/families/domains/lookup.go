@@ -2,6 +2,7 @@ package domains
 
 import (
 	"context"
+	"strings"
 
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/resource"
@@ -22,6 +23,12 @@ type Reservations struct {
 	// Domain is the id of the account's reserved domain the host is on: the reservation of the
 	// host itself, else of the wildcard over its parent; "" when there is none.
 	Domain string
+	// Elsewhere reports that another account holds the host's name or the wildcard over it
+	// (and so this account holds neither: a wildcard and the names it covers have one holder).
+	Elsewhere bool
+	// Wider is, for a wildcard host *.x.P, the account's reservation of *.P: it covers the names
+	// one label under P, so not the wildcard host, which must be reserved exactly; "" otherwise.
+	Wider string
 	// Addr holds the URL's host:port when it is a reserved address, of whichever account (the
 	// caller refuses another account's); zero when it is not, or when no address was looked up.
 	Addr Holder
@@ -44,16 +51,29 @@ func Known(m *resource.Mutation) DB { return guards.On(m) }
 
 // LookupKeys are the items Lookup reads for host and, when it is not "", the address addr
 // (host:port of a tcp URL): the guards of the reservation of host itself, of the wildcard over
-// its parent and of the address.
+// its parent (for a wildcard host, the wildcard one level up) and of the address.
 func LookupKeys(host, addr string) []store.Key {
 	keys := []store.Key{nameGuardKey(host)}
-	if w := wildcardOver(host); w != host {
+	if w := wildcardAbove(host); w != host {
 		keys = append(keys, nameGuardKey(w))
 	}
 	if addr != "" {
 		keys = append(keys, addrGuardKey(addr))
 	}
 	return keys
+}
+
+// wildcardAbove is the wildcard whose reservation decides whether host is on a domain: the
+// wildcard over it (wildcardOver) for a name, the one over its parent for a wildcard (*.P for
+// *.x.P); host itself when there is none.
+func wildcardAbove(host string) string {
+	if name, ok := strings.CutPrefix(host, "*."); ok {
+		if w := wildcardOver(name); w != name {
+			return w
+		}
+		return host
+	}
+	return wildcardOver(host)
 }
 
 // Lookup returns the reservations of account an endpoint on host (and, when not "", on the
@@ -66,6 +86,7 @@ func Lookup(ctx context.Context, db DB, account, host, addr string) (_ Reservati
 		return Reservations{}, err
 	}
 	var out Reservations
+	wildcard := strings.HasPrefix(host, "*.")
 	for i, raw := range items {
 		if raw == nil {
 			continue
@@ -77,9 +98,19 @@ func Lookup(ctx context.Context, db DB, account, host, addr string) (_ Reservati
 		switch {
 		case addr != "" && keys[i] == addrGuardKey(addr):
 			out.Addr = Holder{AccountID: g.AccountID, ID: g.ID}
-		case g.AccountID == account && out.Domain == "":
+		case wildcard && i > 0:
+			// The wildcard above a wildcard host: its own account's only is worth telling.
+			if g.AccountID == account {
+				out.Wider = g.ID
+			}
+		case g.AccountID != account:
+			out.Elsewhere = true
+		case out.Domain == "":
 			out.Domain = g.ID
 		}
+	}
+	if out.Domain != "" {
+		out.Elsewhere = false
 	}
 	return out, nil
 }

@@ -278,7 +278,8 @@ func TestReservedDomainCertificate(t *testing.T) {
 }
 
 // A cloud endpoint on a reserved domain (or under a reserved wildcard) of its account carries
-// the domain's ref, and the domain cannot be deleted while the endpoint exists (446).
+// the domain's ref, and the domain cannot be deleted while the endpoint exists (446); another
+// account's public endpoint on the domain is refused (320).
 func TestEndpointsOnReservedDomains(t *testing.T) {
 	s, a, b := testkit.AppTwoAccounts(t)
 	host := testkit.UniqueName("api", "example.net")
@@ -297,16 +298,15 @@ func TestEndpointsOnReservedDomains(t *testing.T) {
 	if ref(e2) != w {
 		t.Fatalf("endpoint under *.%s: domain %v, want %s", wild, e2["domain"], w)
 	}
-	if e3 := ep(b, "https://"+host); ref(e3) != nil {
-		t.Fatalf("another account's endpoint got domain %v", e3["domain"])
-	}
+	b.Do(t, "POST", "/endpoints", map[string]any{"url": "https://" + host, "traffic_policy": "on_http_request: []"}).
+		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_320", "url")
 	a.Do(t, "DELETE", "/reserved_domains/"+d, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_446", "id")
 	// Moving the endpoint onto another domain, then off every domain, releases the one it
 	// leaves.
 	if moved := moveEndpoint(t, s, a, e1["id"].(string), "https://y."+wild); ref(moved) != w {
 		t.Fatalf("endpoint moved under *.%s: domain %v, want %s", wild, moved["domain"], w)
 	}
-	if moved := moveEndpoint(t, s, a, e1["id"].(string), "https://elsewhere.example.com"); moved["domain"] != nil {
+	if moved := moveEndpoint(t, s, a, e1["id"].(string), "https://elsewhere.internal", "bindings", []string{"internal"}); moved["domain"] != nil {
 		t.Fatalf("endpoint moved off the domain still has domain %v", moved["domain"])
 	}
 	a.Do(t, "DELETE", "/reserved_domains/"+d, nil).Expect(t, http.StatusNoContent)

@@ -19,14 +19,6 @@ import (
 // endpoint.
 const CodeCloudOnly = "ERR_NGROK_248"
 
-// Codes of tcp URLs, which must be reserved addresses of the endpoint's account.
-const (
-	// CodeAddrNotReserved is the refusal of a public tcp URL that is no reserved address.
-	CodeAddrNotReserved = "ERR_NGROK_307"
-	// CodeAddrOfAnotherAccount is the refusal of a tcp URL on an address another account reserved.
-	CodeAddrOfAnotherAccount = "ERR_NGROK_309"
-)
-
 // TypeCloud is the only endpoint type the API manages.
 const TypeCloud = "cloud"
 
@@ -236,9 +228,11 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 		repool(m, it, pooling)
 		it.PoolingEnabled = pooling
 	}
-	if !moved && in.Bindings != nil {
+	if !moved && in.Bindings != nil && checkPublic(it, u, domains.Reservations{}, "bindings") != nil {
 		// An endpoint staying on its URL comes to need a reservation only through new bindings.
-		if err := checkReserved(it, u, "bindings"); err != nil {
+		// One reserved since it was created counts: it is looked up in what the process knows,
+		// which a refusal confirms with a read before it is answered.
+		if err := reference(ctx, domains.Known(m), m, it, u, "bindings"); err != nil {
 			return err
 		}
 	}
@@ -256,44 +250,6 @@ func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resour
 	m.Repoint(&it.DomainID, "")
 	m.Repoint(&it.AddrID, "")
 	return nil
-}
-
-// reference points the endpoint (its bindings set) at the reservations of its account that u
-// is on (the reserved domain of its host and, for a tcp URL, the reserved address of its
-// host:port), looked up through db, dropping the references to those it was on, in the
-// endpoint's transaction. A reservation deleted meanwhile makes the whole mutation run again,
-// finding it gone then. An address another account reserved is refused (309), and a public tcp
-// URL that is no reservation of the account (307, checkReserved), both naming field.
-func reference(ctx context.Context, db domains.DB, m *resource.Mutation, it *Item, u URL, field string) error {
-	res, err := domains.Lookup(ctx, db, it.AccountID, u.Host, reservedAddr(u))
-	if err != nil {
-		return err
-	}
-	if res.Addr.AccountID != "" && res.Addr.AccountID != it.AccountID {
-		return api.BadRequest(CodeAddrOfAnotherAccount, field, "%s is an address reserved by another account", u.HostPort())
-	}
-	m.Repoint(&it.DomainID, res.Domain)
-	m.Repoint(&it.AddrID, res.Addr.ID)
-	return checkReserved(it, u, field)
-}
-
-// checkReserved refuses (307, naming field) a public endpoint on tcp URL u that is no reserved
-// address of its account: the service serves TCP only on the addresses it hands out, and only
-// to the account holding them. Internal and kubernetes bindings are not served on public
-// addresses, so they need none.
-func checkReserved(it *Item, u URL, field string) error {
-	if u.Scheme != "tcp" || it.AddrID != "" || !slices.Contains(it.Bindings, BindingPublic) {
-		return nil
-	}
-	return api.BadRequest(CodeAddrNotReserved, field, "%s is not a reserved address of this account: a public tcp endpoint must be on one; reserve one with POST /reserved_addrs and use its addr (tcp://<addr>)", u.HostPort())
-}
-
-// reservedAddr is the address u may be a reservation of: a tcp URL's host:port, else "".
-func reservedAddr(u URL) string {
-	if u.Scheme != "tcp" {
-		return ""
-	}
-	return u.HostPort()
 }
 
 // checkBindings validates supplied bindings for u (at most one of public, internal and

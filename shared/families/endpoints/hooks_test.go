@@ -6,6 +6,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/hooktest"
 )
 
@@ -34,6 +35,12 @@ func TestEndpointHooksRefuse(t *testing.T) {
 		return &Item{URL: "https://a.example.com", Type: TypeCloud, Bindings: []string{BindingPublic}}
 	}
 	agent := &Item{URL: "https://a.example.com", Type: "agent"}
+	// toPublic makes a kubernetes endpoint on url public in a mutation of its own, which knows
+	// no reservation: the URL is on none.
+	toPublic := func(url string) error {
+		it := &Item{URL: url, Type: TypeCloud, Bindings: []string{BindingKubernetes}}
+		return f.Update(t.Context(), hooktest.Request(`{"bindings":["public"]}`), it, &resource.Mutation{Tx: &store.Tx{}})
+	}
 	hooktest.Refusals(t, []hooktest.Refusal{
 		hooktest.Case("create of another type", CodeCloudOnly, "type", func() error {
 			_, err := f.Create(t.Context(), hooktest.Request(`{"type":"edge"}`), &Item{}, nil)
@@ -52,8 +59,16 @@ func TestEndpointHooksRefuse(t *testing.T) {
 			return f.Update(t.Context(), hooktest.Request(`{"bindings":["public","kubernetes"]}`), cloud(), nil)
 		}),
 		hooktest.Case("update of a kubernetes tcp endpoint to public, on no reserved address", CodeAddrNotReserved, "bindings", func() error {
-			it := &Item{URL: "tcp://db.example.com:5432", Type: TypeCloud, Bindings: []string{BindingKubernetes}}
-			return f.Update(t.Context(), hooktest.Request(`{"bindings":["public"]}`), it, nil)
+			return toPublic("tcp://db.example.com:5432")
+		}),
+		hooktest.Case("update of a kubernetes https endpoint to public, on no reserved domain", CodeHostNotReserved, "bindings", func() error {
+			return toPublic("https://app.example.com")
+		}),
+		hooktest.Case("update of a kubernetes wildcard endpoint to public, on no reserved domain", CodeWildcardNotReserved, "bindings", func() error {
+			return toPublic("tls://*.example.com")
+		}),
+		hooktest.Case("update of a kubernetes http endpoint off port 80 to public", CodeInvalidURL, "bindings", func() error {
+			return toPublic("http://app.example.com:8080")
 		}),
 		hooktest.Case("delete of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Delete(t.Context(), hooktest.Request(""), agent, nil) }),
 	})

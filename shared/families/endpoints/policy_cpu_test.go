@@ -15,7 +15,8 @@ import (
 // Lambda handler call, and never with a 5xx.
 func TestPolicyRoutesAreBounded(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://bounded.example.com", "traffic_policy": policy}).Expect(t, 201)
+	parent, _ := a.ReserveWildcard(t)
+	e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://bounded." + parent, "traffic_policy": policy}).Expect(t, 201)
 	path := "/endpoints/" + e["id"].(string)
 	cases := policytest.Cases()
 	// A body at the 1 MiB cap: the document itself is over its own limit.
@@ -32,7 +33,7 @@ func TestPolicyRoutesAreBounded(t *testing.T) {
 			body := map[string]any{"traffic_policy": c.Doc}
 			p := path
 			if method == "POST" {
-				p, body["url"] = "/endpoints", fmt.Sprintf("https://bounded-%d.example.com", i)
+				p, body["url"] = "/endpoints", fmt.Sprintf("https://bounded-%d.%s", i, parent)
 			}
 			status, took := do(method, p, body)
 			t.Logf("%-5s %-50s %7d bytes  %3d  %6.1f ms CPU", method, c.Name, len(c.Doc), status, float64(took.Microseconds())/1000)
@@ -58,17 +59,18 @@ func FuzzPolicyRoutes(f *testing.F) {
 	f.Add("a: &a [x, x]\nb: [*a, *a]\n")
 	var s *testkit.Stack
 	var a *testkit.Account
-	var patch string
+	var patch, parent string
 	f.Fuzz(func(t *testing.T, doc string) {
 		if s == nil {
 			s = testkit.App(t)
 			a = s.NewAccount(t)
-			e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://fuzz-patched.example.com", "traffic_policy": policy}).Expect(t, 201)
+			parent, _ = a.ReserveWildcard(t)
+			e := a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://fuzz-patched." + parent, "traffic_policy": policy}).Expect(t, 201)
 			patch = "/endpoints/" + e["id"].(string)
 			s.DoFrom(t, "203.0.113.7", "PATCH", patch, a.Token, map[string]any{"traffic_policy": policy}) // warm
 		}
 		for _, method := range []string{"POST", "PATCH"} {
-			p, body := "/endpoints", map[string]any{"traffic_policy": doc, "url": "https://fuzz.example.com"}
+			p, body := "/endpoints", map[string]any{"traffic_policy": doc, "url": "https://fuzz." + parent}
 			if method == "PATCH" {
 				p, body = patch, map[string]any{"traffic_policy": doc}
 			}

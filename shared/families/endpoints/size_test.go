@@ -27,8 +27,9 @@ func eventPayload(t *testing.T, s *testkit.Stack, account string) int {
 // changes nothing; with an Idempotency-Key the page is stored once more, for retries.
 func TestLargeTrafficPolicies(t *testing.T) {
 	s, a := testkit.AppAccount(t)
+	parent, _ := a.ReserveWildcard(t)
 	doc := policytest.CustomResponse(policytest.HTMLPage(152 << 10))
-	created := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://html.example.com", "traffic_policy": doc}).Expect(t, http.StatusCreated)
+	created := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://html." + parent, "traffic_policy": doc}).Expect(t, http.StatusCreated)
 	id := created["id"].(string)
 	if got := a.Do(t, "GET", pathEndpoints+"/"+id, nil).Expect(t, http.StatusOK)["traffic_policy"]; got != doc {
 		t.Fatalf("stored policy differs (%d bytes, sent %d)", len(got.(string)), len(doc))
@@ -41,19 +42,19 @@ func TestLargeTrafficPolicies(t *testing.T) {
 	// Quotes are escaped in the event: 250 KB of them make an event of 500 KB.
 	quotes := "on_http_request:\n  - actions:\n      - type: custom-response\n        config:\n          content: '" +
 		strings.Repeat(`"`, 250<<10) + "'\n"
-	a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://quotes.example.com", "traffic_policy": quotes}).
+	a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://quotes." + parent, "traffic_policy": quotes}).
 		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "traffic_policy")
 	a.Do(t, "PATCH", pathEndpoints+"/"+id, map[string]any{"traffic_policy": quotes}).
 		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "traffic_policy")
 	page := a.Do(t, "GET", pathEndpoints, nil).Expect(t, http.StatusOK)["endpoints"].([]any)
-	if len(page) != 1 || page[0].(map[string]any)["url"] != "https://html.example.com" {
+	if len(page) != 1 || page[0].(map[string]any)["url"] != "https://html."+parent {
 		t.Fatalf("after the refusals the account has %d endpoints", len(page))
 	}
 
 	// A create kept for its retries (Idempotency-Key) stores its response without escaping the
 	// page either: it is created once and a retry answers the same.
 	key := http.Header{"Idempotency-Key": {"html-page"}}
-	body := map[string]any{"url": "https://kept.example.com", "traffic_policy": doc}
+	body := map[string]any{"url": "https://kept." + parent, "traffic_policy": doc}
 	first := a.DoWith(t, "POST", pathEndpoints, key, body).Expect(t, http.StatusCreated)
 	again := a.DoWith(t, "POST", pathEndpoints, key, body).Expect(t, http.StatusCreated)
 	if first["id"] != again["id"] || again["traffic_policy"] != doc {

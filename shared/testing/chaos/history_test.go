@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -34,11 +35,29 @@ type history struct {
 	answers   map[string]int
 	dishonest []string
 	seq       int
+	// urls are the URLs the history's endpoints are created on and moved between: fewer than
+	// the endpoints clients try to make, so the rule of one endpoint per URL is at work. They
+	// are under a wildcard the account reserved (a public endpoint's host is on its domain).
+	urls []string
 }
 
-func newHistory(f *faulty, acct *testkit.Account) *history {
+func newHistory(t *testing.T, f *faulty, acct *testkit.Account) *history {
+	parent := testkit.UniqueName("chaos", "example.com")
+	reserve := map[string]any{"domain": "*." + parent}
+	key := http.Header{resource.IdempotencyHeader: {"chaos-urls"}}
+	// Faults may already be on: the reservation is sent again, with its key, until answered.
+	for try := 0; ; try++ {
+		a := f.do(acct.Token, "POST", "/reserved_domains", key, reserve)
+		if a.err == nil && a.status == http.StatusCreated {
+			break
+		}
+		if try == 20 {
+			t.Fatalf("reserving *.%s: %d %s %v", parent, a.status, a.body, a.err)
+		}
+	}
 	return &history{f: f, acct: acct, start: time.Now(), ids: make([][]string, len(kinds)),
-		created: map[string]string{}, pending: map[string]input{}, answers: map[string]int{}}
+		created: map[string]string{}, pending: map[string]input{}, answers: map[string]int{},
+		urls: []string{"https://one." + parent, "https://two." + parent, "https://three." + parent}}
 }
 
 func (h *history) now() int64 { return int64(time.Since(h.start)) }
@@ -98,10 +117,6 @@ func (h *history) run(c int, in input) output {
 
 // trafficPolicy is the traffic policy of the histories' endpoints.
 const trafficPolicy = "on_http_request:\n  - actions:\n      - type: deny\n"
-
-// urls are the URLs the histories' endpoints are created on and moved between: fewer than
-// the endpoints clients try to make, so the rule of one endpoint per URL is at work.
-var urls = []string{"https://one.chaos.example.com", "https://two.chaos.example.com", "https://three.chaos.example.com"}
 
 // createBody is the body of the create in.
 func createBody(in input) map[string]any {
@@ -204,7 +219,7 @@ func (h *history) client(c, n int) {
 		// An endpoint's PATCH moves it to another URL one time in three.
 		url := ""
 		if kind == endpoint && r.IntN(3) == 0 {
-			url = urls[r.IntN(len(urls))]
+			url = h.urls[r.IntN(len(h.urls))]
 		}
 		p := r.IntN(100)
 		switch {
@@ -215,7 +230,7 @@ func (h *history) client(c, n int) {
 				// Each rule its own CIDR: a duplicate is refused with a code of its own (1408).
 				in.parent, in.cidr = policies[r.IntN(len(policies))], fmt.Sprintf("10.%d.%d.0/24", seq/256, seq%256)
 			case endpoint:
-				in.url = urls[r.IntN(len(urls))]
+				in.url = h.urls[r.IntN(len(h.urls))]
 			}
 			// A client whose create got no answer sends it again with its key, as a client should.
 			for try := 0; try < 3 && h.run(c, in).outcome >= notApplied; try++ {

@@ -55,7 +55,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 			tally := map[string]int{}
 			for i := 0; i < *histories; i++ {
 				acct := f.stack.NewAccount(t)
-				h := newHistory(f, acct)
+				h := newHistory(t, f, acct)
 				fc.Apply(t, f.dyn, f.proxy)
 				h.record(*clients, *operations)
 				for _, d := range h.dishonest {

@@ -45,7 +45,7 @@ func staleCache(next http.Handler) http.Handler {
 // at all, records a history porcupine finds not linearizable.
 func TestCheckerCatchesStaleReads(t *testing.T) {
 	f := newFaulty(t, staleCache)
-	h := newHistory(f, f.stack.NewAccount(t))
+	h := newHistory(t, f, f.stack.NewAccount(t))
 	h.record(*clients, *operations)
 	if res := check(t, "stale-cache", h.ops); res != porcupine.Illegal {
 		t.Fatalf("a history with reads from a stale cache is %q, want %q", res, porcupine.Illegal)

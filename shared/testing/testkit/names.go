@@ -35,3 +35,19 @@ func (a *Account) ReserveAddr(tb testing.TB) (addr, id string) {
 	got := a.Do(tb, "POST", "/reserved_addrs", map[string]any{}).Expect(tb, http.StatusCreated)
 	return got["addr"].(string), got["id"].(string)
 }
+
+// ReserveWildcard reserves the wildcard over a fresh parent (UniqueName under example.com) in
+// the account and returns the parent, one label under which the account may serve any name
+// (a public endpoint's host must be on a reserved domain of its account), and the id.
+func (a *Account) ReserveWildcard(tb testing.TB) (parent, id string) {
+	tb.Helper()
+	parent = UniqueName("wild", "example.com")
+	return parent, a.ReserveWildcardOver(tb, parent)
+}
+
+// ReserveWildcardOver reserves *.parent in the account and returns its id, for a test that
+// names its hosts before it has the account.
+func (a *Account) ReserveWildcardOver(tb testing.TB, parent string) (id string) {
+	tb.Helper()
+	return a.Do(tb, "POST", "/reserved_domains", map[string]any{"domain": "*." + parent}).Expect(tb, http.StatusCreated)["id"].(string)
+}

@@ -53,8 +53,9 @@ func TestLargeEventDeliveredWhole(t *testing.T) {
 		method, path, policy, eventType string
 	}
 	var steps []*step
+	parent, _ := a.ReserveWildcard(t)
 	for i, policy := range []string{small, large} {
-		ep := a.Do(t, "POST", "/endpoints", map[string]any{"url": fmt.Sprintf("https://html%d.example.com", i), "traffic_policy": policy}).
+		ep := a.Do(t, "POST", "/endpoints", map[string]any{"url": fmt.Sprintf("https://html%d.%s", i, parent), "traffic_policy": policy}).
 			Expect(t, http.StatusCreated)
 		steps = append(steps, &step{method: "POST", path: "/endpoints/" + ep["id"].(string), policy: policy, eventType: "endpoint_created.v0"})
 	}
