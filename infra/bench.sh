@@ -4,13 +4,10 @@
 # (the test stack trades steady-state speed for a faster start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DDB_PORT="${BENCH_DDB_PORT:-18800}" SQS_PORT="${BENCH_SQS_PORT:-19800}" STATE_DIR="$PWD/.local/bench-run"
 export DDB_JAVA_OPTS="${DDB_JAVA_OPTS:--Xmx512m}"
-trap 'infra/stack/stack.sh stop >/dev/null 2>&1 || true' EXIT
-infra/tools.sh
-infra/stack/stack.sh start
-eval "$(infra/stack/stack.sh env)"
-export REQUIRE_STACK=1 ZIP_CHECK=1
+. infra/stack/private.sh
+private bench "${BENCH_DDB_PORT:-18800}" "${BENCH_SQS_PORT:-19800}"
+export ZIP_CHECK=1
 out=.local/bench.txt
 echo "== zip sizes (limit 5 MB each; and none larger than at 8b3ee26, main before issue 21: the test fails otherwise)"
 go test -count=1 -run TestZipSizes -v ./infra/coldstart | grep -E "zip|FAIL|ok" || true

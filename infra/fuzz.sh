@@ -4,12 +4,9 @@
 # Then the hardening campaign's replay (shared/app TestCampaign) at its larger size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DDB_PORT="${FUZZ_DDB_PORT:-18900}" SQS_PORT="${FUZZ_SQS_PORT:-19900}" STATE_DIR="$PWD/.local/fuzz-run"
-trap 'infra/stack/stack.sh stop >/dev/null 2>&1 || true' EXIT
-infra/tools.sh
-infra/stack/stack.sh start
-eval "$(infra/stack/stack.sh env)"
-export REQUIRE_STACK=1 TEST_LOG=
+. infra/stack/private.sh
+private fuzz "${FUZZ_DDB_PORT:-18900}" "${FUZZ_SQS_PORT:-19900}"
+export TEST_LOG=
 for pkg in $(go list ./...); do
   for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "== $pkg $target"

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # make test: the static checks (gofmt, go vet, staticcheck pinned by go.mod's tool directive),
-# then a private local stack (its own ports and state folder, so a `make run` in another
-# terminal is untouched), every test against it, and the stack stopped again. With package
-# patterns as arguments (infra/test.sh ./shared/app/...), go vet and the tests of those only.
+# then a private local stack (infra/stack/private.sh), every test against it, and the stack
+# stopped again. With package patterns as arguments (infra/test.sh ./shared/app/...), go vet and
+# the tests of those only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=("$@")
 [ ${#packages[@]} -gt 0 ] || packages=(./...)
-export DDB_PORT="${TEST_DDB_PORT:-18700}" SQS_PORT="${TEST_SQS_PORT:-19700}" STATE_DIR="$PWD/.local/test-run"
-stack() { infra/stack/stack.sh "$@"; }
-trap 'stack stop >/dev/null 2>&1 || true' EXIT
 if [ $# -eq 0 ]; then
   echo "== gofmt"
   unformatted=$(gofmt -l functions shared infra)
@@ -21,10 +18,8 @@ if [ $# -eq 0 ]; then
   echo "== staticcheck"
   go tool staticcheck ./...
 fi
-infra/tools.sh
-stack start
-eval "$(stack env)"
-export REQUIRE_STACK=1 PATH="$PWD/.local/bin:$PATH"
+. infra/stack/private.sh
+private test "${TEST_DDB_PORT:-18700}" "${TEST_SQS_PORT:-19700}"
 # Tests that need a rate limit set their own; every other request is unlimited unless asked for.
 export RATE_LIMIT="${RATE_LIMIT:-off}"
 echo "== go test"
