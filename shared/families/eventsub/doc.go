@@ -16,4 +16,8 @@
 //     as /event_subscriptions/{id}/sources/{type}; each change is an update of the subscription
 //     (same version check and event). The sources list is not paginated. An id or
 //     subscription_id repeated in a body must equal the path's.
+//   - A source's type is one that can happen: a verb its kind records (audit.AuditKinds, so
+//     abuse_report_created.v0 but no updated or deleted type of abuse reports) or one of the
+//     other types (agent sessions, requests, connections); any other is ERR_NGROK_238 naming
+//     the type's field.
 package eventsub

@@ -265,6 +265,9 @@ func TestSubscriptionValidation(t *testing.T) {
 	cases := []refusal{
 		{"unknown type", "POST", map[string]any{"sources": src("api_key_created.v0", "api_key_exploded.v0")}, "ERR_NGROK_238", "sources[1].type"},
 		{"type without version", "POST", map[string]any{"sources": src("api_key_created")}, "ERR_NGROK_238", "sources[0].type"},
+		// Abuse reports are only created: their updated and deleted events never happen.
+		{"type that never happens", "POST", map[string]any{"sources": src("abuse_report_created.v0", "abuse_report_updated.v0")}, "ERR_NGROK_238", "sources[1].type"},
+		{"deleted type that never happens", "POST", map[string]any{"sources": src("abuse_report_deleted.v0")}, "ERR_NGROK_238", "sources[0].type"},
 		{"source without type", "POST", map[string]any{"sources": []any{map[string]any{}}}, "ERR_NGROK_238", "sources[0].type"},
 		{"duplicate type", "POST", map[string]any{"sources": src("api_key_created.v0", "api_key_created.v0")}, "ERR_NGROK_5127", "sources[1].type"},
 		{"missing destination", "POST", map[string]any{"destination_ids": []string{dest, ids.New(ids.EventDestination)}}, "ERR_NGROK_215", "destination_ids[1]"},
@@ -275,6 +278,7 @@ func TestSubscriptionValidation(t *testing.T) {
 		{"unknown field", "POST", map[string]any{"filter": "x"}, "ERR_NGROK_214", "filter"},
 		{"metadata", "POST", map[string]any{"metadata": strings.Repeat("x", 4097)}, "ERR_NGROK_215", "metadata"},
 		{"patch unknown type", "PATCH", map[string]any{"sources": src("nope.v0")}, "ERR_NGROK_238", "sources[0].type"},
+		{"patch type that never happens", "PATCH", map[string]any{"sources": src("abuse_report_updated.v0")}, "ERR_NGROK_238", "sources[0].type"},
 		{"patch missing destination", "PATCH", map[string]any{"destination_ids": []string{ids.New(ids.EventDestination)}}, "ERR_NGROK_215", "destination_ids[0]"},
 		{"patch empty", "PATCH", map[string]any{}, "ERR_NGROK_606", "body"},
 	}
@@ -376,6 +380,7 @@ func TestSources(t *testing.T) {
 	}{
 		{"create duplicate", "POST", coll, map[string]any{"type": "api_key_created.v0"}, 400, "ERR_NGROK_5127", "type"},
 		{"create unknown type", "POST", coll, map[string]any{"type": "nope"}, 400, "ERR_NGROK_238", "type"},
+		{"create type that never happens", "POST", coll, map[string]any{"type": "abuse_report_deleted.v0"}, 400, "ERR_NGROK_238", "type"},
 		{"create no type", "POST", coll, map[string]any{}, 400, "ERR_NGROK_238", "type"},
 		{"create other subscription id in body", "POST", coll, map[string]any{"type": "ip_policy_created.v0", "subscription_id": ids.New(ids.EventSubscription)}, 400, "ERR_NGROK_215", "subscription_id"},
 		{"create on missing subscription", "POST", "/event_subscriptions/" + ids.New(ids.EventSubscription) + "/sources", map[string]any{"type": "api_key_created.v0"}, 404, "ERR_NGROK_5123", "subscription_id"},
@@ -414,20 +419,21 @@ func TestKnownTypes(t *testing.T) {
 	all := eventsub.KnownTypes()
 	// The contract's fifteen kinds plus this service's additions (bot users, service users, the
 	// five backend kinds, endpoints, agent ingresses, TLS and TCP edges, HTTPS edges and their
-	// routes, SSH credentials, vaults and secrets), three verbs each, and four other types.
-	if len(all) != 31*3+4 {
+	// routes, SSH credentials, vaults and secrets), three verbs each; abuse reports, only
+	// created; and four other types.
+	if len(all) != 30*3+1+4 {
 		t.Fatalf("%d types", len(all))
 	}
 	for _, typ := range []string{"api_key_created.v0", "tcp_address_deleted.v0", "agent_session_stop.v0", "http_request_complete.v0",
 		"bot_user_created.v0", "endpoint_updated.v0", "tunnel_group_backend_deleted.v0", "agent_ingress_created.v0",
 		"static_backend_created.v0", "http_response_backend_updated.v0", "failover_backend_deleted.v0", "weighted_backend_created.v0",
 		"tls_edge_updated.v0", "tcp_edge_deleted.v0",
-		"https_edge_deleted.v0", "https_edge_route_created.v0"} {
+		"https_edge_deleted.v0", "https_edge_route_created.v0", "abuse_report_created.v0"} {
 		if !eventsub.KnownType(typ) {
 			t.Errorf("%s unknown", typ)
 		}
 	}
-	for _, typ := range []string{"user_created.v0", "api_key_created.v1", "api_key_created", ""} {
+	for _, typ := range []string{"user_created.v0", "api_key_created.v1", "api_key_created", "", "abuse_report_updated.v0", "abuse_report_deleted.v0"} {
 		if eventsub.KnownType(typ) {
 			t.Errorf("%s known", typ)
 		}

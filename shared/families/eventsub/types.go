@@ -12,12 +12,13 @@ var otherTypes = []string{
 	"http_request_complete.v0", "tcp_connection_closed.v0",
 }
 
-// knownTypes is every event type a subscription may name.
+// knownTypes is every event type a subscription may name: each verb each audit kind records
+// (audit.AuditKinds), and the others.
 var knownTypes = func() map[string]bool {
 	m := map[string]bool{}
-	for _, k := range audit.AuditKinds {
-		for _, verb := range []string{"created", "updated", "deleted"} {
-			m[k+"_"+verb+".v0"] = true
+	for kind, verbs := range audit.AuditKinds {
+		for _, verb := range verbs.Names() {
+			m[audit.Type(kind, verb)] = true
 		}
 	}
 	for _, t := range otherTypes {
