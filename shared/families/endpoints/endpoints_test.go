@@ -291,3 +291,31 @@ func TestEndpointNeedsItsReservedDomain(t *testing.T) {
 	}
 	a.Do(t, "DELETE", "/reserved_domains/"+domain, nil).Expect(t, http.StatusNoContent)
 }
+
+// A traffic policy reading a secret (secrets.get) is accepted whether or not the vault and the
+// secret exist: the policy reads them when a request runs it, the reference documents no check
+// when it is stored, and an infrastructure-as-code tool creates endpoints and secrets in any
+// order. The endpoint is stored with the document as given, on create and on update.
+func TestEndpointPolicyMayNameAbsentSecrets(t *testing.T) {
+	_, a := testkit.AppAccount(t)
+	parent, _ := a.ReserveWildcard(t)
+	doc := func(vault, secret string) string {
+		return "on_http_request:\n  - expressions: [\"req.headers['x-token'][0] != secrets.get('" + vault + "', '" + secret + "')\"]\n" +
+			"    actions: [{type: deny, config: {status_code: 401}}]\n"
+	}
+	absent := doc("no-such-vault", "no-such-secret")
+	e := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://secrets." + parent, "traffic_policy": absent}).Expect(t, http.StatusCreated)
+	if e["traffic_policy"] != absent {
+		t.Fatalf("traffic_policy %q, want the document as sent", e["traffic_policy"])
+	}
+	vault := a.Do(t, "POST", "/vaults", map[string]any{"name": "endpoint-secrets"}).Expect(t, http.StatusCreated)["id"].(string)
+	inVault := doc("endpoint-secrets", "not-yet-stored")
+	got := a.Do(t, "PATCH", pathEndpoints+"/"+e["id"].(string), map[string]any{"traffic_policy": inVault}).Expect(t, http.StatusOK)
+	if got["traffic_policy"] != inVault {
+		t.Fatalf("traffic_policy %q after the update, want the document as sent", got["traffic_policy"])
+	}
+	a.Do(t, "POST", "/vault_secrets", map[string]any{"vault_id": vault, "name": "not-yet-stored", "value": "s3cret"}).Expect(t, http.StatusCreated)
+	if got := a.Do(t, "GET", pathEndpoints+"/"+e["id"].(string), nil).Expect(t, http.StatusOK); got["traffic_policy"] != inVault {
+		t.Fatalf("traffic_policy %q once the secret exists", got["traffic_policy"])
+	}
+}
