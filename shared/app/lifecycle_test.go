@@ -125,6 +125,26 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
+// providerFamilies are the collections of the eighteen resource types of the platform's
+// newest Terraform provider; each must have a lifecycle.
+var providerFamilies = []string{"/api_keys", "/credentials", "/ssh_credentials", "/service_users",
+	"/certificate_authorities", "/tls_certificates", "/ssh_certificate_authorities", "/ip_policies",
+	"/ip_policy_rules", "/ip_restrictions", "/endpoints", "/event_destinations", "/event_subscriptions",
+	"/reserved_domains", "/reserved_addrs", "/agent_ingresses", "/vaults", "/vault_secrets"}
+
+// TestLifecycleCoversTheProvider: every resource type of the provider is driven by TestLifecycle.
+func TestLifecycleCoversTheProvider(t *testing.T) {
+	covered := map[string]bool{}
+	for _, spec := range lifecycles {
+		covered[spec.Path] = true
+	}
+	for _, path := range providerFamilies {
+		if !covered[path] {
+			t.Errorf("no lifecycle for %s", path)
+		}
+	}
+}
+
 // body is a Create that sends b.
 func body(b map[string]any) func(*testing.T, *testkit.Account) any {
 	return func(*testing.T, *testkit.Account) any { return b }
