@@ -58,7 +58,7 @@ var ReportsDescriptor = &resource.Descriptor{
 	Path: "/abuse_reports", Prefix: ids.AbuseReport, EventKind: "abuse_report",
 	Function: "AbuseReportsFunction", Dir: "abuse_reports",
 	Operations: resource.OpCreate | resource.OpGet,
-	Serve:      resource.Serve(resource.Wrap[Reports]),
+	Serve:      func() resource.Serving { return resource.Serve(resource.Wrap[Reports]) },
 }
 
 // Reports is the abuse report family's rules.

@@ -55,7 +55,7 @@ const maxCascade = store.MaxTxItems - 5
 var IPPoliciesDescriptor = &resource.Descriptor{
 	Path: "/ip_policies", Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
 	Function: "IPPoliciesFunction", Dir: "ip_policies",
-	Serve: resource.Serve(resource.Wrap[IPPolicies]),
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[IPPolicies]) },
 }
 
 // IPPolicies is the IP policy family's rules.

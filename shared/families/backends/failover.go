@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -33,7 +34,11 @@ const MaxFailoverBackends = 20
 var failoverRules = compositeRules{kind: failover, childCode: CodeFailoverChild, max: MaxFailoverBackends, maxCode: CodeTooManyFailover}
 
 // FailoverBackendsDescriptor is the /backends/failover family.
-var FailoverBackendsDescriptor = failover.descriptor(resource.Serve(resource.Wrap[FailoverBackends]))
+var FailoverBackendsDescriptor = &resource.Descriptor{
+	Path: "/backends/failover", Prefix: ids.FailoverBackend, ListKey: "backends", EventKind: "failover_backend",
+	Function: "FailoverBackendsFunction", Dir: "failover_backends",
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[FailoverBackends]) },
+}
 
 // FailoverBackends is the failover backend family's rules.
 type FailoverBackends = Backends[FailoverItem, *FailoverItem, failoverBody]

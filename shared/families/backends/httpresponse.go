@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -51,7 +52,11 @@ const (
 )
 
 // HTTPResponseBackendsDescriptor is the /backends/http_response family.
-var HTTPResponseBackendsDescriptor = httpResponse.descriptor(resource.Serve(resource.Wrap[HTTPResponseBackends]))
+var HTTPResponseBackendsDescriptor = &resource.Descriptor{
+	Path: "/backends/http_response", Prefix: ids.HTTPResponseBackend, ListKey: "backends", EventKind: "http_response_backend",
+	Function: "HTTPResponseBackendsFunction", Dir: "http_response_backends",
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[HTTPResponseBackends]) },
+}
 
 // HTTPResponseBackends is the HTTP response backend family's rules.
 type HTTPResponseBackends = Backends[HTTPResponseItem, *HTTPResponseItem, httpResponseBody]

@@ -60,14 +60,6 @@ var (
 	kinds        = []kind{tunnelGroup, static, httpResponse, failover, weighted}
 )
 
-// descriptor returns the family descriptor of the backends of kind k, served as serve declares.
-func (k kind) descriptor(serve resource.Serving) *resource.Descriptor {
-	return &resource.Descriptor{
-		Path: k.path, Prefix: k.prefix, ListKey: "backends", EventKind: k.snake + "_backend",
-		Function: k.camel + "BackendsFunction", Dir: k.snake + "_backends", Serve: serve,
-	}
-}
-
 // kindOf returns the kind whose prefix id carries (ok false when it is no backend prefix) and
 // whether id is well formed.
 func kindOf(id string) (k kind, wellFormed, ok bool) {

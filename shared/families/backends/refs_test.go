@@ -54,9 +54,11 @@ func (referrers) Delete(ctx context.Context, r *api.Request, it *referrerItem, m
 
 var referrersDescriptor = &resource.Descriptor{
 	Path: "/test_referrers", Prefix: ids.TLSEdge, ListKey: "referrers", EventKind: "tls_edge",
-	Serve: resource.Serve(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
-		return referrers{f}
-	}),
+	Serve: func() resource.Serving {
+		return resource.Serve(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
+			return referrers{f}
+		})
+	},
 }
 
 // kindSamples is a valid create body of every backend kind.

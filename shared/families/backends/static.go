@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -43,7 +44,11 @@ type staticBody struct {
 const MaxAddressBytes = 253 + 6
 
 // StaticBackendsDescriptor is the /backends/static family.
-var StaticBackendsDescriptor = static.descriptor(resource.Serve(resource.Wrap[StaticBackends]))
+var StaticBackendsDescriptor = &resource.Descriptor{
+	Path: "/backends/static", Prefix: ids.StaticBackend, ListKey: "backends", EventKind: "static_backend",
+	Function: "StaticBackendsFunction", Dir: "static_backends",
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[StaticBackends]) },
+}
 
 // StaticBackends is the static backend family's rules.
 type StaticBackends = Backends[StaticItem, *StaticItem, staticBody]

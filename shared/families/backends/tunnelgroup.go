@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -40,7 +41,11 @@ const (
 )
 
 // TunnelGroupBackendsDescriptor is the /backends/tunnel_group family.
-var TunnelGroupBackendsDescriptor = tunnelGroup.descriptor(resource.Serve(resource.Wrap[TunnelGroupBackends]))
+var TunnelGroupBackendsDescriptor = &resource.Descriptor{
+	Path: "/backends/tunnel_group", Prefix: ids.TunnelGroupBackend, ListKey: "backends", EventKind: "tunnel_group_backend",
+	Function: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends",
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[TunnelGroupBackends]) },
+}
 
 // TunnelGroupBackends is the tunnel group backend family's rules.
 type TunnelGroupBackends = Backends[TunnelGroupItem, *TunnelGroupItem, tunnelGroupBody]

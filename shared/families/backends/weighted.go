@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -38,7 +39,11 @@ const (
 var weightedRules = compositeRules{kind: weighted, childCode: CodeWeightedChild, max: MaxWeightedBackends, maxCode: CodeTooManyWeighted}
 
 // WeightedBackendsDescriptor is the /backends/weighted family.
-var WeightedBackendsDescriptor = weighted.descriptor(resource.Serve(resource.Wrap[WeightedBackends]))
+var WeightedBackendsDescriptor = &resource.Descriptor{
+	Path: "/backends/weighted", Prefix: ids.WeightedBackend, ListKey: "backends", EventKind: "weighted_backend",
+	Function: "WeightedBackendsFunction", Dir: "weighted_backends",
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[WeightedBackends]) },
+}
 
 // WeightedBackends is the weighted backend family's rules.
 type WeightedBackends = Backends[WeightedItem, *WeightedItem, weightedBody]

@@ -48,7 +48,7 @@ type addrCreate struct {
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: "/reserved_addrs", Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
-	Serve: resource.Serve(configured[ReservedAddrs]),
+	Serve: func() resource.Serving { return resource.Serve(configured[ReservedAddrs]) },
 }
 
 // ReservedAddrs is the reserved address family's rules.

@@ -56,7 +56,7 @@ type ingressCreate struct {
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
-	Serve: resource.Serve(configured[AgentIngresses]),
+	Serve: func() resource.Serving { return resource.Serve(configured[AgentIngresses]) },
 }
 
 // AgentIngresses is the agent ingress family's rules.

@@ -94,11 +94,13 @@ type domainCreate struct {
 var ReservedDomainsDescriptor = &resource.Descriptor{
 	Path: "/reserved_domains", Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
-	Serve: resource.Serve(configured[ReservedDomains],
-		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
-			Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate},
-		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
-			Status: http.StatusNoContent, Serve: ReservedDomains.detachPolicy}),
+	Serve: func() resource.Serving {
+		return resource.Serve(configured[ReservedDomains],
+			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
+				Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate},
+			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
+				Status: http.StatusNoContent, Serve: ReservedDomains.detachPolicy})
+	},
 }
 
 // ReservedDomains is the reserved domain family's rules.

@@ -35,7 +35,7 @@ var (
 var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
-	Serve: resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...),
+	Serve: func() resource.Serving { return resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...) },
 }
 
 // tcpSpec declares the family to the edges machinery.

@@ -42,7 +42,7 @@ var (
 var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
-	Serve: resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...),
+	Serve: func() resource.Serving { return resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...) },
 }
 
 // tlsSpec declares the family to the edges machinery.

@@ -95,7 +95,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: "/endpoints", Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Serve: resource.Serve(resource.Wrap[Endpoints]),
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[Endpoints]) },
 }
 
 // Endpoints is the endpoint family's rules.

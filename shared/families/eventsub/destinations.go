@@ -55,7 +55,7 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 	Path: "/event_destinations", Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
-	Serve: resource.Serve(resource.Wrap[EventDestinations]),
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[EventDestinations]) },
 }
 
 // EventDestinations is the event destination family's rules. Subscriptions reference

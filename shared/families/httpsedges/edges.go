@@ -74,7 +74,9 @@ func init() {
 var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Path: edgesPath, Prefix: ids.HTTPSEdge, ListKey: "https_edges", EventKind: "https_edge",
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
-	Serve: resource.Serve(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...),
+	Serve: func() resource.Serving {
+		return resource.Serve(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...)
+	},
 }
 
 // edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a

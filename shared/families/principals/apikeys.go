@@ -33,9 +33,11 @@ type apiKeyCreate struct {
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
 	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true,
-	Serve: resource.Serve(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
-		return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
-	}),
+	Serve: func() resource.Serving {
+		return resource.Serve(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
+			return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
+		})
+	},
 }
 
 // APIKeys is the API key family's rules.

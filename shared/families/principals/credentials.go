@@ -48,9 +48,11 @@ type CredentialCreate struct {
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
 	Function: "CredentialsFunction", Dir: "credentials", Seals: true,
-	Serve: resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
-		return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
-	}),
+	Serve: func() resource.Serving {
+		return resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
+			return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
+		})
+	},
 }
 
 // Credentials is the tunnel credential family's rules.

@@ -161,9 +161,11 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	EventKind: "ssh_certificate_authority", Filter: true,
 	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Seals: true,
 	Timeout: 29 * time.Second,
-	Serve: resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
-		return Authorities{Family: f}
-	}),
+	Serve: func() resource.Serving {
+		return resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
+			return Authorities{Family: f}
+		})
+	},
 }
 
 // Authorities is the SSH certificate authority family's rules.

@@ -83,14 +83,14 @@ var (
 var SSHUserCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
 	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Seals: true,
-	Serve: resource.Serve(certificates(userKind)),
+	Serve: func() resource.Serving { return resource.Serve(certificates(userKind)) },
 }
 
 // SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
 var SSHHostCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
 	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Seals: true,
-	Serve: resource.Serve(certificates(hostKind)),
+	Serve: func() resource.Serving { return resource.Serve(certificates(hostKind)) },
 }
 
 // certificates returns the hooks constructor of the certificate family of kind kd, each family

@@ -56,7 +56,7 @@ type sshCredentialCreate struct {
 var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
 	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
-	Serve: resource.Serve(resource.Wrap[SSHCredentials]),
+	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[SSHCredentials]) },
 }
 
 // SSHCredentials is the SSH credential family's rules.

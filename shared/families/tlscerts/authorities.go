@@ -37,9 +37,11 @@ type certificateAuthorityCreate struct {
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/certificate_authorities", Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
-	Serve: resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
-		return CertificateAuthorities{Family: f}
-	}),
+	Serve: func() resource.Serving {
+		return resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
+			return CertificateAuthorities{Family: f}
+		})
+	},
 }
 
 // CertificateAuthorities is the certificate authority family's rules.

@@ -70,9 +70,11 @@ type tlsCertificateCreate struct {
 var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
-	Serve: resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
-		return TLSCertificates{Family: f}
-	}),
+	Serve: func() resource.Serving {
+		return resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
+			return TLSCertificates{Family: f}
+		})
+	},
 }
 
 // TLSCertificates is the TLS certificate family's rules.

@@ -56,8 +56,10 @@ const (
 var VaultsDescriptor = &resource.Descriptor{
 	Path: vaultsPath, Prefix: ids.Vault, ListKey: "vaults", EventKind: "vault", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults",
-	Serve: resource.Serve(resource.Wrap[Vaults], resource.Route[Vaults]{
-		Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Serve: Vaults.listSecrets}),
+	Serve: func() resource.Serving {
+		return resource.Serve(resource.Wrap[Vaults], resource.Route[Vaults]{
+			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Serve: Vaults.listSecrets})
+	},
 }
 
 // Vaults is the vault family's rules.

@@ -39,9 +39,12 @@ type Descriptor struct {
 	// zero is all five. A request for one it lacks is answered as an unknown route is, and
 	// its hooks implement Updater exactly when it serves OpUpdate.
 	Operations Operation
-	// Serve is how the family is served: its hooks and any routes beyond the five operations,
-	// as Serve declares them.
-	Serve Serving
+	// Serve returns how the family is served: its hooks and any routes beyond the five
+	// operations, as Serve declares them (func() resource.Serving { return resource.Serve(…) }).
+	// It is a function so that a descriptor is data the compiler lays out, with no code run at
+	// package initialisation: the linker then keeps only the families a function's main reaches,
+	// not every family of the package.
+	Serve func() Serving
 }
 
 // Operation is one of the five operations a family may serve, as a set of flags.
@@ -153,7 +156,7 @@ type Bare[T any, P interface {
 }
 
 // Wrap is the hooks constructor of a hooks type H that holds nothing but its family:
-// Serve: resource.Serve(resource.Wrap[MyHooks]).
+// Serve: func() resource.Serving { return resource.Serve(resource.Wrap[MyHooks]) }.
 func Wrap[H Bare[T, P], T any, P interface {
 	*T
 	store.Resource

@@ -4,8 +4,8 @@
 //
 // # Serving a family
 //
-// A family is served one way: its Descriptor's Serve, made by Serve from the family's hooks
-// constructor and the routes it serves beyond the five operations, declared as data (Route:
+// A family is served one way: its Descriptor's Serve, a function returning what Serve makes from
+// the family's hooks constructor and the routes it serves beyond the five operations, declared as data (Route:
 // method, pattern under the family's path, status of a success, handler of the hooks). Register
 // is the one place routes reach a mux; no family touches one (shared/app's tests fail on a
 // route wired by hand). A family whose hooks type holds nothing but its family:
@@ -15,15 +15,17 @@
 //	var BotUsersDescriptor = &resource.Descriptor{
 //		Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 //		Function: "BotUsersFunction", Dir: "bot_users",
-//		Serve: resource.Serve(resource.Wrap[BotUsers]),
+//		Serve: func() resource.Serving { return resource.Serve(resource.Wrap[BotUsers]) },
 //	}
 //
 // Hooks holding more (a cache, a kind, the configuration) are built by a constructor of their
 // own; extra routes are methods of the hooks type, named by method expressions:
 //
-//	Serve: resource.Serve(configured[ReservedDomains],
-//		resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
-//			Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate}),
+//	Serve: func() resource.Serving {
+//		return resource.Serve(configured[ReservedDomains],
+//			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
+//				Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate})
+//	},
 //
 // A family serves all five operations unless its Descriptor's Operations name fewer
 // (Operations: resource.OpCreate | resource.OpGet); the others are then not routed at all, and

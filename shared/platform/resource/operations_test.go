@@ -34,8 +34,10 @@ func (notes) Create(ctx context.Context, r *api.Request, it *widget, m *Mutation
 func TestOperationsChooseTheRoutes(t *testing.T) {
 	d := &Descriptor{Path: "/notes", Prefix: ids.TunnelGroupBackend, ListKey: "notes", EventKind: "note",
 		Operations: OpCreate | OpGet,
-		Serve: Serve(Wrap[notes], Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
-			Serve: func(notes, context.Context, *api.Request) (any, error) { return nil, nil }})}
+		Serve: func() Serving {
+			return Serve(Wrap[notes], Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
+				Serve: func(notes, context.Context, *api.Request) (any, error) { return nil, nil }})
+		}}
 	want := []string{"POST /notes", "GET /notes/{id}", "POST /notes/{id}/flag"}
 	rec := &routeRecorder{}
 	d.Register(nil, rec, &api.Server{})
@@ -54,8 +56,8 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 // mismatch stops Register instead of leaving an update unrouted or unimplemented.
 func TestUpdaterMatchesOperations(t *testing.T) {
 	for _, d := range []*Descriptor{
-		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Serve: Serve(Wrap[notes])},
-		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Serve: Serve(Wrap[widgets])},
+		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Serve: func() Serving { return Serve(Wrap[notes]) }},
+		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Serve: func() Serving { return Serve(Wrap[widgets]) }},
 	} {
 		func() {
 			defer func() {

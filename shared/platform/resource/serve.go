@@ -103,7 +103,7 @@ func bind[H Hooks[P], T any, P interface {
 // adds them.
 func (d *Descriptor) Routes() []string {
 	var out []string
-	for _, e := range d.allEndpoints() {
+	for _, e := range d.allEndpoints(d.Serve()) {
 		if d.serves(e) {
 			out = append(out, e.method+" "+d.Path+e.pattern)
 		}
@@ -111,10 +111,10 @@ func (d *Descriptor) Routes() []string {
 	return out
 }
 
-// allEndpoints are the five operations and the routes d's Serve declares, in the order of
+// allEndpoints are the five operations and the routes sv (d's Serve) declares, in the order of
 // Serving.handlers.
-func (d *Descriptor) allEndpoints() []endpoint {
-	return append(append([]endpoint{}, operations...), d.Serve.extra...)
+func (d *Descriptor) allEndpoints(sv Serving) []endpoint {
+	return append(append([]endpoint{}, operations...), sv.extra...)
 }
 
 // serves reports whether d serves the endpoint e: a declared route always, an operation when
@@ -126,16 +126,17 @@ func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Serves(e.op
 // that seals without saying so fails its tests instead of its function in AWS. Every request
 // runs under the family's Budget (its function's timeout) unless s sets its own (Server.Budget).
 func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
-	if d.Serve.handlers == nil {
+	if d.Serve == nil {
 		panic("resource: the descriptor of " + d.Path + " has no Serve")
 	}
+	sv := d.Serve()
 	if !d.Seals && k != nil {
 		unsealed := *k
 		unsealed.Seal = seal.Unavailable(d.Path + " keeps no secrets (its Descriptor does not set Seals)")
 		k = &unsealed
 	}
-	handlers := d.Serve.handlers(d, k)
-	for i, e := range d.allEndpoints() {
+	handlers := sv.handlers(d, k)
+	for i, e := range d.allEndpoints(sv) {
 		if d.serves(e) {
 			mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Budget(), e.status, handlers[i]))
 		}

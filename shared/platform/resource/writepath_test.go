@@ -80,7 +80,9 @@ func (w probedWidgets) Delete(ctx context.Context, r *api.Request, it *widget, m
 func TestWritePathHasNoCallbackFromAuth(t *testing.T) {
 	stacks := &callStacks{}
 	d := &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-		Serve: Serve(func(f *Family[widget, *widget]) probedWidgets { return probedWidgets{widgets{f}, stacks} })}
+		Serve: func() Serving {
+			return Serve(func(f *Family[widget, *widget]) probedWidgets { return probedWidgets{widgets{f}, stacks} })
+		}}
 	h := newHarnessOf(t, d, func(table store.Client) store.Client { return stackTable{table, stacks} })
 	id := h.create("first")
 	if code, out := h.do("PATCH", "/widgets/"+id, `{"name":"second"}`); code != http.StatusOK {
