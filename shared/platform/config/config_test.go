@@ -2,6 +2,9 @@ package config_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log/slog"
 	"strings"
 	"testing"
@@ -153,16 +156,50 @@ func TestUndeclaredReadIsRefused(t *testing.T) {
 }
 
 func TestDeclaration(t *testing.T) {
+	meanings := varMeanings(t)
 	seen := map[string]bool{}
-	for _, v := range config.Vars {
+	for i, v := range config.Vars {
 		if seen[v.Name] {
 			t.Errorf("%s declared twice", v.Name)
 		}
 		seen[v.Name] = true
-		if v.Meaning == "" || v.By == 0 {
-			t.Errorf("%s has no meaning or no reader", v.Name)
+		if v.By == 0 {
+			t.Errorf("%s has no reader", v.Name)
+		}
+		if i >= len(meanings) || strings.TrimSpace(meanings[i]) == "" {
+			t.Errorf("%s has no meaning (the comment above its declaration in vars.go)", v.Name)
 		}
 	}
+}
+
+// varMeanings returns the comment above each element of Vars in vars.go, in order ("" for an
+// element with none).
+func varMeanings(t *testing.T) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "vars.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comments := ast.NewCommentMap(fset, f, f.Comments)
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok || len(spec.Names) != 1 || spec.Names[0].Name != "Vars" {
+			return true
+		}
+		for _, elt := range spec.Values[0].(*ast.CompositeLit).Elts {
+			var text []string
+			for _, g := range comments[elt] {
+				text = append(text, g.Text())
+			}
+			out = append(out, strings.Join(text, " "))
+		}
+		return false
+	})
+	if len(out) != len(config.Vars) {
+		t.Fatalf("vars.go declares %d variables in Vars, config.Vars has %d", len(out), len(config.Vars))
+	}
+	return out
 }
 
 func TestWithDefaults(t *testing.T) {

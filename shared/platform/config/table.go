@@ -3,7 +3,7 @@ package config
 import "strings"
 
 // Table is the README's configuration table: Vars as Markdown rows, in order, without their
-// meanings (the README's length budget; `go doc` of Vars shows them).
+// meanings (the README's length budget; `go doc -src` of Vars shows them).
 func Table() string {
 	var b strings.Builder
 	b.WriteString("| variable | default | read by |\n|---|---|---|\n")
