@@ -290,6 +290,14 @@ func TestEndpointNeedsItsReservedDomain(t *testing.T) {
 		a.Do(t, "DELETE", pathEndpoints+"/"+id, nil).Expect(t, http.StatusNoContent)
 	}
 	a.Do(t, "DELETE", "/reserved_domains/"+domain, nil).Expect(t, http.StatusNoContent)
+
+	// A wildcard host is served on its exact reservation; internal endpoints keep any port.
+	parent, wild := a.ReserveWildcard(t)
+	onWild := a.Do(t, "POST", pathEndpoints, map[string]any{"url": "tls://*." + parent, "traffic_policy": "on_tcp_connect: []"}).Expect(t, http.StatusCreated)
+	if d, _ := onWild["domain"].(map[string]any); d["id"] != wild {
+		t.Fatalf("endpoint on *.%s: domain %v, want a ref to %s", parent, onWild["domain"], wild)
+	}
+	a.Do(t, "POST", pathEndpoints, map[string]any{"url": "https://api.internal:8443", "traffic_policy": policy}).Expect(t, http.StatusCreated)
 }
 
 // A traffic policy reading a secret (secrets.get) is accepted whether or not the vault and the
