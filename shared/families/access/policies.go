@@ -51,9 +51,12 @@ const MaxRulesPerPolicy = 2000
 // transaction: DynamoDB's 100 writes less the policy, its audit event (2) and the auth guard (2).
 const maxCascade = store.MaxTxItems - 5
 
+// IPPoliciesPath is the IP policies' collection path, for references to them (resource.URIAt).
+const IPPoliciesPath = "/ip_policies"
+
 // IPPoliciesDescriptor is the /ip_policies family.
 var IPPoliciesDescriptor = &resource.Descriptor{
-	Path: "/ip_policies", Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
+	Path: IPPoliciesPath, Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
 	Function: "IPPoliciesFunction", Dir: "ip_policies",
 	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[IPPolicies]) },
 }
@@ -155,7 +158,7 @@ func ruleMapPath(key string) expression.NameBuilder {
 
 // policyRef is the response form of a reference to an IP policy.
 func policyRef(r *api.Request, id string) api.Ref {
-	return api.Ref{ID: id, URI: IPPoliciesDescriptor.URI(r, id)}
+	return api.Ref{ID: id, URI: resource.URIAt(r, IPPoliciesPath, id)}
 }
 
 // changeAPIRestriction adds to m the writes that apply change to the account's compiled API

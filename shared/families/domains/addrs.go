@@ -44,9 +44,13 @@ type addrCreate struct {
 	Region *string `json:"region"`
 }
 
+// ReservedAddrsPath is the reserved addresses' collection path, for references to them
+// (resource.RefAt).
+const ReservedAddrsPath = "/reserved_addrs"
+
 // ReservedAddrsDescriptor is the /reserved_addrs family.
 var ReservedAddrsDescriptor = &resource.Descriptor{
-	Path: "/reserved_addrs", Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
+	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Serve: func() resource.Serving { return resource.Serve(configured[ReservedAddrs]) },
 }

@@ -90,9 +90,13 @@ type domainCreate struct {
 	domainUpdate
 }
 
+// ReservedDomainsPath is the reserved domains' collection path, for references to them
+// (resource.RefAt).
+const ReservedDomainsPath = "/reserved_domains"
+
 // ReservedDomainsDescriptor is the /reserved_domains family.
 var ReservedDomainsDescriptor = &resource.Descriptor{
-	Path: "/reserved_domains", Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
+	Path: ReservedDomainsPath, Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
 	Serve: func() resource.Serving {
 		return resource.Serve(configured[ReservedDomains],

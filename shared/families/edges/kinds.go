@@ -118,7 +118,7 @@ var IPRestrictionModule = &Kind[IPRestrictionMutate, IPRestriction, IPRestrictio
 }
 
 var ipPolicyList = idList{member: "ip_policy_ids", prefix: ids.IPPolicy, what: "IP policy", whats: "IP policies",
-	max: MaxIPPolicies, maxCode: CodeTooManyIPPolicies, missingCode: CodeIPPolicyMissing, path: access.IPPoliciesDescriptor.Path}
+	max: MaxIPPolicies, maxCode: CodeTooManyIPPolicies, missingCode: CodeIPPolicyMissing, path: access.IPPoliciesPath}
 
 // MutualTLSMutate is the request form of a mutual TLS module.
 type MutualTLSMutate struct {
@@ -159,7 +159,7 @@ var MutualTLSModule = &Kind[MutualTLSMutate, MutualTLS, MutualTLSJSON]{
 
 var caList = idList{member: "certificate_authority_ids", prefix: ids.CertificateAuthority, what: "certificate authority",
 	whats: "certificate authorities", max: MaxCAs, maxCode: CodeTooManyCAs, missingCode: CodeCAMissing,
-	path: tlscerts.CertificateAuthoritiesDescriptor.Path}
+	path: tlscerts.CertificateAuthoritiesPath}
 
 // Values of a TLS termination module.
 const (

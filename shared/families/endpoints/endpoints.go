@@ -111,10 +111,10 @@ func (f Endpoints) Render(r *api.Request, it *Item) any {
 		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
 	}
 	if it.DomainID != "" {
-		out.Domain = domains.ReservedDomainsDescriptor.Ref(r, it.DomainID)
+		out.Domain = resource.RefAt(r, domains.ReservedDomainsPath, it.DomainID)
 	}
 	if it.AddrID != "" {
-		out.TCPAddr = domains.ReservedAddrsDescriptor.Ref(r, it.AddrID)
+		out.TCPAddr = resource.RefAt(r, domains.ReservedAddrsPath, it.AddrID)
 	}
 	return out
 }

@@ -50,9 +50,13 @@ type destinationBody struct {
 var errDestinationInUse = &api.Error{Status: http.StatusBadRequest, Code: CodeInUse, Field: "id",
 	Msg: "the event destination is used by an event subscription; remove it from every subscription first"}
 
+// destinationsPath is the event destinations' collection path, for references to them
+// (resource.URIAt).
+const destinationsPath = "/event_destinations"
+
 // EventDestinationsDescriptor is the /event_destinations family.
 var EventDestinationsDescriptor = &resource.Descriptor{
-	Path: "/event_destinations", Prefix: ids.EventDestination, ListKey: "event_destinations",
+	Path: destinationsPath, Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
 	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[EventDestinations]) },

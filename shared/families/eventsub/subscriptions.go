@@ -95,7 +95,7 @@ func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
 	out := SubscriptionJSON{Head: f.Head(r, &it.Meta, it.Described), Sources: f.renderSources(r, it),
 		Destinations: make([]api.Ref, 0, len(it.Destinations))}
 	for _, d := range it.Destinations {
-		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: EventDestinationsDescriptor.URI(r, d)})
+		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: resource.URIAt(r, destinationsPath, d)})
 	}
 	return out
 }

@@ -33,9 +33,13 @@ type certificateAuthorityCreate struct {
 	CAPEM *string `json:"ca_pem"`
 }
 
+// CertificateAuthoritiesPath is the certificate authorities' collection path, for references to
+// them (resource.URIAt).
+const CertificateAuthoritiesPath = "/certificate_authorities"
+
 // CertificateAuthoritiesDescriptor is the /certificate_authorities family.
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
-	Path: "/certificate_authorities", Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
+	Path: CertificateAuthoritiesPath, Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
 	Serve: func() resource.Serving {
 		return resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {

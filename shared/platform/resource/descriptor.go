@@ -70,7 +70,12 @@ func (d *Descriptor) Serves(op Operation) bool {
 }
 
 // URI is the absolute URL of the resource id on r's host.
-func (d *Descriptor) URI(r *api.Request, id string) string { return r.URI(d.Path + "/" + id) }
+func (d *Descriptor) URI(r *api.Request, id string) string { return URIAt(r, d.Path, id) }
+
+// URIAt is the absolute URL on r's host of the resource id of the family whose Path is path:
+// Descriptor.URI for code naming another family by its path alone, because a reference to that
+// family's Descriptor links the family's whole Serve into the function.
+func URIAt(r *api.Request, path, id string) string { return r.URI(path + "/" + id) }
 
 // DefaultTimeout is the Timeout of template.yaml's Globals: a function's, unless its Descriptor
 // says otherwise.
@@ -85,8 +90,11 @@ func (d *Descriptor) Budget() time.Duration {
 }
 
 // Ref is the wire reference to the resource id, as other resources show it.
-func (d *Descriptor) Ref(r *api.Request, id string) *api.Ref {
-	return &api.Ref{ID: id, URI: d.URI(r, id)}
+func (d *Descriptor) Ref(r *api.Request, id string) *api.Ref { return RefAt(r, d.Path, id) }
+
+// RefAt is Descriptor.Ref by the family's path alone (see URIAt).
+func RefAt(r *api.Request, path, id string) *api.Ref {
+	return &api.Ref{ID: id, URI: URIAt(r, path, id)}
 }
 
 // Hooks are a family's own rules on top of the generic operations. A family is a named type
