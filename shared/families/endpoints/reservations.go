@@ -74,7 +74,8 @@ func checkPublic(it *Item, u URL, res domains.Reservations, field string) error 
 	case res.Elsewhere:
 		return api.BadRequest(CodeDomainOfAnotherAccount, field, "%s is a domain reserved by another account", u.Host)
 	case wildcard && res.Wider != "":
-		return api.BadRequest(CodeWildcardNotExact, field, "wildcard %s must be reserved with an exact match: the reserved *.%s covers only names one label under %s; %s", u.Host, parentOf(parentOf(u.Host)), parentOf(parentOf(u.Host)), reserve)
+		wider := parentOf(parentOf(u.Host))
+		return api.BadRequest(CodeWildcardNotExact, field, "wildcard %s must be reserved with an exact match: the reserved *.%s covers only names one label under %s; %s", u.Host, wider, wider, reserve)
 	case wildcard:
 		return api.BadRequest(CodeWildcardNotReserved, field, "wildcard domain %s must be reserved before use: %s", u.Host, reserve)
 	default:

@@ -67,17 +67,6 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 		want[it.EventID] = true
 	}
 	got := q.DrainEvents(t, q.Events, len(want), time.Minute, time.Second)
-	dups := 0
-	for id, n := range got {
-		if !want[id] {
-			t.Errorf("%s arrived but was never committed", id)
-		}
-		dups += n - 1
-	}
-	for id := range want {
-		if got[id] == 0 {
-			t.Errorf("committed event %s never arrived", id)
-		}
-	}
+	dups := delivered(t, want, got)
 	t.Logf("%d committed events under %d fault classes all arrived; %d repeated deliveries, dropped by a deduping sink; toxics %d+%d, DynamoDB failures %v", len(want), len(faults.Classes), dups, ddb.Added(), sqsProxy.Added(), dyn.Injected())
 }
