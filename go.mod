@@ -13,7 +13,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression v1.9.4
 	github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs v1.92.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0
-	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.6
+	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.41.0
 	github.com/aws/aws-sdk-go-v2/service/firehose v1.52.10
 	github.com/aws/aws-sdk-go-v2/service/kinesis v1.56.11
 	github.com/aws/aws-sdk-go-v2/service/kms v1.60.0
