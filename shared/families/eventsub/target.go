@@ -79,7 +79,7 @@ type awsKind struct {
 	// service, resource and shape are what that ARN must be: its service, a pattern of its
 	// resource and, for messages, its form.
 	service  string
-	resource func() *regexp.Regexp
+	resource *lazyRE
 	shape    string
 }
 
@@ -201,41 +201,51 @@ func (t *Target) JSON() TargetJSON {
 }
 
 var (
-	regionRE     = lazyRE(`^[a-z]{2}(-[a-z]+)+-\d{1,2}$`)
-	accountRE    = lazyRE(`^\d{12}$`)
-	streamRE     = lazyRE(`^stream/[a-zA-Z0-9_.-]{1,128}$`)
-	deliveryRE   = lazyRE(`^deliverystream/[a-zA-Z0-9_.-]{1,64}$`)
-	logGroupRE   = lazyRE(`^log-group:[.\-_/#A-Za-z0-9]{1,512}(:\*)?$`)
-	roleRE       = lazyRE(`^role/([\x21-\x7e]{0,510}/)?[\w+=,.@-]{1,64}$`)
-	accessKeyRE  = lazyRE(`^[A-Z0-9]{16,128}$`)
-	ddKeyRE      = lazyRE(`^[0-9a-f]{32}$`)
-	guidRE       = lazyRE(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	tenantRE     = lazyRE(`^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`)
-	ruleIDRE     = lazyRE(`^dcr-[0-9a-f]{32}$`)
-	dcrStreamRE  = lazyRE(`^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`)
+	regionRE     = &lazyRE{pattern: `^[a-z]{2}(-[a-z]+)+-\d{1,2}$`}
+	accountRE    = &lazyRE{pattern: `^\d{12}$`}
+	streamRE     = &lazyRE{pattern: `^stream/[a-zA-Z0-9_.-]{1,128}$`}
+	deliveryRE   = &lazyRE{pattern: `^deliverystream/[a-zA-Z0-9_.-]{1,64}$`}
+	logGroupRE   = &lazyRE{pattern: `^log-group:[.\-_/#A-Za-z0-9]{1,512}(:\*)?$`}
+	roleRE       = &lazyRE{pattern: `^role/([\x21-\x7e]{0,510}/)?[\w+=,.@-]{1,64}$`}
+	accessKeyRE  = &lazyRE{pattern: `^[A-Z0-9]{16,128}$`}
+	ddKeyRE      = &lazyRE{pattern: `^[0-9a-f]{32}$`}
+	guidRE       = &lazyRE{pattern: `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`}
+	tenantRE     = &lazyRE{pattern: `^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`}
+	ruleIDRE     = &lazyRE{pattern: `^dcr-[0-9a-f]{32}$`}
+	dcrStreamRE  = &lazyRE{pattern: `^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`}
 	partitions   = map[string]bool{"aws": true, "aws-cn": true, "aws-us-gov": true}
 	maxDDTags    = 1024
 	maxDDService = 256
 	maxSecret    = 1024
 )
 
-// lazyRE compiles a pattern on first use: some of these take a millisecond or more to compile
-// (counted repetitions), which would otherwise land in every cold start of the function.
-func lazyRE(pattern string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+// lazyRE is a pattern compiled on first use: some of these take a millisecond or more to
+// compile (counted repetitions), which would otherwise land in every cold start of the
+// function. A struct in static data, not a sync.OnceValue per pattern: those were twelve sets
+// of closures and an init function, 10 KB of the function's binary.
+type lazyRE struct {
+	pattern string
+	once    sync.Once
+	re      *regexp.Regexp
+}
+
+// MatchString reports whether s matches the pattern.
+func (l *lazyRE) MatchString(s string) bool {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.pattern) })
+	return l.re.MatchString(s)
 }
 
 // resourceARN checks that s is an ARN of service whose resource matches re.
-func resourceARN(s, service string, re *regexp.Regexp) bool {
+func resourceARN(s, service string, re *lazyRE) bool {
 	a, err := arn.Parse(s)
-	return err == nil && partitions[a.Partition] && a.Service == service && regionRE().MatchString(a.Region) &&
-		accountRE().MatchString(a.AccountID) && re.MatchString(a.Resource)
+	return err == nil && partitions[a.Partition] && a.Service == service && regionRE.MatchString(a.Region) &&
+		accountRE.MatchString(a.AccountID) && re.MatchString(a.Resource)
 }
 
 func roleARN(s string) bool {
 	a, err := arn.Parse(s)
 	return err == nil && partitions[a.Partition] && a.Service == "iam" && a.Region == "" &&
-		accountRE().MatchString(a.AccountID) && roleRE().MatchString(a.Resource)
+		accountRE.MatchString(a.AccountID) && roleRE.MatchString(a.Resource)
 }
 
 func badTarget(field, format string, args ...any) *api.Error {
@@ -298,7 +308,7 @@ func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *st
 	if arnIn == nil || *arnIn == "" {
 		return t, nil, badTarget(f, "%s is required", f)
 	}
-	if !resourceARN(*arnIn, k.service, k.resource()) {
+	if !resourceARN(*arnIn, k.service, k.resource) {
 		return t, nil, badTarget(f, "%s %s is not an ARN of the form %s", f, api.Describe(*arnIn), k.shape)
 	}
 	t.ARN = *arnIn
@@ -323,7 +333,7 @@ func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *st
 	}
 	c := auth.Creds
 	kf := af + ".creds.aws_access_key_id"
-	if c.AccessKeyID == nil || !accessKeyRE().MatchString(*c.AccessKeyID) {
+	if c.AccessKeyID == nil || !accessKeyRE.MatchString(*c.AccessKeyID) {
 		return t, nil, api.BadRequest(CodeBadAuth, kf, "%s must be an AWS access key id (16 to 128 upper-case letters and digits)", kf)
 	}
 	t.AccessKeyID = *c.AccessKeyID
@@ -376,14 +386,14 @@ func parseDatadog(t Target, prev *Target, field string, in *DatadogJSON) (Target
 		}
 		return t, nil, api.BadRequest(CodeDDAPIKey, kf, "%s is required", kf)
 	}
-	if !ddKeyRE().MatchString(*in.APIKey) {
+	if !ddKeyRE.MatchString(*in.APIKey) {
 		return t, nil, api.BadRequest(CodeDDAPIKey, kf, "%s must be a Datadog API key (32 lower-case hex digits)", kf)
 	}
 	return t, in.APIKey, nil
 }
 
 func parseAzure(t Target, prev *Target, field string, in *AzureJSON) (Target, *string, error) {
-	req := func(name string, v *string, re *regexp.Regexp, shape string) (string, error) {
+	req := func(name string, v *string, re *lazyRE, shape string) (string, error) {
 		f := field + "." + name
 		if v == nil || *v == "" {
 			return "", badTarget(f, "%s is required", f)
@@ -394,10 +404,10 @@ func parseAzure(t Target, prev *Target, field string, in *AzureJSON) (Target, *s
 		return *v, nil
 	}
 	var err error
-	if t.TenantID, err = req("tenant_id", in.TenantID, tenantRE(), "a tenant id or domain"); err != nil {
+	if t.TenantID, err = req("tenant_id", in.TenantID, tenantRE, "a tenant id or domain"); err != nil {
 		return t, nil, err
 	}
-	if t.ClientID, err = req("client_id", in.ClientID, guidRE(), "an application (client) id GUID"); err != nil {
+	if t.ClientID, err = req("client_id", in.ClientID, guidRE, "an application (client) id GUID"); err != nil {
 		return t, nil, err
 	}
 	if t.IngestionURI, err = req("logs_ingestion_uri", in.LogsIngestionURI, nil, ""); err != nil {
@@ -409,10 +419,10 @@ func parseAzure(t Target, prev *Target, field string, in *AzureJSON) (Target, *s
 			api.Describe(t.IngestionURI), azureIngestionSuffixes[0])
 	}
 	t.IngestionURI = strings.TrimSuffix(t.IngestionURI, "/")
-	if t.RuleID, err = req("data_collection_rule_id", in.DataCollectionRuleID, ruleIDRE(), "a data collection rule immutable id (dcr-<32 hex digits>)"); err != nil {
+	if t.RuleID, err = req("data_collection_rule_id", in.DataCollectionRuleID, ruleIDRE, "a data collection rule immutable id (dcr-<32 hex digits>)"); err != nil {
 		return t, nil, err
 	}
-	if t.StreamName, err = req("data_collection_stream_name", in.DataCollectionStreamName, dcrStreamRE(), "a stream name (Custom-<name> or Microsoft-<name>)"); err != nil {
+	if t.StreamName, err = req("data_collection_stream_name", in.DataCollectionStreamName, dcrStreamRE, "a stream name (Custom-<name> or Microsoft-<name>)"); err != nil {
 		return t, nil, err
 	}
 	sf := field + ".client_secret"
