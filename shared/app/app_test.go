@@ -308,7 +308,8 @@ func readSample(t *testing.T, file string, vars map[string]string) events.APIGat
 }
 
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
-// handler: create, list, get, update, delete, each with its documented status.
+// handler, built as its main builds it (only the settings its families read): create, list,
+// get, update, delete, each with its documented status.
 func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	for _, f := range app.Functions() {
@@ -317,7 +318,8 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			handler := s.Deps.Handler(f.Families...)
+			deps, _ := s.Instance(t, f.Families...)
+			handler := deps.Handler(f.Families...)
 			vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
 			if err != nil {
 				t.Fatal(err)

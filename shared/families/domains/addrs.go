@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
@@ -52,6 +53,7 @@ const ReservedAddrsPath = "/reserved_addrs"
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
+	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving { return resource.Serve(configured[ReservedAddrs]) },
 }
 

@@ -17,12 +17,17 @@ type Config struct {
 type Pool = config.Pool
 
 // ConfigOf is the configuration of the families on k (the zero Config for a nil k, which only
-// lists routes).
+// lists routes). A family that calls it names config.DomainSettings in its descriptor's Reads:
+// without it the function never parsed them, and ConfigOf panics as the family's routes are
+// registered, at the function's start (the app tests start every function as its main does).
 func ConfigOf(k *resource.Kit) *Config {
 	if k == nil {
 		return &Config{}
 	}
-	return &Config{k.Settings.Domains}
+	if k.Settings.Domains == nil {
+		panic("domains: the settings were not parsed: the family's descriptor must name config.DomainSettings in Reads")
+	}
+	return &Config{*k.Settings.Domains}
 }
 
 // DefaultRegion is the region of a reservation that names none.

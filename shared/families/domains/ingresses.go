@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
@@ -56,6 +57,7 @@ type ingressCreate struct {
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
+	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving { return resource.Serve(configured[AgentIngresses]) },
 }
 

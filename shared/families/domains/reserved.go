@@ -14,6 +14,7 @@ import (
 
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
@@ -98,6 +99,7 @@ const ReservedDomainsPath = "/reserved_domains"
 var ReservedDomainsDescriptor = &resource.Descriptor{
 	Path: ReservedDomainsPath, Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
+	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving {
 		return resource.Serve(configured[ReservedDomains],
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",

@@ -2,6 +2,7 @@ package edges
 
 import (
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 )
@@ -35,6 +36,7 @@ var (
 var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
+	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving { return resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...) },
 }
 

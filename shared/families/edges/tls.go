@@ -2,6 +2,7 @@ package edges
 
 import (
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 )
@@ -42,6 +43,7 @@ var (
 var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
+	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving { return resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...) },
 }
 

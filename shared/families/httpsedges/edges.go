@@ -6,6 +6,7 @@ import (
 
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 )
@@ -74,6 +75,7 @@ func init() {
 var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Path: edgesPath, Prefix: ids.HTTPSEdge, ListKey: "https_edges", EventKind: "https_edge",
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
+	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving {
 		return resource.Serve(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...)
 	},

@@ -246,3 +246,20 @@ func TestBegin(t *testing.T) {
 		t.Errorf("default outbox retention %v, want %v", audit.OutboxRetention, audit.DefaultOutboxRetention)
 	}
 }
+
+// A function parses only the sections its families read: without DomainSettings the domain
+// settings are neither parsed (nil) nor checked; with it a malformed one stops the function.
+func TestSectionsAreParsedOnlyWhenRead(t *testing.T) {
+	bad := config.Map(map[string]string{"ADDR_POOLS": "nowhere"})
+	c, err := config.HTTPLoader()(bad)
+	if err != nil || c.Families.Domains != nil {
+		t.Fatalf("without sections: %+v, %v; want no domain settings and no error", c.Families, err)
+	}
+	if _, err := config.HTTPLoader(config.DomainSettings)(bad); err == nil || !strings.Contains(err.Error(), "ADDR_POOLS") {
+		t.Fatalf("with DomainSettings: %v, want an error naming ADDR_POOLS", err)
+	}
+	c, err = config.HTTPLoader(config.DomainSettings, config.DomainSettings)(config.Map(nil))
+	if err != nil || c.Families.Domains == nil || c.Families.Domains.BaseDomain == "" {
+		t.Fatalf("with DomainSettings: %+v, %v", c.Families, err)
+	}
+}

@@ -10,6 +10,10 @@
 // environment: the packages below take the parsed values (awsconfig.Settings, seal.Settings,
 // store.Options, an SQS endpoint).
 //
+// Settings only some families read are a Section (DomainSettings): an HTTP function parses,
+// and links the parser of, only the sections its families name (resource.Descriptor.Reads);
+// LoadHTTP, for the tests and the local server, parses them all.
+//
 // The settings are plain values (strings, durations, numbers, parsed lists): a family or
 // worker turns them into its own types (package domains builds its Config from Domains),
 // which keeps this package below every family in the tiers.

@@ -50,10 +50,26 @@ type HTTP struct {
 	Families  Families
 }
 
-// Families are the settings families read (through resource.Kit).
+// Families are the settings only some families read (through resource.Kit): each is a Section,
+// nil unless one of the function's families reads it (resource.Descriptor.Reads).
 type Families struct {
-	Domains Domains
+	Domains *Domains
 }
+
+// Section is settings that only some families read. An HTTP function parses a section, and
+// links its parser, only when a family it serves names the section (resource.Descriptor.Reads):
+// the domain settings' parser is about 5 KB of every function's zip that most functions would
+// carry for nothing.
+type Section struct {
+	parse func(*parser, *Families)
+}
+
+// DomainSettings is Families.Domains: BASE_DOMAIN, DNS_ZONE, NAME_SERVERS, REGIONS and
+// ADDR_POOLS, read by the domain, address, agent ingress and edge families.
+var DomainSettings = Section{parse: func(p *parser, f *Families) {
+	d := p.domains()
+	f.Domains = &d
+}}
 
 // EventWorker is the configuration of the event worker.
 type EventWorker struct {
@@ -125,11 +141,18 @@ type Stack struct {
 
 func (l Local) common() Common { return l.HTTP.Common }
 
-// LoadHTTP parses the configuration of an HTTP function.
-func LoadHTTP(lookup Lookup) (HTTP, error) {
-	p := &parser{lookup: lookup, as: ByHTTP}
-	c := p.http()
-	return c, p.err()
+// LoadHTTP parses the configuration of an HTTP function serving every family, every Section
+// included (the tests; the local server's LoadLocal parses the same).
+func LoadHTTP(lookup Lookup) (HTTP, error) { return HTTPLoader(DomainSettings)(lookup) }
+
+// HTTPLoader is the parser of the configuration of an HTTP function whose families read
+// sections (serve.Loader): the common settings, the rate limit and those sections only.
+func HTTPLoader(sections ...Section) func(Lookup) (HTTP, error) {
+	return func(lookup Lookup) (HTTP, error) {
+		p := &parser{lookup: lookup, as: ByHTTP}
+		c := p.http(sections...)
+		return c, p.err()
+	}
 }
 
 // LoadEventWorker parses the configuration of the event worker.
@@ -156,7 +179,7 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 // LoadLocal parses the configuration of the local server.
 func LoadLocal(lookup Lookup) (Local, error) {
 	p := &parser{lookup: lookup, as: ByLocal}
-	c := Local{HTTP: p.http(), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
+	c := Local{HTTP: p.http(DomainSettings), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
 		CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
 		QueuePrefix: p.str("QUEUE_PREFIX"), ScheduleEvery: p.duration("SCHEDULE_EVERY"),
 		FaultCrashAt: p.oneOf("FAULT_CRASH_AT", "before-response", "after-response"), StackListen: p.str("STACK_LISTEN")}
@@ -197,8 +220,11 @@ func (p *parser) common() Common {
 	return c
 }
 
-func (p *parser) http() HTTP {
-	c := HTTP{Common: p.common(), Families: Families{Domains: p.domains()}}
+func (p *parser) http(sections ...Section) HTTP {
+	c := HTTP{Common: p.common()}
+	for _, s := range sections {
+		s.parse(p, &c.Families)
+	}
 	if s := p.str("RATE_LIMIT"); s != "" {
 		policy, err := ratelimit.Parse(s) // its errors name RATE_LIMIT
 		if err != nil {

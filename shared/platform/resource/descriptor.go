@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -31,6 +32,10 @@ type Descriptor struct {
 	// shared/platform/seal/kmsseal) and its function hold the KMS permissions, so a function
 	// that keeps no secrets stays small.
 	Seals bool
+	// Reads are the settings the family reads beyond every function's (config.DomainSettings):
+	// only a function serving a family that names a section parses it at start, and links its
+	// parser.
+	Reads []config.Section
 	// Timeout is the Timeout of Function in template.yaml when it is not DefaultTimeout (the
 	// template's Globals): every request of the family must be answered within it
 	// (api.Server.HandleWithin).

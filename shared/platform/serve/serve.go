@@ -76,10 +76,20 @@ func (d *Deps) Handler(families ...*resource.Descriptor) func(context.Context, l
 	return httpadapter.NewV2(d.Mux(families...)).ProxyWithContext
 }
 
+// Loader is the configuration parser of a function serving families: the settings every HTTP
+// function reads and the sections its families read (Descriptor.Reads).
+func Loader(families ...*resource.Descriptor) func(config.Lookup) (config.HTTP, error) {
+	var sections []config.Section
+	for _, f := range families {
+		sections = append(sections, f.Reads...)
+	}
+	return config.HTTPLoader(sections...)
+}
+
 // Main is a function's whole main: build the dependencies from the environment (config.Start)
 // and serve families on Lambda. A malformed setting stops it, named in the log.
 func Main(families ...*resource.Descriptor) {
-	d := config.Start(config.LoadHTTP, func(ctx context.Context, c config.HTTP, _ *slog.Logger) (*Deps, error) {
+	d := config.Start(Loader(families...), func(ctx context.Context, c config.HTTP, _ *slog.Logger) (*Deps, error) {
 		return NewDeps(ctx, c, store.Options{})
 	})
 	lambda.Start(d.Handler(families...))

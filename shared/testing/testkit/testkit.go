@@ -204,11 +204,12 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 }
 
 // Instance serves families from dependencies of their own on the stack's table, as another
-// Lambda instance or local server would: built from the environment (as it is now) like the
-// stack's, sharing no memory with it. It lives as long as the test.
+// Lambda instance would: built from the environment (as it is now) as the main of a function
+// serving families builds them (serve.Loader: only the settings sections they read), sharing
+// no memory with the stack. It lives as long as the test.
 func (s *Stack) Instance(t testing.TB, families ...*resource.Descriptor) (*serve.Deps, *httptest.Server) {
 	t.Helper()
-	d, err := serve.NewDeps(context.Background(), Config(t, config.LoadHTTP), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
+	d, err := serve.NewDeps(context.Background(), Config(t, serve.Loader(families...)), store.Options{Table: s.DB.Table, Endpoint: Endpoint(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
