@@ -20,6 +20,10 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              AgentIngressesFunction:agent_ingresses \
              TLSEdgesFunction:tls_edges TCPEdgesFunction:tcp_edges \
              HTTPSEdgesFunction:https_edges VaultsFunction:vaults AbuseReportsFunction:abuse_reports
+# The functions' build: SAM's provided.al2023 on arm64, which Lambda runs on Graviton2 or later
+# (Armv8.2-A): with GOARM64=v8.2 the compiler emits its atomic instructions instead of testing
+# for them at run time (about 14 KB less per zip).
+LAMBDA_ENV := GOOS=linux GOARCH=arm64 GOARM64=v8.2 CGO_ENABLED=0
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags "-s -w"
 
 .PHONY: help run bootstrap sam-local test bench fuzz chaos build clean
@@ -60,14 +64,14 @@ chaos:
 build:
 	@mkdir -p dist
 	@set -e; for f in $(FUNCTIONS); do dir=$${f#*:}; \
-	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o dist/$$dir/bootstrap ./functions/$$dir; \
+	  $(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o dist/$$dir/bootstrap ./functions/$$dir; \
 	  $(GO) run ./infra/stack/zipfn dist/$$dir.zip dist/$$dir/bootstrap; \
 	  printf '%-24s %8d bytes\n' dist/$$dir.zip $$(stat -c %s dist/$$dir.zip); done
 
 # sam build (BuildMethod: makefile) calls build-<LogicalId> with ARTIFACTS_DIR set.
 define sam_target
 build-$(1):
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $$(ARTIFACTS_DIR)/bootstrap ./functions/$(2)
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $$(ARTIFACTS_DIR)/bootstrap ./functions/$(2)
 endef
 $(foreach f,$(FUNCTIONS),$(eval $(call sam_target,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))))))
 

@@ -10,7 +10,7 @@ private bench "${BENCH_DDB_PORT:-18800}" "${BENCH_SQS_PORT:-19800}"
 export ZIP_CHECK=1
 out=.local/bench.txt
 echo "== zip sizes (limit 5 MB each; and none larger than at 8b3ee26, main before issue 21: the test fails otherwise)"
-go test -count=1 -run TestZipSizes -v ./infra/coldstart | grep -E "zip|FAIL|ok" || true
+go test -count=1 -run TestZipSizes -v ./infra/coldstart | grep -E "zip|FAIL|PASS|ok" || true
 echo "== benchmarks"
 go test -count=1 -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-300x}" -timeout 30m ./... 2>&1 | grep -vE '^\{' | tee "$out" | grep -E '^(Benchmark|ok|FAIL|---)' || true
 echo "== ratios (goal in parentheses where the issue sets one)"

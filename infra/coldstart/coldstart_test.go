@@ -16,27 +16,58 @@ import (
 	"tunnelapi/shared/testing/benchkit"
 )
 
-// buildFlags are the Makefile's Lambda build flags.
-var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w"}
+// lambdaEnv and buildFlags are the Makefile's LAMBDA_ENV and LAMBDA_FLAGS (TestBuildIsTheMakefiles).
+var (
+	lambdaEnv  = []string{"GOOS=linux", "GOARCH=arm64", "GOARM64=v8.2", "CGO_ENABLED=0"}
+	buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w"}
+)
 
 // before is the commit the functions are compared with: main before issue 21, whose functions'
 // zips and cold starts no later change may make worse.
 const before = "8b3ee26"
 
-// build builds pkg of the module at root ("../.." for this checkout) for linux/goarch.
+// build builds pkg of the module at root ("../.." for this checkout) for linux/goarch: for
+// arm64 exactly as `make build` does, for another architecture (to run here) the same but for it.
 func build(t testing.TB, root, goarch, pkg, out string) {
 	t.Helper()
 	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", out, pkg)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), lambdaEnv...)
+	if goarch != "arm64" {
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", pkg, err, b)
 	}
 }
 
+// The functions' build here is `make build`'s: a change to one fails until the other follows.
+func TestBuildIsTheMakefiles(t *testing.T) {
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(buildFlags))
+	for i, f := range buildFlags {
+		quoted[i] = f
+		if strings.Contains(f, " ") {
+			quoted[i] = strconv.Quote(f)
+		}
+	}
+	for _, want := range []string{"LAMBDA_ENV := " + strings.Join(lambdaEnv, " "), "LAMBDA_FLAGS := " + strings.Join(quoted, " ")} {
+		if !strings.Contains(string(b), "\n"+want+"\n") {
+			t.Errorf("the Makefile has no line %q", want)
+		}
+	}
+	if n := strings.Count(string(b), "$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS)"); n != 2 {
+		t.Errorf("the Makefile builds functions %d times with $(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS), want 2 (build and sam build)", n)
+	}
+}
+
 // TestZipSizes builds every function as `make build` does (arm64, zipped by infra/stack/zipfn)
-// and checks each zip ≤ 5 MB and, for a function that existed at commit before, no larger than
-// its zip then (testdata/zip-8b3ee26.tsv says how those were measured).
+// and checks, each as its own subtest, that a function that existed at commit before is no
+// larger than its zip then (testdata/zip-8b3ee26.tsv says how those were measured), and that
+// every zip is ≤ 5 MB.
 func TestZipSizes(t *testing.T) {
 	if os.Getenv("ZIP_CHECK") == "" {
 		t.Skip("builds every function for arm64: run by make bench (ZIP_CHECK=1)")
@@ -45,22 +76,33 @@ func TestZipSizes(t *testing.T) {
 	dir := t.TempDir()
 	zipfn := filepath.Join(dir, "zipfn")
 	build(t, "../..", runtime.GOARCH, "./infra/stack/zipfn", zipfn)
+	sizes := map[string]int{}
 	for _, fn := range functionDirs() {
 		bin := filepath.Join(dir, fn)
 		build(t, "../..", "arm64", "./functions/"+fn, bin)
-		size := zipSize(t, zipfn, bin)
-		if was, ok := old[fn]; ok {
+		sizes[fn] = zipSize(t, zipfn, bin)
+	}
+	t.Run("no larger than at "+before, func(t *testing.T) {
+		for _, fn := range functionDirs() {
+			size := sizes[fn]
+			was, ok := old[fn]
+			if !ok {
+				t.Logf("%-28s zip %7d bytes (new since %s)", fn, size, before)
+				continue
+			}
 			t.Logf("%-28s zip %7d bytes, %s %7d: %+7d (%+.2f%%)", fn, size, before, was, size-was, 100*float64(size-was)/float64(was))
 			if size > was {
 				t.Errorf("%s zip is %d bytes, %d more than at %s (%d)", fn, size, size-was, before, was)
 			}
-		} else {
-			t.Logf("%-28s zip %7d bytes (new since %s)", fn, size, before)
 		}
-		if size > 5<<20 {
-			t.Errorf("%s zip is %d bytes, over 5 MB", fn, size)
+	})
+	t.Run("at most 5 MB", func(t *testing.T) {
+		for _, fn := range functionDirs() {
+			if sizes[fn] > 5<<20 {
+				t.Errorf("%s zip is %d bytes, over 5 MB", fn, sizes[fn])
+			}
 		}
-	}
+	})
 }
 
 // beforeZips reads testdata/zip-8b3ee26.tsv: function folder → zip bytes at commit before.
