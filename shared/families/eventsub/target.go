@@ -221,8 +221,8 @@ var (
 
 // lazyRE is a pattern compiled on first use: some of these take a millisecond or more to
 // compile (counted repetitions), which would otherwise land in every cold start of the
-// function. A struct in static data, not a sync.OnceValue per pattern: those were twelve sets
-// of closures and an init function, 10 KB of the function's binary.
+// function. A struct in static data, not a sync.OnceValue per pattern, which compiled to a set
+// of closures for each pattern and an init function building them.
 type lazyRE struct {
 	pattern string
 	once    sync.Once
