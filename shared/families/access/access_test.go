@@ -468,7 +468,7 @@ func TestRuleRefusedByFullPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := map[string]any{"ip_policy_id": p, "cidr": "192.0.2.0/24", "action": "deny"}
-	msg := a.Do(t, "POST", "/ip_policy_rules", body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "ip_policy_id")["msg"].(string)
+	msg := a.Do(t, "POST", "/ip_policy_rules", body).ExpectError(t, http.StatusBadRequest, access.CodeRuleLimit, "ip_policy_id")["msg"].(string)
 	if !strings.Contains(msg, fmt.Sprint(access.MaxRulesPerPolicy)) {
 		t.Fatalf("full policy refused with %q", msg)
 	}
@@ -481,4 +481,27 @@ func TestRuleRefusedByFullPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	newRule(t, a, p, "192.0.2.0/24", "deny")
+}
+
+// A policy with more rules than one transaction can delete with it (store.MaxTxItems less the
+// policy's own writes) is refused with 400 ERR_NGROK_1411 naming id and stays, rules and all.
+func TestDeleteOfPolicyWithTooManyRulesIsRefused(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	p := newPolicy(t, a)
+	key := store.ResourceKey(a.AccountID, p)
+	var pol access.PolicyItem
+	if err := s.DB.Get(t.Context(), key, &pol); err != nil {
+		t.Fatal(err)
+	}
+	for i := range store.MaxTxItems {
+		pol.Rules[fmt.Sprintf("fill%d", i)] = fmt.Sprintf("ipr_fill%d allow 10.0.%d.0/24", i, i)
+	}
+	if err := s.DB.Put(t.Context(), &pol); err != nil {
+		t.Fatal(err)
+	}
+	msg := a.Do(t, "DELETE", "/ip_policies/"+p, nil).ExpectError(t, http.StatusBadRequest, access.CodeRuleLimit, "id")["msg"].(string)
+	if !strings.Contains(msg, fmt.Sprint(store.MaxTxItems)+" rules") {
+		t.Fatalf("refused with %q", msg)
+	}
+	a.Do(t, "GET", "/ip_policies/"+p, nil).Expect(t, http.StatusOK)
 }

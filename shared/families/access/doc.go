@@ -10,6 +10,9 @@
 //     unique within its policy (1408); its action is allow or deny (1422) and cannot change;
 //   - a rule's ip_policy_id must name a policy of the caller's account (1414);
 //   - a policy used by a restriction cannot be deleted (1420); deleting one deletes its rules;
+//   - a policy holds at most MaxRulesPerPolicy rules, and one with more than the rules a single
+//     transaction can delete with it (maxCascade) is not deleted until some rules are (both
+//     1411, the platform's per-policy rule limit);
 //   - a restriction's type is dashboard, api, agent or endpoints and cannot change (214 on
 //     update); its ip_policy_ids must list one to 50 policies of the account (215);
 //   - a change that would make an enforced api restriction refuse the address it is made from

@@ -20,6 +20,7 @@ const (
 	CodeDuplicateCIDR    = "ERR_NGROK_1408"
 	CodePolicyNotFound   = "ERR_NGROK_1414"
 	CodePolicyReferred   = "ERR_NGROK_1420"
+	CodeRuleLimit        = "ERR_NGROK_1411"
 	CodeActionNotAllowed = "ERR_NGROK_1422"
 )
 
@@ -100,7 +101,7 @@ func (IPPolicies) Delete(ctx context.Context, r *api.Request, it *PolicyItem, m 
 			"IP policy %s is used by %d IP restriction(s) or edge module(s); remove it from them before deleting it", it.ID, it.Refs)
 	}
 	if len(it.Rules) > maxCascade {
-		return api.Conflict("IP policy %s has %d rules; a policy is deleted atomically with at most %d rules, so delete %d of its rules first",
+		return api.BadRequest(CodeRuleLimit, "id", "IP policy %s has %d rules; a policy is deleted atomically with at most %d rules, so delete %d of its rules first",
 			it.ID, len(it.Rules), maxCascade, len(it.Rules)-maxCascade)
 	}
 	// The policy's delete conditions on the version read, and every rule change bumps it,

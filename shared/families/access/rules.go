@@ -109,7 +109,7 @@ func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem,
 			return api.BadRequest(CodeDuplicateCIDR, "cidr", "IP policy %s already has a rule for %s (%s)", pol.ID, prefix, other)
 		}
 		if len(pol.Rules) >= MaxRulesPerPolicy {
-			return api.Invalid("ip_policy_id", "IP policy %s already has the maximum of %d rules", pol.ID, MaxRulesPerPolicy)
+			return api.BadRequest(CodeRuleLimit, "ip_policy_id", "IP policy %s already has the maximum of %d rules", pol.ID, MaxRulesPerPolicy)
 		}
 		return nil
 	})

@@ -32,7 +32,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	if retry.Expect(t, http.StatusCreated); string(retry.Body) != string(first.Body) || retry.Header.Get(resource.ReplayedHeader) != "true" {
 		t.Fatalf("retry within the window: %s (replayed %q), want the first response %s", retry.Body, retry.Header.Get(resource.ReplayedHeader), first.Body)
 	}
-	a.DoWith(t, "POST", "/api_keys", hdr, map[string]any{"description": "other"}).ExpectError(t, http.StatusConflict, "ERR_NGROK_409", resource.IdempotencyHeader)
+	a.DoWith(t, "POST", "/api_keys", hdr, map[string]any{"description": "other"}).ExpectError(t, http.StatusUnprocessableEntity, "ERR_NGROK_215", resource.IdempotencyHeader)
 
 	var rec store.Item
 	recKey := store.IdempotencyKey(a.AccountID, store.TokenHash(key))

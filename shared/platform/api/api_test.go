@@ -308,8 +308,8 @@ func TestServerEnvelopes(t *testing.T) {
 		{"api error", func(ctx context.Context, r *Request) (any, error) { return nil, Invalid("x", "bad x") }, 400},
 		{"plain error", func(ctx context.Context, r *Request) (any, error) { return nil, errors.New("secret detail") }, 500},
 		{"wrapped api error keeps its status", func(ctx context.Context, r *Request) (any, error) {
-			return nil, fmt.Errorf("resource.update(x): %w", Conflict("lost a race"))
-		}, 409},
+			return nil, fmt.Errorf("resource.update(x): %w", TooConcurrent("lost a race"))
+		}, 429},
 		{"wrapped not found", func(ctx context.Context, r *Request) (any, error) {
 			return nil, fmt.Errorf("store.Get: %w", ErrNotFound)
 		}, 404},

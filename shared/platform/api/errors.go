@@ -33,7 +33,7 @@ const (
 	CodeEmptyUpdate     = "ERR_NGROK_606"
 	CodeOwnerNeedsAdmin = "ERR_NGROK_630"
 	CodeBodyTooLarge    = "ERR_NGROK_215"
-	CodeConflict        = "ERR_NGROK_409"
+	CodeTooConcurrent   = "ERR_NGROK_225"
 	CodeUnavailable     = "ERR_NGROK_1501"
 	CodeOutcomeUnknown  = "ERR_NGROK_1502"
 	codeInternal        = "ERR_NGROK_500"
@@ -78,9 +78,12 @@ func Forbidden(code, format string, args ...any) *Error {
 // ErrNotFound is the platform's 404: no error code, message "Resource not found".
 var ErrNotFound = &Error{Status: http.StatusNotFound, Msg: "Resource not found"}
 
-// Conflict returns a 409 for a write that lost a race it could not retry.
-func Conflict(format string, args ...any) *Error {
-	return &Error{Status: http.StatusConflict, Code: CodeConflict, Msg: fmt.Sprintf(format, args...)}
+// TooConcurrent returns the 429 ERR_NGROK_225 ("Too many concurrent API requests for the
+// account", the platform's own code) with Retry-After for a write that kept losing to other
+// requests writing the same items until its retries were spent: nothing was changed, and the
+// same request may simply be sent again.
+func TooConcurrent(format string, args ...any) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Code: CodeTooConcurrent, RetryAfter: retryAfterSeconds, Msg: fmt.Sprintf(format, args...)}
 }
 
 // AsError returns err as an *Error when it is one (or wraps one), or as the answer the table of

@@ -123,8 +123,8 @@ var ErrAuthtokenAsKey = api.Forbidden(api.CodeAuthtokenAsKey, "the bearer token 
 
 // ErrRetry reports that the account's access settings changed while the request was served:
 // the operation must be built again from a fresh read. Package resource's retry policy does
-// that; a path without one answers with this 409.
-var ErrRetry = api.Conflict("the account's access settings changed during the request; retry it")
+// that; a path without one answers with this 429 (api.TooConcurrent).
+var ErrRetry = api.TooConcurrent("the account's access settings changed while the request ran; nothing was changed: retry it")
 
 // Resolve returns the caller a request's token claims to be. The identity comes from the hint
 // cache or a consistent read of the token item; it is confirmed later, with the data.

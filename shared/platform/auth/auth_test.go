@@ -225,7 +225,7 @@ func TestOutcomes(t *testing.T) {
 		// The account names a version whose item is gone: the operation must be built again.
 		{name: "restriction version gone", setup: func(t *testing.T, f *fixture) {
 			f.seed(t, auth.AccountItem{Key: store.AccountKey(f.account), ID: f.account, Restriction: 99})
-		}, want: auth.ErrRetry, status: 409},
+		}, want: auth.ErrRetry, status: 429},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

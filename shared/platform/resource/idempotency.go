@@ -27,8 +27,9 @@ import (
 // characters without a comma (a UUID is a good key). A repeat answers with the first response,
 // status and body byte for byte (a token shown once included), marked ReplayedHeader; retries
 // sent at the same time get the same. The key is bound to the request: method, path and the body
-// as canonical JSON (member order and spacing do not matter); the same key with another body is
-// a 409 naming Idempotency-Key. Only a create that succeeded is kept, in its own transaction, so
+// as canonical JSON (member order and spacing do not matter); the same key with another request
+// is a 422 ERR_NGROK_215 naming Idempotency-Key, the status the IETF's Idempotency-Key draft
+// gives a reused key. Only a create that succeeded is kept, in its own transaction, so
 // a key costs no extra round trip; a kept response that shows a token is sealed like every
 // secret.
 const IdempotencyHeader = "Idempotency-Key"
@@ -136,8 +137,8 @@ func (ic *idempotentCreate) record(ctx context.Context, k *Kit, m *Mutation, id 
 	return nil
 }
 
-// errKeyReused is the 409 for an idempotency key sent again with another request.
-var errKeyReused = &api.Error{Status: http.StatusConflict, Code: api.CodeConflict, Field: IdempotencyHeader,
+// errKeyReused is the 422 for an idempotency key sent again with another request.
+var errKeyReused = &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeBadFieldValue, Field: IdempotencyHeader,
 	Msg: IdempotencyHeader + " was already used with a different request; use a new key for a new request"}
 
 // replay looks up the create that committed with r's key: found with its response when the

@@ -323,14 +323,15 @@ func (m *Mutation) commit() error {
 // milliseconds, so the same writers met again at every attempt and the unluckiest of 60 ran
 // out of attempts. The budget is work, maxAttempts attempts, whatever the machine's speed (a
 // time budget is what load exhausts first); a request with a deadline (a function's 10 s) also
-// stops before a pause would outlast it. Out of budget, the answer is a 409, never a timeout.
+// stops before a pause would outlast it. Out of budget, the answer is a 429 ERR_NGROK_225 with
+// Retry-After (api.TooConcurrent): nothing was changed; never a timeout.
 const (
 	maxAttempts = 16
 	maxPause    = 2 * time.Second
 )
 
 // errTooManyConflicts is the answer of a write still losing when its retry budget is spent.
-var errTooManyConflicts = api.Conflict("the resource was changed concurrently too many times; retry the request")
+var errTooManyConflicts = api.TooConcurrent("other requests changed what this one writes too many times while it ran; nothing was changed: retry it after the time in Retry-After")
 
 // retrying runs op until it does not fail with a version conflict, a changed item it derived
 // from (RetryOn) or changed account access settings (auth.ErrRetry), pausing between attempts

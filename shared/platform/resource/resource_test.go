@@ -52,7 +52,7 @@ type widgetBody struct {
 
 var errNoParent = api.Invalid("parent", "no such parent")
 
-var errWidgetInUse = api.Conflict("the widget is referenced")
+var errWidgetInUse = &api.Error{Status: http.StatusConflict, Msg: "the widget is referenced"}
 
 type widgets struct{ *Family[widget, *widget] }
 
@@ -260,7 +260,8 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 }
 
 // TestRetryBound: a write that keeps losing (a version conflict on the item, a transaction
-// conflict, a changed item it derived from) is built again up to maxAttempts times, then 409.
+// conflict, a changed item it derived from) is built again up to maxAttempts times, then 429
+// ERR_NGROK_225 with Retry-After.
 func TestRetryBound(t *testing.T) {
 	conflict := fakedb.Canceled(fakedb.ReasonNone, fakedb.ReasonNone, fakedb.ReasonNone, fakedb.ReasonConflict, fakedb.ReasonNone)
 	// An update's writes: the item, the outbox and log events, the token and account guards.
@@ -272,9 +273,9 @@ func TestRetryBound(t *testing.T) {
 		wantCode int
 	}{
 		{"version conflict, then success", version, maxAttempts - 1, 200},
-		{"version conflict every time", version, maxAttempts, 409},
+		{"version conflict every time", version, maxAttempts, 429},
 		{"transaction conflict, then success", conflict, 3, 200},
-		{"transaction conflict every time", conflict, maxAttempts, 409},
+		{"transaction conflict every time", conflict, maxAttempts, 429},
 		{"throttled is not retried", fakedb.Throttled(), 1, 500},
 	}
 	for _, tc := range tests {
@@ -297,8 +298,8 @@ func TestRetryBound(t *testing.T) {
 			if calls != want {
 				t.Errorf("%d transactions, want %d", calls, want)
 			}
-			if code == 409 && out["error_code"] != api.CodeConflict {
-				t.Errorf("409 body = %v", out)
+			if code == 429 && (out["error_code"] != api.CodeTooConcurrent || out["details"].(map[string]any)["retry_after"] != "1") {
+				t.Errorf("429 body = %v", out)
 			}
 		})
 	}
@@ -323,8 +324,8 @@ func TestRetryOnAndRefuse(t *testing.T) {
 
 	// A touched parent that does not exist is retried to the bound.
 	missing := ids.New(ids.TunnelGroupBackend)
-	if code, _ := h.do("POST", "/widgets", `{"name":"child","touch":"`+missing+`"}`); code != 409 {
-		t.Errorf("touch of a missing parent: %d, want 409", code)
+	if code, _ := h.do("POST", "/widgets", `{"name":"child","touch":"`+missing+`"}`); code != 429 {
+		t.Errorf("touch of a missing parent: %d, want 429", code)
 	}
 
 	// A reference to a missing parent is refused with the family's error, without retrying.
@@ -383,7 +384,7 @@ func TestModifyNotFound(t *testing.T) {
 
 // TestIdempotentCreate: the record of a create sent with an Idempotency-Key is one more write
 // of the create's own transaction (no extra round trip); a repeat loses that write's condition,
-// reads the record and answers with the first response; the key with another body is a 409,
+// reads the record and answers with the first response; the key with another body is a 422,
 // and a refusal of the repeat by the family (here: a reference the first create used up) still
 // answers with the first response.
 func TestIdempotentCreate(t *testing.T) {
@@ -425,7 +426,7 @@ func TestIdempotentCreate(t *testing.T) {
 	if replays := metrics.Of(metrics.IdempotentReplay, h.metrics.Bytes()); len(replays) != 1 || replays[0].Values["IdempotentReplays"] != 1 {
 		t.Fatalf("replay metric lines %+v, want one counting 1", replays)
 	}
-	if code, out, _ := h.doWith("POST", "/widgets", key, `{"name":"twice"}`); code != 409 || out["details"].(map[string]any)["field"] != IdempotencyHeader {
+	if code, out, _ := h.doWith("POST", "/widgets", key, `{"name":"twice"}`); code != 422 || out["error_code"] != api.CodeBadFieldValue || out["details"].(map[string]any)["field"] != IdempotencyHeader {
 		t.Fatalf("the key with another body: %d %v", code, out)
 	}
 	for _, bad := range []string{"", strings.Repeat("k", MaxIdempotencyKeyBytes+1), "a b", "a,b"} {

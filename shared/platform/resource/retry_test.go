@@ -65,12 +65,12 @@ func TestRetryingUnderContention(t *testing.T) {
 }
 
 // TestRetryingBounded: a write that always loses is tried at most maxAttempts times and is a
-// 409; a request whose deadline comes first stops before that, with the same 409.
+// 429; a request whose deadline comes first stops before that, with the same 429.
 func TestRetryingBounded(t *testing.T) {
 	attempts := 0
 	err := retrying(context.Background(), func() error { attempts++; return errRetry })
 	var e *api.Error
-	if !errors.As(err, &e) || e.Status != 409 || attempts != maxAttempts {
+	if !errors.As(err, &e) || e.Status != 429 || attempts != maxAttempts {
 		// An instant loser's pauses stay within a millisecond: the count, not the budget, ends it.
 		t.Fatalf("%d attempts, %v", attempts, err)
 	}
@@ -78,7 +78,7 @@ func TestRetryingBounded(t *testing.T) {
 	defer cancel()
 	attempts = 0
 	err = retrying(ctx, func() error { attempts++; time.Sleep(20 * time.Millisecond); return errRetry })
-	if !errors.As(err, &e) || e.Status != 409 || attempts >= maxAttempts {
+	if !errors.As(err, &e) || e.Status != 429 || attempts >= maxAttempts {
 		t.Fatalf("with a deadline: %d attempts, %v", attempts, err)
 	}
 }

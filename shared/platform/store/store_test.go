@@ -248,7 +248,7 @@ func TestPut(t *testing.T) {
 // TestCommit covers how a transaction's outcome becomes the error callers act on.
 func TestCommit(t *testing.T) {
 	ctx := context.Background()
-	inUse := api.Conflict("in use")
+	inUse := &api.Error{Status: http.StatusConflict, Msg: "in use"}
 	existing := newThing("acct", 1)
 	fresh := newThing("acct", 2)
 	build := func() *store.Tx {

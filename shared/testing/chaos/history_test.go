@@ -155,7 +155,7 @@ func (h *history) interpret(in input, a answer) output {
 	switch {
 	case a.err != nil || (a.status == 503 && a.errorCode() == "ERR_NGROK_1502"):
 		return output{outcome: unknown}
-	case a.status == 503 || a.status == 409:
+	case a.status == 503 || a.status == 429:
 		return output{outcome: notApplied}
 	case a.status == 404:
 		return output{outcome: notFound}

@@ -20,7 +20,7 @@ const (
 	// refused: the 400 the kind documents for a rule that did not hold (kind.refusal: a rule's
 	// policy absent, an endpoint's URL served by another); the operation changed nothing.
 	refused
-	// notApplied: a 503 ERR_NGROK_1501 or a 409; the operation changed nothing.
+	// notApplied: a 503 ERR_NGROK_1501 or a 429 ERR_NGROK_225; the operation changed nothing.
 	notApplied
 	// unknown: no answer, or a 503 ERR_NGROK_1502; the mutation may or may not have happened.
 	unknown

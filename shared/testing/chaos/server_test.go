@@ -129,7 +129,8 @@ func (f *faulty) do(token, method, path string, headers http.Header, body any) a
 
 // honest reports why a is not an answer the platform allows under faults (a 2xx, a documented
 // 4xx, a 503 with Retry-After and the envelope), or "" when it is one. The documented 4xx are a
-// 404, a 409 (a write that lost to others too often) and the 400 with the refusal code of the
+// 404, a 429 ERR_NGROK_225 with Retry-After (a write that lost to others too often) and the 400
+// with the refusal code of the
 // operation's kind ("" for none). No answer at all is allowed: the network to the client is
 // not under test, the client's own timeout is.
 func honest(a answer, refusal string) string {
@@ -144,7 +145,15 @@ func honest(a answer, refusal string) string {
 			return "503 with code " + c
 		}
 		return ""
-	case a.status == 404, a.status == 409:
+	case a.status == http.StatusTooManyRequests:
+		if a.header.Get("Retry-After") == "" {
+			return "429 without Retry-After"
+		}
+		if c := a.errorCode(); c != "ERR_NGROK_225" {
+			return "429 with code " + c
+		}
+		return ""
+	case a.status == 404:
 		return ""
 	case a.status == 400 && refusal != "" && a.errorCode() == refusal:
 		return ""

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 )
@@ -239,7 +240,7 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 	})
 	t.Run("idempotent create", func(t *testing.T) {
 		// Retries of one create with one Idempotency-Key, even at once, create one resource
-		// and all get its response; the key with another body is a 409.
+		// and all get its response; the key with another body is a 422 naming the key.
 		key := http.Header{resource.IdempotencyHeader: {"conformance-" + ids.New(ids.Operation)}}
 		body, err := json.Marshal(spec.Create(t, a, 3))
 		if err != nil {
@@ -287,7 +288,7 @@ func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
 				t.Fatalf("body %v is not an object", v)
 			}
 		}
-		a.DoWith(t, "POST", spec.Family.Path, key, other).ExpectError(t, http.StatusConflict, "ERR_NGROK_409", resource.IdempotencyHeader)
+		a.DoWith(t, "POST", spec.Family.Path, key, other).ExpectError(t, http.StatusUnprocessableEntity, api.CodeBadFieldValue, resource.IdempotencyHeader)
 		for _, bad := range []string{strings.Repeat("k", resource.MaxIdempotencyKeyBytes+1), "a,b", "caf\u00e9"} {
 			a.DoWith(t, "POST", spec.Family.Path, http.Header{resource.IdempotencyHeader: {bad}}, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", resource.IdempotencyHeader)
 		}
