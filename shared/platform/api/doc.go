@@ -32,6 +32,11 @@
 // Lambda context's) less ReplyMargin, which bounds every SDK call and retry under it (package
 // store), so the 503 is written before the function would be stopped.
 //
+// Contention: a write that kept losing to other requests writing the same items until its
+// retries were spent (package resource) is 429 ERR_NGROK_225, the platform's "too many
+// concurrent API requests for the account", with Retry-After: nothing was changed, and the same
+// request may be sent again (TooConcurrent).
+//
 // Rate limit (when the deployment sets one): every response carries RateLimit-Policy
 // (Server.RateLimitPolicy); every response to a request counted against an account carries
 // RateLimit, and a request over the limit is 429 ERR_NGROK_226 with Retry-After, whatever else
