@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -159,5 +160,36 @@ func honest(a answer, refusal string) string {
 		return ""
 	default:
 		return strings.TrimSpace(http.StatusText(a.status) + " " + string(a.body))
+	}
+}
+
+// honest holds answers to the rules: a 503 or 429 says when to retry and carries its code; a
+// 409, a 500 and an undocumented 400 are not answers the platform gives under faults.
+func TestHonestAnswers(t *testing.T) {
+	retry := http.Header{"Retry-After": {"1"}}
+	envelope := func(code string) []byte { return []byte(`{"error_code":"` + code + `"}`) }
+	cases := []struct {
+		name   string
+		a      answer
+		honest bool
+	}{
+		{"201", answer{status: 201}, true},
+		{"no answer", answer{err: errors.New("reset")}, true},
+		{"503 1501 with Retry-After", answer{status: 503, header: retry, body: envelope("ERR_NGROK_1501")}, true},
+		{"503 1502 with Retry-After", answer{status: 503, header: retry, body: envelope("ERR_NGROK_1502")}, true},
+		{"503 without Retry-After", answer{status: 503, header: http.Header{}, body: envelope("ERR_NGROK_1501")}, false},
+		{"429 225 with Retry-After", answer{status: 429, header: retry, body: envelope("ERR_NGROK_225")}, true},
+		{"429 without Retry-After", answer{status: 429, header: http.Header{}, body: envelope("ERR_NGROK_225")}, false},
+		{"429 rate limited", answer{status: 429, header: retry, body: envelope("ERR_NGROK_226")}, false},
+		{"404", answer{status: 404}, true},
+		{"409", answer{status: 409, body: envelope("ERR_NGROK_409")}, false},
+		{"the kind's refusal", answer{status: 400, body: envelope("ERR_NGROK_1414")}, true},
+		{"another 400", answer{status: 400, body: envelope("ERR_NGROK_215")}, false},
+		{"500", answer{status: 500, body: envelope("ERR_NGROK_500")}, false},
+	}
+	for _, c := range cases {
+		if why := honest(c.a, "ERR_NGROK_1414"); (why == "") != c.honest {
+			t.Errorf("%s: honest says %q, want honest %v", c.name, why, c.honest)
+		}
 	}
 }
