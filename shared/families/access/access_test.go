@@ -455,18 +455,7 @@ func TestConcurrentRulesWithOneCIDR(t *testing.T) {
 func TestRuleRefusedByFullPolicy(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	p := newPolicy(t, a)
-	key := store.ResourceKey(a.AccountID, p)
-	var pol access.PolicyItem
-	if err := s.DB.Get(t.Context(), key, &pol); err != nil {
-		t.Fatal(err)
-	}
-	// Filled directly: 2,000 rules through the API would take minutes on the test stack.
-	for i := range access.MaxRulesPerPolicy {
-		pol.Rules[fmt.Sprintf("fill%d", i)] = fmt.Sprintf("ipr_fill%d allow 10.%d.%d.0/24", i, i/256, i%256)
-	}
-	if err := s.DB.Put(t.Context(), &pol); err != nil {
-		t.Fatal(err)
-	}
+	pol := fillPolicy(t, s, a, p, access.MaxRulesPerPolicy)
 	body := map[string]any{"ip_policy_id": p, "cidr": "192.0.2.0/24", "action": "deny"}
 	msg := a.Do(t, "POST", "/ip_policy_rules", body).ExpectError(t, http.StatusBadRequest, access.CodeRuleLimit, "ip_policy_id")["msg"].(string)
 	if !strings.Contains(msg, fmt.Sprint(access.MaxRulesPerPolicy)) {
@@ -488,20 +477,27 @@ func TestRuleRefusedByFullPolicy(t *testing.T) {
 func TestDeleteOfPolicyWithTooManyRulesIsRefused(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	p := newPolicy(t, a)
-	key := store.ResourceKey(a.AccountID, p)
-	var pol access.PolicyItem
-	if err := s.DB.Get(t.Context(), key, &pol); err != nil {
-		t.Fatal(err)
-	}
-	for i := range store.MaxTxItems {
-		pol.Rules[fmt.Sprintf("fill%d", i)] = fmt.Sprintf("ipr_fill%d allow 10.0.%d.0/24", i, i)
-	}
-	if err := s.DB.Put(t.Context(), &pol); err != nil {
-		t.Fatal(err)
-	}
+	fillPolicy(t, s, a, p, store.MaxTxItems)
 	msg := a.Do(t, "DELETE", "/ip_policies/"+p, nil).ExpectError(t, http.StatusBadRequest, access.CodeRuleLimit, "id")["msg"].(string)
 	if !strings.Contains(msg, fmt.Sprint(store.MaxTxItems)+" rules") {
 		t.Fatalf("refused with %q", msg)
 	}
 	a.Do(t, "GET", "/ip_policies/"+p, nil).Expect(t, http.StatusOK)
+}
+
+// fillPolicy indexes n made-up rules on a's policy p directly in the table (thousands of rules
+// through the API would take minutes on the test stack) and returns the policy item as stored.
+func fillPolicy(t *testing.T, s *testkit.Stack, a *testkit.Account, p string, n int) access.PolicyItem {
+	t.Helper()
+	var pol access.PolicyItem
+	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, p), &pol); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		pol.Rules[fmt.Sprintf("fill%d", i)] = fmt.Sprintf("ipr_fill%d allow 10.%d.%d.0/24", i, i/256, i%256)
+	}
+	if err := s.DB.Put(t.Context(), &pol); err != nil {
+		t.Fatal(err)
+	}
+	return pol
 }
