@@ -239,3 +239,23 @@ func BenchmarkColdStartVsBefore(b *testing.B) {
 		})
 	}
 }
+
+// No function links an SDK service's schemas package (the schema-based (de)serialization the
+// SDK turns on service by service): its init builds every shape of the service at each cold
+// start, 6 ms and 1.2 MB for the event worker's three sink clients. go.mod holds those clients,
+// and dynamodbstreams, at their last releases without one.
+func TestNoFunctionLinksSDKSchemas(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "./functions/...")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), lambdaEnv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		pkg := strings.TrimSpace(line)
+		if strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/") && strings.HasSuffix(pkg, "/schemas") {
+			t.Errorf("a function links %s", pkg)
+		}
+	}
+}
