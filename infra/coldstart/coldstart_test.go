@@ -32,10 +32,11 @@ func build(t testing.TB, root, goarch, pkg, out string) {
 	t.Helper()
 	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", out, pkg)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), lambdaEnv...)
+	env := lambdaEnv
 	if goarch != "arm64" {
-		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+		env = []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
 	}
+	cmd.Env = append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", pkg, err, b)
 	}
