@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# make test: the static checks (gofmt, go vet, staticcheck pinned by go.mod's tool directive),
-# then a private local stack (infra/stack/private.sh), every test against it, and the stack
-# stopped again. With package patterns as arguments (infra/test.sh ./shared/app/...), go vet and
-# the tests of those only.
+# make test: the static checks (gofmt, go vet, staticcheck pinned by go.mod's tool directive,
+# cfn-lint on template.yaml), then a private local stack (infra/stack/private.sh), every test
+# against it, and the stack stopped again. With package patterns as arguments
+# (infra/test.sh ./shared/app/...), go vet and the tests of those only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=("$@")
@@ -17,6 +17,9 @@ go vet "${packages[@]}"
 if [ $# -eq 0 ]; then
   echo "== staticcheck"
   go tool staticcheck ./...
+  echo "== cfn-lint (template.yaml through AWS's SAM transform; .cfnlintrc)"
+  infra/tools.sh
+  cfn-lint
 fi
 . infra/stack/private.sh
 private test "${TEST_DDB_PORT:-18700}" "${TEST_SQS_PORT:-19700}"
