@@ -7,8 +7,6 @@
 #     through challtestsrv's DNS and validates without its random delay (PEBBLE_VA_NOSLEEP)
 #   - and, not a process, the official JavaScript API client (npm @ngrok/ngrok-api) that a
 #     project test drives against the API
-#   - and, not a process, the CloudFormation and SAM resource specification (npm @aws-cdk/cfnspec)
-#     that make test checks template.yaml against
 #
 # Usage: infra/stack/stack.sh install|start|stop|restart|status|env
 #
@@ -61,10 +59,6 @@ SQS_VERSION="1.9.2"
 # The platform's official JavaScript client, driven against the API by a project test.
 JS_CLIENT_PKG="@ngrok/ngrok-api"
 JS_CLIENT_VERSION="0.11.0"
-# Not part of the stack: the CloudFormation resource specification the template is validated
-# against in `make test` (infra/cfnspec), installed with the emulators.
-CFN_PKG="@aws-cdk/cfnspec"
-CFN_VERSION="2.72.1"
 # The local ACME server and its DNS, built from source with `go install` (Go module proxy).
 PEBBLE_MODULE="github.com/letsencrypt/pebble/v2"
 PEBBLE_VERSION="v2.10.1"
@@ -164,12 +158,10 @@ ensure_npm_packages() {
   [ "$have" = "$SQS_VERSION" ] || want+=("$SQS_PKG@$SQS_VERSION")
   have="$(installed_version "$JS_CLIENT_PKG")"
   [ "$have" = "$JS_CLIENT_VERSION" ] || want+=("$JS_CLIENT_PKG@$JS_CLIENT_VERSION")
-  have="$(installed_version "$CFN_PKG")"
-  [ "$have" = "$CFN_VERSION" ] || want+=("$CFN_PKG@$CFN_VERSION")
   # A package.json version alone is not proof of a complete install.
   if [ "${#want[@]}" -eq 0 ] && { ! ddb_lib_dir >/dev/null || [ ! -d "$NPM_PREFIX/node_modules/fastify" ] ||
-    [ ! -d "$NPM_PREFIX/node_modules/wretch" ] || [ ! -f "$NPM_PREFIX/node_modules/$CFN_PKG/spec/specification.json" ]; }; then
-    want=("$DDB_PKG@$DDB_VERSION" "$SQS_PKG@$SQS_VERSION" "$JS_CLIENT_PKG@$JS_CLIENT_VERSION" "$CFN_PKG@$CFN_VERSION")
+    [ ! -d "$NPM_PREFIX/node_modules/wretch" ]; }; then
+    want=("$DDB_PKG@$DDB_VERSION" "$SQS_PKG@$SQS_VERSION" "$JS_CLIENT_PKG@$JS_CLIENT_VERSION")
   fi
   [ "${#want[@]}" -gt 0 ] || return 0
 
@@ -182,7 +174,6 @@ ensure_npm_packages() {
   [ "$(installed_version "$DDB_PKG")" = "$DDB_VERSION" ] || die "$DDB_PKG@$DDB_VERSION not installed after npm install"
   [ "$(installed_version "$SQS_PKG")" = "$SQS_VERSION" ] || die "$SQS_PKG@$SQS_VERSION not installed after npm install"
   [ "$(installed_version "$JS_CLIENT_PKG")" = "$JS_CLIENT_VERSION" ] || die "$JS_CLIENT_PKG@$JS_CLIENT_VERSION not installed after npm install"
-  [ "$(installed_version "$CFN_PKG")" = "$CFN_VERSION" ] || die "$CFN_PKG@$CFN_VERSION not installed after npm install"
   ddb_lib_dir >/dev/null || die "DynamoDBLocal.jar not found under $NPM_PREFIX/node_modules/$DDB_PKG/lib"
 }
 

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -91,55 +90,6 @@ func readTemplate(t *testing.T) template {
 	return tpl
 }
 
-func templateRoutes(t *testing.T) map[string][]string {
-	tpl := readTemplate(t)
-	out := map[string][]string{}
-	for name, res := range tpl.Resources {
-		if res.Type != "AWS::Serverless::Function" {
-			continue
-		}
-		for _, ev := range res.Properties.Events {
-			route := ev.Properties.Method + " " + ev.Properties.Path
-			if ev.Type == "HttpApi" && !(name == app.PreflightFunction && route == app.PreflightRoute) {
-				out[name] = append(out[name], route)
-			}
-		}
-		sort.Strings(out[name])
-	}
-	return out
-}
-
-// Every route in code is routed to its own function in template.yaml, and the reverse.
-func TestTemplateRoutesMatchCode(t *testing.T) {
-	tpl := templateRoutes(t)
-	seen := map[string]bool{}
-	for _, f := range app.Functions() {
-		seen[f.Name] = true
-		code := codeRoutes(f)
-		if len(code) == 0 {
-			t.Errorf("%s registers no routes", f.Name)
-		}
-		if !reflect.DeepEqual(code, tpl[f.Name]) {
-			t.Errorf("%s: routes in code %v, in template.yaml %v", f.Name, code, tpl[f.Name])
-		}
-	}
-	for name, routes := range tpl {
-		if len(routes) > 0 && !seen[name] {
-			t.Errorf("template.yaml routes %v to %s, which no code serves", routes, name)
-		}
-	}
-	// No route may be served by two functions.
-	owner := map[string]string{}
-	for _, f := range app.Functions() {
-		for _, r := range codeRoutes(f) {
-			if o, dup := owner[r]; dup {
-				t.Errorf("%s is registered by %s and %s", r, o, f.Name)
-			}
-			owner[r] = f.Name
-		}
-	}
-}
-
 // Each functions/<dir>/main.go serves exactly the families whose descriptors name it, and the
 // Makefile builds it under the same logical id.
 func TestMainsAndMakefileMatchFunctions(t *testing.T) {
@@ -167,32 +117,6 @@ func TestMainsAndMakefileMatchFunctions(t *testing.T) {
 		}
 		if !strings.Contains(string(mk), w.Name+":"+w.Dir) {
 			t.Errorf("Makefile FUNCTIONS lacks %s:%s", w.Name, w.Dir)
-		}
-	}
-}
-
-// Each worker is a function in template.yaml with its trigger, and SQS triggers report partial
-// batch failures.
-func TestWorkersInTemplate(t *testing.T) {
-	tpl := readTemplate(t)
-	for _, w := range app.Workers {
-		res, ok := tpl.Resources[w.Name]
-		if !ok || res.Type != "AWS::Serverless::Function" {
-			t.Errorf("template.yaml has no function %s", w.Name)
-			continue
-		}
-		found := false
-		for _, ev := range res.Properties.Events {
-			if ev.Type != w.Trigger {
-				continue
-			}
-			found = true
-			if w.Trigger == "SQS" && !slices.Contains(ev.Properties.FunctionResponseTypes, "ReportBatchItemFailures") {
-				t.Errorf("%s: the SQS trigger does not report batch item failures", w.Name)
-			}
-		}
-		if !found {
-			t.Errorf("%s has no %s event in template.yaml", w.Name, w.Trigger)
 		}
 	}
 }
@@ -644,50 +568,10 @@ func templateMap(t *testing.T) map[string]any {
 	return tpl
 }
 
-// template.yaml is only ever validated by `sam validate` in AWS; this catches what can be checked
-// here: every Ref, GetAtt and ${…} in a Sub names a parameter, a resource or a pseudo parameter,
-// and every function builds with the Makefile (BuildMethod makefile, a build target of its name).
-func TestTemplateReferencesResolve(t *testing.T) {
+// Every function of template.yaml builds with the Makefile (BuildMethod makefile, a build target
+// of its name): what `sam build` runs.
+func TestFunctionsBuildWithTheMakefile(t *testing.T) {
 	tpl := templateMap(t)
-	names := map[string]bool{}
-	for _, section := range []string{"Parameters", "Resources"} {
-		for name := range tpl[section].(map[string]any) {
-			names[name] = true
-		}
-	}
-	pseudo := func(n string) bool { return strings.HasPrefix(n, "AWS::") }
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				switch k {
-				case "Ref":
-					if n, _ := x.(string); !names[n] && !pseudo(n) && !samReferenceable(tpl, n) {
-						t.Errorf("%s: Ref to unknown %q", path, n)
-					}
-				case "Fn::GetAtt":
-					if l, _ := x.([]any); len(l) == 0 || !names[fmt.Sprint(l[0])] {
-						t.Errorf("%s: GetAtt of unknown %v", path, x)
-					}
-				case "Fn::Sub":
-					s, _ := x.(string)
-					for _, m := range regexp.MustCompile(`\$\{([^}]+)\}`).FindAllStringSubmatch(s, -1) {
-						n, _, _ := strings.Cut(m[1], ".")
-						if !names[n] && !pseudo(n) {
-							t.Errorf("%s: Sub names unknown %q", path, n)
-						}
-					}
-				}
-				walk(path+"."+k, x)
-			}
-		case []any:
-			for i, x := range v {
-				walk(fmt.Sprintf("%s[%d]", path, i), x)
-			}
-		}
-	}
-	walk("", tpl)
 	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -704,14 +588,6 @@ func TestTemplateReferencesResolve(t *testing.T) {
 			t.Errorf("the Makefile has no build-%s target (FUNCTIONS lacks %s)", name, name)
 		}
 	}
-}
-
-// samReferenceable reports n one of the resources SAM generates that a template may name as
-// <api>.Stage (the stage of an AWS::Serverless::HttpApi).
-func samReferenceable(tpl map[string]any, n string) bool {
-	api, prop, ok := strings.Cut(n, ".")
-	r, _ := dig(tpl, "Resources", api).(map[string]any)
-	return ok && prop == "Stage" && r != nil && r["Type"] == "AWS::Serverless::HttpApi"
 }
 
 // Every family's audit events can be subscribed to, and only those that can happen: each verb

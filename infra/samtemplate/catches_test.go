@@ -1,0 +1,58 @@
+package samtemplate_test
+
+import (
+	"strings"
+	"testing"
+
+	"tunnelapi/infra/samtemplate"
+)
+
+// Each check finds the fault it exists for in an otherwise sound deployed template: a route
+// removed, a wildcard DynamoDB grant, a queue whose visibility timeout is too short, a reference
+// to nothing.
+func TestChecksCatchWhatTheyAreFor(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*testing.T, *samtemplate.Template)
+		check  func(*testing.T, *samtemplate.Template) []string
+		want   string
+	}{
+		{"route removed", func(t *testing.T, tpl *samtemplate.Template) {
+			paths := dig(tpl.Resources["HttpApi"].Properties, "Body", "paths").(map[string]any)
+			delete(paths["/ip_policies/{id}"].(map[string]any), "delete")
+		}, wrap(routeProblems), "DELETE /ip_policies/{id}, served by IPPoliciesFunction, is not a route of the HTTP API"},
+		{"wildcard grant", func(t *testing.T, tpl *samtemplate.Template) {
+			role := getAttOf(tpl.Resources["ApiKeysFunction"].Properties["Role"])
+			st := dig(tpl.Resources[role].Properties, "Policies", 0, "PolicyDocument", "Statement", 0).(map[string]any)
+			st["Action"] = append(st["Action"].([]any), "dynamodb:*")
+		}, iamProblems, "ApiKeysFunction is granted dynamodb:*"},
+		{"short visibility timeout", func(t *testing.T, tpl *samtemplate.Template) {
+			tpl.Resources["EventsQueue"].Properties["VisibilityTimeout"] = 60.0
+		}, wrap(triggerProblems), "queue EventsQueue's visibility timeout 60s is under 6 × the function's timeout"},
+		{"dangling reference", func(t *testing.T, tpl *samtemplate.Template) {
+			tpl.Resources["Table"].Properties["TableName"] = map[string]any{"Ref": "NoSuchThing"}
+		}, wrap(refProblems), "Ref to unknown NoSuchThing"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tpl := deployed(t)
+			if p := c.check(t, tpl); len(p) > 0 {
+				t.Fatalf("the sound template already fails: %v", p)
+			}
+			c.mutate(t, tpl)
+			problems := c.check(t, tpl)
+			found := false
+			for _, p := range problems {
+				found = found || strings.Contains(p, c.want)
+			}
+			if !found {
+				t.Errorf("problems %q, want one containing %q", problems, c.want)
+			}
+		})
+	}
+}
+
+// wrap gives a check that needs no *testing.T the signature of one that does.
+func wrap(check func(*samtemplate.Template) []string) func(*testing.T, *samtemplate.Template) []string {
+	return func(_ *testing.T, tpl *samtemplate.Template) []string { return check(tpl) }
+}
