@@ -61,10 +61,4 @@
 // without the check. The walk costs one batch read per level of failover and weighted backends
 // below the added ones; an update adding only tunnel group, static or HTTP response backends
 // costs what any update does (a read and a transaction).
-//
-// # Measured
-//
-// The cycle check (BenchmarkCycleCheck): a PATCH of a failover backend adding a weighted child
-// (one level walked, its version a condition of the commit) against adding a static child, 1.12×
-// (p50 9.1 ms against 8.1 ms, 200 interleaved pairs).
 package backends

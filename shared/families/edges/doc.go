@@ -86,10 +86,4 @@
 //
 // Audit events are of kind tls_edge and tcp_edge (this service's additions): created, updated
 // (also for every module PUT and DELETE, carrying the whole edge) and deleted.
-//
-// # Measured
-//
-// BenchmarkTLSEdgeVsBareOperations: GET /edges/tls/{id} with all five modules 1.008× its
-// consistent BatchGetItem (one call); a module PUT 1.07× its read plus its one transaction (p50 of
-// 200 interleaved pairs, load average 12–16 on 2 cores).
 package edges

@@ -14,11 +14,4 @@
 //     authorities (limits 255 and 4096 bytes).
 //   - Key generation and signing run once per request (Prepare), before the transaction and
 //     outside its retries; updates change only description and metadata.
-//
-// # Measured
-//
-// An SSH user certificate issuance against signing plus one GetItem: 3.0× (rsa-2048) to 5.1×
-// (ed25519); against signing plus the issuance's own transaction (the certificate, the CA's count,
-// the caller's guards and the audit event), 1.4–1.7×. An rsa 4096 SSH CA is created in p50 480 ms,
-// p99 1.7 s.
 package sshcerts

@@ -18,7 +18,7 @@ type Caller struct {
 }
 
 // Request is what a handler sees: the HTTP request, its body (already size-capped), its
-// operation id, and the caller once the store has verified the bearer token.
+// operation id, and the caller its bearer token resolves to (trusted once verified).
 type Request struct {
 	HTTP   *http.Request
 	Body   []byte
@@ -64,7 +64,7 @@ func FromContext(ctx context.Context) (*Request, bool) {
 	return r, ok
 }
 
-// Caller returns the verified caller; it is nil until Verified has been called.
+// Caller returns the caller SetCaller recorded (nil before): trusted only once IsVerified.
 func (r *Request) Caller() *Caller { return r.caller }
 
 // SetCaller records the identity the token resolves to. It is not yet trusted: Verified marks

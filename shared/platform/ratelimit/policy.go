@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// EnvVar is the environment variable Parse reads in serve.NewDeps.
+// EnvVar is the environment variable whose value Parse reads (package config calls it).
 const EnvVar = "RATE_LIMIT"
 
 // Bounds of a policy: at least one request per window; windows of whole seconds up to a day.

@@ -49,28 +49,17 @@
 // deleted target), never as a failed guard of some other write; only the caller's own token or
 // account failing its guard is an authentication error.
 //
-// # Measured
+// # Round trips
 //
 // DynamoDB calls per request (the conformance suite asserts them for every family with
 // testkit.RoundTrips): get 1 (BatchGetItem), create 1 (TransactWriteItems), update 2 and delete 2
 // (read, transaction), list 2 issued concurrently (the caller's items and the page's Query: one
 // round trip of latency). Creates that derive from another item (Facts) are 1 in a warm process
 // and 2 the first time; an API IP restriction and an SSH certificate from a CA not yet opened in
-// the process are 2. No SQS call on any request.
-//
-// Each request against its own DynamoDB calls replayed bare on a twin key
-// (BenchmarkRequestsVsBareOperations, benchkit.ReplayTransact and ReplayBatchGet; p50 of 300
-// interleaved pairs, load average 16–30 on 2 cores): over the local server's HTTP, GET 1.07–1.16×
-// its consistent BatchGetItem, POST /api_keys 1.01–1.15× its TransactWriteItems, PATCH 1.14–1.15×
-// and DELETE 1.05–1.11× their read plus transaction; as a function serves them, GET 1.03–1.19×,
-// POST 1.07–1.09×. A GET reads the caller's token and account with the resource (no auth cache
-// outlives a request), so its floor is that three-item batch read.
-//
-// A list page with the caller verified (BenchmarkListAlternatives, 10 of 100 keys) is served in
-// 5.3 ms; its two calls bare and concurrent take 3.1 ms, the Query alone 1.7 ms (what a
-// per-process cache of verified tokens would cost, which would serve a deleted key until it
-// expires); one PartiQL statement over token, account and collection took 258 ms, because
-// DynamoDB Local runs it as a scan.
+// the process are 2. No SQS call on any request. A GET reads the caller's token and account with
+// the resource (no auth cache outlives a request, which would serve a deleted key until it
+// expired), so its floor is that three-item batch read. BenchmarkRequestsVsBareOperations and
+// BenchmarkListAlternatives measure each against its bare calls.
 package resource
 
 import (

@@ -79,12 +79,4 @@
 // DNS_RESOLVER (host:port of the DNS server CNAMEs are checked through; default the system's);
 // CERT_RENEW_BEFORE (default 720h), CERT_RETRY_BACKOFF (1m), CERT_RETRY_MAX_BACKOFF (6h),
 // CERT_DNS_RETRY (24h), all Go durations.
-//
-// # Measured
-//
-// Create-to-issued against local pebble (BenchmarkCreateToIssued: an agent ingress with an ecdsa
-// policy and 7 region names, POST until GET shows it issued, polling every 10 ms): p50 1.10 s,
-// p99 1.47 s, against the bare ACME order for the same names with the same client and account at
-// p50 919 ms (1.19×; 30 interleaved pairs, pebble without validation delay). The cert_worker zip
-// is 4.0 MB and starts (exec to its first Runtime API poll) in 1.58× a hello-world's time.
 package certs

@@ -6,14 +6,6 @@
 // MaxAttempts it goes to the dead-letter queue with the destination id and the last error.
 // Each destination's deliveries are separate messages, so one failing destination never holds
 // back another.
-//
-// # Measured
-//
-// One worker's Kinesis events per second at batch 10 against raw PutRecords: 0.82–0.94 (mean rate
-// over at least 2,000 batches a side). Commit to delivery (BenchmarkCommitToDelivery: stream
-// reader, events queue, fan-out, delivery queue, Kinesis stand-in; two runs of 300 events, load
-// average 16–30 on 2 cores, the local reader polling every 20 ms): from the answer p50 27–49 ms,
-// p99 113–368 ms; from sending the request p50 44–72 ms, p99 215–528 ms.
 package delivery
 
 import (
