@@ -302,13 +302,14 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 	ec := testkit.Config(t, config.LoadEventWorker)
 	ec.QueueURL, ec.DLQURL = q.Events, q.DLQ
 	w := delivery.New(s.DB, q.Client, s.Deps.Kit.Seal, ec.AWSConfig(), ec)
-	w.Log = s.Deps.Kit.Log
+	w.Log, w.Metrics = s.Deps.Kit.Log, testkit.Metrics()
 	cc := testkit.Config(t, config.LoadCertWorker)
 	cc.QueueURL = q.Events
 	cw, err := certs.New(s.DB, q.Client, s.Deps.Kit.Seal, cc, s.Deps.Kit.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cw.Metrics = testkit.Metrics()
 	sqsHandler := func(h queue.Handler) func(ctx context.Context, raw []byte) error {
 		return func(ctx context.Context, raw []byte) error {
 			var ev events.SQSEvent

@@ -38,7 +38,7 @@ func TestEventWorkerSurvivesFaults(t *testing.T) {
 	}
 	sqsClient := queue.NewClient(cfg, sqsProxy.URL)
 	w := delivery.New(db, sqsClient, s.Deps.Kit.Seal, cfg, c)
-	w.Log, w.Backoff = testkit.Logger(), 500*time.Millisecond
+	w.Log, w.Metrics, w.Backoff = testkit.Logger(), testkit.Metrics(), 500*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)

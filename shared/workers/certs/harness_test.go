@@ -57,6 +57,7 @@ func newHarness(t testing.TB, tune func(w *certs.Worker)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.Metrics = testkit.Metrics()
 	w.Backoff, w.MaxBackoff = time.Second, 2*time.Second
 	if tune != nil {
 		tune(w)

@@ -322,7 +322,7 @@ func TestPartialBatchFailures(t *testing.T) {
 	c := k.Worker
 	c.QueueURL += "-missing"
 	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, c.AWSConfig(), c)
-	w.Log = testkit.Logger()
+	w.Log, w.Metrics = testkit.Logger(), testkit.Metrics()
 	w.MaxAttempts = 3
 	envelope := func(account string) string {
 		b, _ := json.Marshal(audit.Envelope{EventID: ids.New(ids.Event), EventType: "api_key_created.v0",

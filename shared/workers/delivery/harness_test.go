@@ -30,7 +30,7 @@ func newHarness(t testing.TB, tune func(w *delivery.Worker)) *harness {
 	k := testkit.StartSinks(t)
 	s, st := k.Stack, k.Stand
 	w := delivery.New(s.DB, s.Queues.Client, s.Deps.Kit.Seal, k.Worker.AWSConfig(), k.Worker)
-	w.Log = testkit.Logger()
+	w.Log, w.Metrics = testkit.Logger(), testkit.Metrics()
 	w.Backoff = time.Second
 	w.MaxAttempts = 3
 	if tune != nil {
