@@ -251,9 +251,9 @@ func TestEveryFunctionHasARetainedLogGroup(t *testing.T) {
 		retained(fn, group)
 	}
 	api := res["HttpApi"]
-	group, attr := refTo(dig(api, "Properties", "AccessLogSetting", "DestinationArn"))
+	group, attr := refTo(dig(api, "Properties", "AccessLogSettings", "DestinationArn"))
 	if attr != "Arn" {
-		t.Errorf("the access log goes to %v, want a log group's Arn", dig(api, "Properties", "AccessLogSetting", "DestinationArn"))
+		t.Errorf("the access log goes to %v, want a log group's Arn", dig(api, "Properties", "AccessLogSettings", "DestinationArn"))
 	}
 	retained("HttpApi's access log", group)
 	fields := accessLogFields(t)
@@ -268,7 +268,7 @@ func TestEveryFunctionHasARetainedLogGroup(t *testing.T) {
 // a value) and returns its fields with the variable each holds.
 func accessLogFields(t *testing.T) map[string]any {
 	t.Helper()
-	format, _ := dig(resourcesOf(t)["HttpApi"], "Properties", "AccessLogSetting", "Format").(string)
+	format, _ := dig(resourcesOf(t)["HttpApi"], "Properties", "AccessLogSettings", "Format").(string)
 	filled := regexp.MustCompile(`\$context\.[A-Za-z.]+`).ReplaceAllString(format, "1")
 	var fields map[string]any
 	if err := json.Unmarshal([]byte(filled), &fields); err != nil {
