@@ -71,9 +71,9 @@ func campaign(parent string) []campaignInput {
 		policyIDs[i] = "ipp_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc"
 	}
 	endpoint := func(host, policy string) string {
-		return `{"url":"https://` + host + `.` + parent + `","traffic_policy":` + quote(policy) + `}`
+		return `{"url":"https://` + host + `.` + parent + `","traffic_policy":` + testkit.JSONString(policy) + `}`
 	}
-	policy := func(p string) string { return `{"traffic_policy":` + quote(p) + `}` }
+	policy := func(p string) string { return `{"traffic_policy":` + testkit.JSONString(p) + `}` }
 	html152 := policytest.CustomResponse(policytest.HTMLPage(152 << 10))
 	html250 := policytest.CustomResponse(policytest.HTMLPage(250_000))
 	html250KiB := policytest.CustomResponse(policytest.HTMLPage(250 << 10)) // over the 256 KiB document limit
@@ -265,8 +265,8 @@ func TestCampaign(t *testing.T) {
 		ep := a.Do(t, "POST", "/endpoints", prerequisite("/endpoints", parent)).Expect(t, http.StatusCreated)["id"].(string)
 		for i, c := range policytest.Cases() {
 			for _, req := range []struct{ route, pathValue, body string }{
-				{"POST /endpoints", "", `{"url":"https://adversarial-` + fmt.Sprint(i) + `.` + parent + `","traffic_policy":` + quote(c.Doc) + `}`},
-				{"PATCH /endpoints/{id}", ep, `{"traffic_policy":` + quote(c.Doc) + `}`},
+				{"POST /endpoints", "", `{"url":"https://adversarial-` + fmt.Sprint(i) + `.` + parent + `","traffic_policy":` + testkit.JSONString(c.Doc) + `}`},
+				{"PATCH /endpoints/{id}", ep, `{"traffic_policy":` + testkit.JSONString(c.Doc) + `}`},
 			} {
 				res := send(t, a, req.route, req.pathValue, "", req.body, 0)
 				switch {
@@ -279,16 +279,6 @@ func TestCampaign(t *testing.T) {
 			}
 		}
 	})
-}
-
-func quote(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		panic(err)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func marshal(v any) string {

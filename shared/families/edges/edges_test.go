@@ -144,7 +144,7 @@ func TestModulesInResponseForm(t *testing.T) {
 			"ip_restriction":  `{"enabled":false,"ip_policies":[{"id":"%[1]s","uri":"` + s.Server.URL + `/ip_policies/%[1]s"}]}`,
 			"mutual_tls":      `{"enabled":true,"certificate_authorities":[{"id":"%[1]s","uri":"` + s.Server.URL + `/certificate_authorities/%[1]s"}]}`,
 			"tls_termination": `{"enabled":true,"terminate_at":"edge","min_version":"1.3"}`,
-			"traffic_policy":  `{"enabled":true,"value":` + quote(tcpPolicy) + `}`,
+			"traffic_policy":  `{"enabled":true,"value":` + testkit.JSONString(tcpPolicy) + `}`,
 		}
 		id := edge["id"].(string)
 		got := raw(t, a.Do(t, "GET", f.d.Path+"/"+id, nil))
@@ -178,11 +178,6 @@ func TestModulesInResponseForm(t *testing.T) {
 }
 
 func moduleNames(f family) []string { return f.names }
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
 
 func compact(t testing.TB, b []byte) []byte {
 	t.Helper()

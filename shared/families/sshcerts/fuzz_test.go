@@ -12,17 +12,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"tunnelapi/shared/families/sshcerts"
-	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/testing/testkit"
 )
-
-// isClientError reports whether err is nil or a 4xx in the error envelope naming a field.
-func isClientError(err error) bool {
-	if err == nil {
-		return true
-	}
-	e, ok := api.AsError(err)
-	return ok && e.Status >= 400 && e.Status < 500 && e.Code != "" && e.Field != ""
-}
 
 func FuzzParsePublicKey(f *testing.F) {
 	rk, err := rsa.GenerateKey(rand.Reader, 1024)
@@ -49,7 +40,7 @@ func FuzzParsePublicKey(f *testing.F) {
 	f.Add("ssh-ed25519-cert-v01@openssh.com AAAAIHNzaC1lZDI1NTE5LWNlcnQtdjAxQG9wZW5zc2guY29t")
 	f.Fuzz(func(t *testing.T, s string) {
 		pub, keyType, err := sshcerts.ParsePublicKey(s)
-		if !isClientError(err) {
+		if !testkit.IsFieldError(err) {
 			t.Fatalf("ParsePublicKey error is not a 4xx naming a field: %v", err)
 		}
 		if err == nil && (pub == nil || keyType == "") {
@@ -66,19 +57,19 @@ func FuzzCertificateFields(f *testing.F) {
 	f.Add("db.example.com", "source-address", "10.0.0.1/8", "permit-pty", "v", "1969-01-01T00:00:00Z", "9999-12-31T23:59:59Z")
 	f.Fuzz(func(t *testing.T, principal, option, optionValue, extension, extensionValue, after, until string) {
 		ps := strings.Split(principal, "\n")
-		if _, err := sshcerts.Principals(&ps); !isClientError(err) {
+		if _, err := sshcerts.Principals(&ps); !testkit.IsFieldError(err) {
 			t.Fatalf("Principals: %v", err)
 		}
 		opts := map[string]string{option: optionValue}
-		if _, err := sshcerts.CriticalOptions(&opts); !isClientError(err) {
+		if _, err := sshcerts.CriticalOptions(&opts); !testkit.IsFieldError(err) {
 			t.Fatalf("CriticalOptions: %v", err)
 		}
 		exts := map[string]string{extension: extensionValue}
-		if _, err := sshcerts.Extensions(&exts); !isClientError(err) {
+		if _, err := sshcerts.Extensions(&exts); !testkit.IsFieldError(err) {
 			t.Fatalf("Extensions: %v", err)
 		}
 		va, vu, err := sshcerts.Validity(&after, &until, time.Now(), func(t time.Time) time.Time { return t.Add(time.Hour) })
-		if !isClientError(err) {
+		if !testkit.IsFieldError(err) {
 			t.Fatalf("Validity: %v", err)
 		}
 		if err == nil && (!vu.After(va) || va.Unix() < 0) {

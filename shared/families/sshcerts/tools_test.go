@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -162,7 +163,7 @@ func (d *sshDir) startSSHD(userCA, hostKey, hostCert string) *sshd {
 			d.t.Fatal(err)
 		}
 	}
-	port := freePort(d.t)
+	port := testkit.FreePort(d.t)
 	name := fmt.Sprintf("sshd-%d", port)
 	d.write(name+"-ca.pub", userCA+"\n")
 	cfg := []string{
@@ -238,13 +239,4 @@ func currentUser(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return u.Username
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/tlscerts"
-	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // seedPEMs returns a chain (leaf, root), the leaf's key in each accepted encoding, and PEM
@@ -56,15 +56,6 @@ func seedPEMs(f *testing.F) (chain string, keys []string) {
 	return chain, keys
 }
 
-// isClientError reports whether err is nil or a 4xx in the error envelope.
-func isClientError(err error) bool {
-	if err == nil {
-		return true
-	}
-	e, ok := api.AsError(err)
-	return ok && e.Status >= 400 && e.Status < 500 && e.Code != "" && e.Field != ""
-}
-
 func addMutations(f *testing.F, s string) {
 	f.Add(s)
 	f.Add(s[:len(s)/2])
@@ -81,7 +72,7 @@ func FuzzParseChain(f *testing.F) {
 	f.Add("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		c, err := tlscerts.ParseChain(s)
-		if !isClientError(err) {
+		if !testkit.IsFieldError(err) {
 			t.Fatalf("ParseChain error is not a 4xx naming a field: %v", err)
 		}
 		if err == nil {
@@ -99,7 +90,7 @@ func FuzzParsePrivateKey(f *testing.F) {
 	f.Add("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _, err := tlscerts.ParsePrivateKey(s)
-		if !isClientError(err) {
+		if !testkit.IsFieldError(err) {
 			t.Fatalf("ParsePrivateKey error is not a 4xx naming a field: %v", err)
 		}
 	})
@@ -112,7 +103,7 @@ func FuzzParseCA(f *testing.F) {
 	f.Add(keys[1])
 	f.Fuzz(func(t *testing.T, s string) {
 		c, err := tlscerts.ParseCA(s)
-		if !isClientError(err) {
+		if !testkit.IsFieldError(err) {
 			t.Fatalf("ParseCA error is not a 4xx naming a field: %v", err)
 		}
 		if err == nil {

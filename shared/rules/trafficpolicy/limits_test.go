@@ -12,6 +12,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/rules/trafficpolicy"
 	"tunnelapi/shared/rules/trafficpolicy/policytest"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // validateCPU validates doc and returns the process CPU it took.
@@ -53,13 +54,13 @@ func short(err error) string {
 
 func TestLimitsAreNamed(t *testing.T) {
 	expr := func(e string) string {
-		return "on_http_request:\n  - expressions: [" + quote(e) + "]\n    actions: [{type: deny}]\n"
+		return "on_http_request:\n  - expressions: [" + testkit.JSONString(e) + "]\n    actions: [{type: deny}]\n"
 	}
 	many := func(n int, gen func(i int) string) string {
 		var b strings.Builder
 		b.WriteString("on_http_request:\n")
 		for i := 0; i < n; i++ {
-			b.WriteString("  - expressions: [" + quote(gen(i)) + "]\n    actions: [{type: deny}]\n")
+			b.WriteString("  - expressions: [" + testkit.JSONString(gen(i)) + "]\n    actions: [{type: deny}]\n")
 		}
 		return b.String()
 	}
@@ -74,7 +75,7 @@ func TestLimitsAreNamed(t *testing.T) {
 		}), "MaxExpressions", ""},
 		{"expression bytes", many(30, func(i int) string { return "'" + strings.Repeat("x", 1000) + string(rune('a'+i)) + "' == req.method" }), "MaxExpressionBytesTotal", ""},
 		{"cost", expr("req.headers.all(a, req.headers.all(b, req.headers.all(c, a.matches(b + c))))"), "MaxExpressionCost", "on_http_request[0].expressions[0]"},
-		{"regex", "on_http_request:\n  - actions:\n      - type: url-rewrite\n        config: {from: " + quote(strings.Repeat("a", trafficpolicy.MaxRegexBytes+1)) + ", to: /}\n", "MaxRegexBytes", "on_http_request[0].actions[0].config.from"},
+		{"regex", "on_http_request:\n  - actions:\n      - type: url-rewrite\n        config: {from: " + testkit.JSONString(strings.Repeat("a", trafficpolicy.MaxRegexBytes+1)) + ", to: /}\n", "MaxRegexBytes", "on_http_request[0].actions[0].config.from"},
 	}
 	for _, c := range cases {
 		err := trafficpolicy.Validate(context.Background(), "traffic_policy", c.doc)
@@ -101,11 +102,6 @@ func TestCancelledRequestStops(t *testing.T) {
 	if !ok || e.Details["limit"] != "Budget" || !strings.Contains(e.Msg, "cancelled") {
 		t.Fatalf("%v, want a refusal naming the budget", err)
 	}
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // FuzzValidateIsBounded: whatever the document, a 400 naming the field or acceptance, within

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,24 +22,13 @@ import (
 	"tunnelapi/shared/workers/certs"
 )
 
-// freePort is a local TCP port nothing listens on.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // rejectingPebble starts another pebble of the stack's (its binary and test certificates beside
 // ACME_CA_FILE) that rejects percent of good nonces as bad (PEBBLE_WFE_NONCEREJECT), resolving
 // through the stack's challtestsrv; it returns its directory URL.
 func rejectingPebble(t *testing.T, percent int) string {
 	t.Helper()
 	dir := filepath.Dir(os.Getenv("ACME_CA_FILE"))
-	port, mgmt := freePort(t), freePort(t)
+	port, mgmt := testkit.FreePort(t), testkit.FreePort(t)
 	cfg := fmt.Sprintf(`{"pebble": {"listenAddress": "127.0.0.1:%d", "managementListenAddress": "127.0.0.1:%d",
 		"certificate": %q, "privateKey": %q, "httpPort": 5002, "tlsPort": 5001, "ocspResponderURL": "",
 		"externalAccountBindingRequired": false, "retryAfter": {"authz": 0, "order": 0},
