@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/families/endpoints/view"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
@@ -24,53 +25,27 @@ const TypeCloud = "cloud"
 
 // Bindings of an endpoint.
 const (
-	BindingPublic     = "public"
-	BindingInternal   = "internal"
-	BindingKubernetes = "kubernetes"
+	BindingPublic     = view.BindingPublic
+	BindingInternal   = view.BindingInternal
+	BindingKubernetes = view.BindingKubernetes
 )
 
 var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
 
-// Item is a stored endpoint.
-type Item struct {
-	store.Meta
-	URL           string `dynamodbav:"url"`
-	Type          string `dynamodbav:"type"`
-	TrafficPolicy string `dynamodbav:"traffic_policy"`
-	resource.Described
-	Bindings       []string `dynamodbav:"bindings"`
-	PoolingEnabled bool     `dynamodbav:"pooling"`
-	PrincipalID    string   `dynamodbav:"principal"`
-	UpdatedAt      int64    `dynamodbav:"updated"`
-	// DomainID is the account's reserved domain the URL's host is on, referenced by the
-	// endpoint (so the domain cannot be deleted under it); "" when there is none.
-	DomainID string `dynamodbav:"domain_id,omitempty"`
-	// AddrID is the account's reserved address a tcp URL's host:port is, referenced by the
-	// endpoint like DomainID; "" when there is none.
-	AddrID string `dynamodbav:"addr_id,omitempty"`
-}
+// Item is a stored endpoint (package view, which renders it without the family's rules).
+type Item = view.Item
 
-// JSON is the wire form of a cloud endpoint: the members the platform returns for one, no
-// more (agent endpoints' members such as tunnel, upstream_url or principal are absent, not null).
-type JSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-	resource.DescribedJSON
-	Type           string   `json:"type"`
-	URL            string   `json:"url"`
-	PublicURL      string   `json:"public_url"`
-	Proto          string   `json:"proto"`
-	Hostport       string   `json:"hostport"`
-	Bindings       []string `json:"bindings"`
-	PoolingEnabled bool     `json:"pooling_enabled"`
-	TrafficPolicy  string   `json:"traffic_policy"`
-	// Domain is the account's reserved domain the URL is on; omitted when there is none.
-	Domain *api.Ref `json:"domain,omitempty"`
-	// TCPAddr is the account's reserved address a tcp URL is on; omitted when there is none.
-	TCPAddr *api.Ref `json:"tcp_addr,omitempty"`
-}
+// JSON is the wire form of a cloud endpoint (package view).
+type JSON = view.JSON
+
+// URL is a validated, normalised endpoint URL (package view).
+type URL = view.URL
+
+// CodeInvalidURL is the endpoint family's code for an invalid URL.
+const CodeInvalidURL = view.CodeInvalidURL
+
+// ParseURL validates an endpoint URL (view.ParseURL).
+func ParseURL(s string) (URL, error) { return view.ParseURL(s) }
 
 type createBody struct {
 	URL           *string `json:"url"`
@@ -93,7 +68,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 
 // EndpointsDescriptor is the /endpoints family.
 var EndpointsDescriptor = &resource.Descriptor{
-	Path: "/endpoints", Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
+	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
 	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[Endpoints]) },
 }
@@ -105,18 +80,7 @@ type Endpoints struct {
 
 // Render returns an endpoint as GET returns it.
 func (f Endpoints) Render(r *api.Request, it *Item) any {
-	u, _ := ParseURL(it.URL)
-	out := JSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-		DescribedJSON: it.Described.Rendered(), Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
-		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
-	}
-	if it.DomainID != "" {
-		out.Domain = resource.RefAt(r, domains.ReservedDomainsPath, it.DomainID)
-	}
-	if it.AddrID != "" {
-		out.TCPAddr = resource.RefAt(r, domains.ReservedAddrsPath, it.AddrID)
-	}
-	return out
+	return view.Render(r, it)
 }
 
 // Create fills a new cloud endpoint from the request body and claims its URL.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/families/endpoints/view"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 )
@@ -63,7 +64,7 @@ func checkPublic(it *Item, u URL, res domains.Reservations, field string) error 
 		}
 		return api.BadRequest(CodeAddrNotReserved, field, "%s is not a reserved address of this account: a public tcp endpoint must be on one; reserve one with POST /reserved_addrs and use its addr (tcp://<addr>)", u.HostPort())
 	}
-	if want := defaultPorts[u.Scheme]; u.Port != want {
+	if want, _ := view.DefaultPort(u.Scheme); u.Port != want {
 		return api.BadRequest(CodeInvalidURL, field, "a public %s endpoint is served on port %d, not %d", u.Scheme, want, u.Port)
 	}
 	if it.DomainID != "" {

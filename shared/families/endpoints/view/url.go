@@ -1,4 +1,4 @@
-package endpoints
+package view
 
 import (
 	"net/url"
@@ -13,6 +13,13 @@ const CodeInvalidURL = "ERR_NGROK_249"
 
 // defaultPorts are stripped from URLs; tcp has none, so a tcp URL needs its port.
 var defaultPorts = map[string]int{"http": 80, "https": 443, "tls": 443}
+
+// DefaultPort is the port a URL of scheme has when it names none (ok is false for tcp, which
+// has none).
+func DefaultPort(scheme string) (port int, ok bool) {
+	port, ok = defaultPorts[scheme]
+	return port, ok
+}
 
 // URL is a validated, normalised endpoint URL.
 type URL struct {

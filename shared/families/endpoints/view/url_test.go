@@ -1,4 +1,4 @@
-package endpoints
+package view
 
 import (
 	"testing"
