@@ -19,7 +19,8 @@ FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFu
              ReservedAddrsFunction:reserved_addrs ReservedDomainsFunction:reserved_domains \
              AgentIngressesFunction:agent_ingresses \
              TLSEdgesFunction:tls_edges TCPEdgesFunction:tcp_edges \
-             HTTPSEdgesFunction:https_edges VaultsFunction:vaults AbuseReportsFunction:abuse_reports
+             HTTPSEdgesFunction:https_edges VaultsFunction:vaults AbuseReportsFunction:abuse_reports \
+             KubernetesOperatorsFunction:kubernetes_operators
 # The functions' build: SAM's provided.al2023 on arm64, which Lambda runs on Graviton2 or later
 # (Armv8.2-A): with GOARM64=v8.2 the compiler emits its atomic instructions instead of testing
 # for them at run time (about 14 KB less per zip).

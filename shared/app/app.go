@@ -18,6 +18,7 @@ import (
 	"tunnelapi/shared/families/endpoints"
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/families/httpsedges"
+	"tunnelapi/shared/families/k8soperators"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/families/sshcredentials"
@@ -63,6 +64,7 @@ var Families = []*resource.Descriptor{
 	vaults.VaultsDescriptor,
 	vaults.SecretsDescriptor,
 	abuse.ReportsDescriptor,
+	k8soperators.KubernetesOperatorsDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.

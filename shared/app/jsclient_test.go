@@ -81,6 +81,8 @@ var jsAbsent = map[string]string{
 	"/service_users": "the client's bot users service (botUsers) serves the same principals",
 	"/vaults":        "the client predates vaults; the vaults package's tests send the official Go client's shapes",
 	"/vault_secrets": "the client predates secrets; the vaults package's tests send the official Go client's shapes",
+	"/kubernetes_operators": "the client predates Kubernetes operators; TestOfficialGoClient drives the official Go client's " +
+		"kubernetes_operators package",
 }
 
 // onlyFirstHoldsHostports keeps the sample's hostports on the first edge only: a hostport

@@ -119,6 +119,21 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"https_edges":           edgeSetup("/reserved_domains"),
 	"tcp_edges":             edgeSetup("/reserved_addrs"),
 	"vaults":                vaultSetup,
+	"kubernetes_operators":  operatorCSR,
+}
+
+// operatorCSR is a fresh {{csr}}: a PEM certificate request of an ECDSA P-256 key, as the
+// Kubernetes operator sends to have its binding certificate signed.
+func operatorCSR(context.Context, Creator) (map[string]string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "ngrok-operator"}}, key)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"{{csr}}": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))}, nil
 }
 
 // vaultSetup is a fresh {{vault_name}} (names are unique in an account, which runs of the

@@ -31,8 +31,8 @@ func (v Verbs) Names() []string {
 // a subscription may name). The backend kinds (tunnel_group_backend, static_backend,
 // http_response_backend, failover_backend, weighted_backend), endpoint, bot_user,
 // service_user, agent_ingress, tls_edge and tcp_edge and https_edge and https_edge_route,
-// vault, secret and abuse_report are this service's additions to the platform's list. Abuse
-// reports are only created (they have no update or delete route).
+// vault, secret, kubernetes_operator and abuse_report are this service's additions to the
+// platform's list. Abuse reports are only created (they have no update or delete route).
 var AuditKinds = map[string]Verbs{
 	"api_key": AllVerbs, "tunnel_credential": AllVerbs, "bot_user": AllVerbs, "service_user": AllVerbs,
 	"certificate_authority": AllVerbs, "tls_certificate": AllVerbs,
@@ -43,6 +43,6 @@ var AuditKinds = map[string]Verbs{
 	"ssh_certificate_authority": AllVerbs, "ssh_user_certificate": AllVerbs, "ssh_host_certificate": AllVerbs,
 	"ssh_public_key": AllVerbs, "domain": AllVerbs, "tcp_address": AllVerbs, "agent_ingress": AllVerbs,
 	"tls_edge": AllVerbs, "tcp_edge": AllVerbs, "https_edge": AllVerbs, "https_edge_route": AllVerbs,
-	"vault": AllVerbs, "secret": AllVerbs,
+	"vault": AllVerbs, "secret": AllVerbs, "kubernetes_operator": AllVerbs,
 	"abuse_report": Created,
 }

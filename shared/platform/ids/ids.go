@@ -47,6 +47,7 @@ const (
 	Vault                   = "vault"
 	Secret                  = "secret"
 	AbuseReport             = "abrp"
+	KubernetesOperator      = "k8sop"
 	// CertJob is this service's addition: a certificate job of the certificate worker.
 	CertJob = "cjob"
 )

@@ -43,6 +43,7 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	certificate job          J#<shard>                 <job id>
 //	certificate due          D#due                     <Unix seconds, 10 digits>#<account>#<resource id>
 //	ACME account             C#acme                    <directory URL>
+//	Kubernetes operator CA   C#k8sop#<account>         CA
 
 // Collection is the partition holding every resource of one kind in an account.
 func Collection(account, prefix string) string {
@@ -168,3 +169,7 @@ func CertDueBefore(at int64) string { return fmt.Sprintf("%010d#~", max(at, 0)) 
 
 // ACMEAccountKey is the deployment's ACME account at the directory URL (its sealed key).
 func ACMEAccountKey(directory string) Key { return Key{PK: "C#acme", SK: directory} }
+
+// OperatorCAKey is the certificate authority that signs account's Kubernetes operators' binding
+// certificates (its certificate and sealed key).
+func OperatorCAKey(account string) Key { return Key{PK: "C#k8sop#" + account, SK: "CA"} }

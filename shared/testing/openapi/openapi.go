@@ -3,6 +3,11 @@
 // `filter`, the schema of its request body and of its JSON success response; and for every
 // schema, its members with their types. The project owns the copy, testdata/openapi.json, so
 // every test runs on a bare clone; TestCopyIsCurrent says how to regenerate it.
+//
+// The OpenAPI file predates some families the platform documents elsewhere (Kubernetes
+// operators): testdata/supplement.json holds their operations and schemas, written from the
+// platform's API reference, and Load adds them to the copy's; TestSupplementFollowsTheReference
+// checks them against that reference where it is beside the checkout.
 package openapi
 
 import (
@@ -15,6 +20,9 @@ import (
 
 //go:embed testdata/openapi.json
 var factsJSON []byte
+
+//go:embed testdata/supplement.json
+var supplementJSON []byte
 
 // Facts is the whole copy.
 type Facts struct {
@@ -89,12 +97,22 @@ func (s Schema) Names() []string {
 	return out
 }
 
-// Load decodes the project's copy once.
+// Load decodes the project's copy and its supplement once.
 var Load = sync.OnceValue(func() *Facts {
-	var f Facts
+	var f, more Facts
 	if err := json.Unmarshal(factsJSON, &f); err != nil {
 		panic(fmt.Sprintf("openapi: testdata/openapi.json: %v", err))
 	}
+	if err := json.Unmarshal(supplementJSON, &more); err != nil {
+		panic(fmt.Sprintf("openapi: testdata/supplement.json: %v", err))
+	}
+	for name, s := range more.Schemas {
+		if _, dup := f.Schemas[name]; dup {
+			panic("openapi: testdata/supplement.json repeats the schema " + name)
+		}
+		f.Schemas[name] = s
+	}
+	f.Operations = append(f.Operations, more.Operations...)
 	return &f
 })
 
