@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,4 +273,84 @@ func TestListFilter(t *testing.T) {
 		t.Errorf("the filter matched %d operators, want 2", n)
 	}
 	a.Do(t, "GET", path+"?filter="+url.QueryEscape(`obj.deployment.namespace ==`), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_250", "filter")
+}
+
+// endpointPolicy is a valid traffic policy for the endpoints the bound endpoint tests make.
+const endpointPolicy = "on_http_request:\n  - actions:\n      - type: deny\n        config:\n          status_code: 404\n"
+
+// An operator's bound endpoints are its account's endpoints with the kubernetes binding that
+// one of its selectors matches, once the bindings feature is enabled: newest first, as GET
+// /endpoints/{id} shows them, paged by endpoint id; none for an operator without the feature
+// or a selector; a 404 for an operator of another account.
+func TestBoundEndpoints(t *testing.T) {
+	s, a := suite.AppAccount(t)
+	other := s.NewAccount(t)
+	kube := func(acct *testkit.Account, name string) map[string]any {
+		return acct.Do(t, "POST", "/endpoints", map[string]any{"url": "https://" + testkit.UniqueName(name, "example.com"),
+			"bindings": []string{"kubernetes"}, "traffic_policy": endpointPolicy}).Expect(t, http.StatusCreated)
+	}
+	first, second, third := kube(a, "first"), kube(a, "second"), kube(a, "third")
+	a.Do(t, "POST", "/endpoints", map[string]any{"url": "https://" + testkit.UniqueName("private", "internal"),
+		"traffic_policy": endpointPolicy}).Expect(t, http.StatusCreated) // bound to no operator: internal
+	kube(other, "theirs")
+	op := func(body map[string]any) string {
+		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated)["id"].(string)
+	}
+	bound := func(id, query string) map[string]any {
+		return a.Do(t, "GET", path+"/"+id+"/bound_endpoints"+query, nil).Expect(t, http.StatusOK)
+	}
+	ids := func(page map[string]any) []string {
+		var out []string
+		for _, e := range page["endpoints"].([]any) {
+			out = append(out, e.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	all := op(map[string]any{"enabled_features": []string{"bindings"}, "binding": map[string]any{"endpoint_selectors": []string{"true"}}})
+	page := bound(all, "")
+	// Newest first is descending id (ids of one second sort in no particular order).
+	want := []string{first["id"].(string), second["id"].(string), third["id"].(string)}
+	slices.Sort(want)
+	slices.Reverse(want)
+	if got := ids(page); !slices.Equal(got, want) {
+		t.Fatalf("bound endpoints %v, want the three kubernetes endpoints newest first %v", got, want)
+	}
+	if page["uri"] != s.Server.URL+path+"/"+all+"/bound_endpoints" || page["next_page_uri"] != nil {
+		t.Errorf("uri %v next_page_uri %v", page["uri"], page["next_page_uri"])
+	}
+	// Each is the endpoint as GET /endpoints/{id} returns it.
+	if got, want := fmt.Sprint(page["endpoints"].([]any)[2]), fmt.Sprint(a.Do(t, "GET", "/endpoints/"+want[2], nil).Expect(t, http.StatusOK)); got != want {
+		t.Errorf("a bound endpoint %s, GET /endpoints/{id} %s", got, want)
+	}
+	// Paged in ones, following next_page_uri.
+	page = bound(all, "?limit=1")
+	var walked []string
+	for page != nil {
+		walked = append(walked, ids(page)...)
+		next, _ := page["next_page_uri"].(string)
+		page = nil
+		if next != "" {
+			page = a.Do(t, "GET", strings.TrimPrefix(next, s.Server.URL), nil).Expect(t, http.StatusOK)
+		}
+	}
+	if !slices.Equal(walked, want) {
+		t.Errorf("paged in ones: %v", walked)
+	}
+	// A selector picks some.
+	one := op(map[string]any{"enabled_features": []string{"Bindings"}, "binding": map[string]any{
+		"endpoint_selectors": []string{fmt.Sprintf("obj.url == %q", second["url"]), `obj.url == "https://none.example.com"`}}})
+	if got := ids(bound(one, "")); len(got) != 1 || got[0] != second["id"] {
+		t.Errorf("a selector of one endpoint bound %v", got)
+	}
+	// No feature, or no selector: nothing.
+	for _, body := range []map[string]any{
+		{"binding": map[string]any{"endpoint_selectors": []string{"true"}}},
+		{"enabled_features": []string{"bindings"}},
+	} {
+		if got := bound(op(body), "")["endpoints"].([]any); len(got) != 0 {
+			t.Errorf("%v bound %d endpoints", body, len(got))
+		}
+	}
+	other.Do(t, "GET", path+"/"+all+"/bound_endpoints", nil).Expect(t, http.StatusNotFound)
+	a.Do(t, "GET", path+"/"+all+"/bound_endpoints?before_id=k8sop_x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
 }
