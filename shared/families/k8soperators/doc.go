@@ -22,7 +22,7 @@
 //     compromised or rotated CA key concerns one account.
 //   - binding.endpoint_selectors are filter expressions (package listfilter's dialect) over
 //     obj, an endpoint as GET /endpoints/{id} returns it; one that does not compile is
-//     ERR_NGROK_215 naming it. endpoint_selectors is null until set.
+//     ERR_NGROK_215 naming it. endpoint_selectors is null when there are none.
 //   - GET /kubernetes_operators/{id}/bound_endpoints lists, newest first and paged like every
 //     list, the account's endpoints bound to the operator: with the bindings feature enabled,
 //     the endpoints with the kubernetes binding that one of its selectors matches. Without a

@@ -354,3 +354,38 @@ func TestBoundEndpoints(t *testing.T) {
 	other.Do(t, "GET", path+"/"+all+"/bound_endpoints", nil).Expect(t, http.StatusNotFound)
 	a.Do(t, "GET", path+"/"+all+"/bound_endpoints?before_id=k8sop_x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
 }
+
+// The first CSRs of an account, sent at once, all get certificates from one CA: the account's
+// CA is made once, the requests that lose the race to store theirs use the winner's.
+func TestFirstCSRsAtOnceShareOneCA(t *testing.T) {
+	s, a := suite.AppAccount(t)
+	const n = 6
+	csrs := make([]string, n)
+	for i := range csrs {
+		csrs[i] = csrPEM(t)
+	}
+	responses := testkit.AtOnce(n, func(i int) *testkit.Response {
+		return a.Do(t, "POST", path, map[string]any{"binding": map[string]any{"csr": csrs[i]}})
+	})
+	block, _ := pem.Decode([]byte(caPEM(t, s, a.AccountID)))
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	for i, res := range responses {
+		op := res.Expect(t, http.StatusCreated)
+		block, _ := pem.Decode([]byte(op["binding"].(map[string]any)["cert"].(map[string]any)["cert"].(string)))
+		if block == nil {
+			t.Fatalf("operator %d has no certificate", i)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("operator %d's certificate does not verify against the account's CA: %v", i, err)
+		}
+	}
+}
