@@ -428,10 +428,11 @@ func checkWireShape(t *testing.T, file, route string, body []byte) {
 }
 
 // omitted reports whether a response may leave out the member name of an object of schema,
-// as the platform's responses do: description and metadata when empty, and every member of an
-// endpoint but a cloud endpoint's (domain only when there is one).
+// as the platform's responses do: description and metadata when empty, a reserved domain's
+// resolves_to when it has none, and every member of an endpoint but a cloud endpoint's (domain
+// only when there is one).
 func omitted(schema openapi.Schema, name string) bool {
-	if name == "description" || name == "metadata" {
+	if name == "description" || name == "metadata" || schema.Name == "ReservedDomain" && name == "resolves_to" {
 		return true
 	}
 	_, endpoint := schema.Member("upstream_url")

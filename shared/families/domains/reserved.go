@@ -60,14 +60,17 @@ type DomainItem struct {
 // DomainJSON is the wire form of a reserved domain.
 type DomainJSON struct {
 	resource.Head
-	Domain                      string           `json:"domain"`
-	Region                      *string          `json:"region"`
-	CNAMETarget                 *string          `json:"cname_target"`
-	Certificate                 *api.Ref         `json:"certificate"`
-	CertificateManagementPolicy *CertPolicyJSON  `json:"certificate_management_policy"`
-	CertificateManagementStatus *CertStatusJSON  `json:"certificate_management_status"`
-	ACMEChallengeCNAMETarget    *string          `json:"acme_challenge_cname_target"`
-	ResolvesTo                  []ResolvesToJSON `json:"resolves_to"`
+	Domain                      string          `json:"domain"`
+	Region                      *string         `json:"region"`
+	CNAMETarget                 *string         `json:"cname_target"`
+	Certificate                 *api.Ref        `json:"certificate"`
+	CertificateManagementPolicy *CertPolicyJSON `json:"certificate_management_policy"`
+	CertificateManagementStatus *CertStatusJSON `json:"certificate_management_status"`
+	ACMEChallengeCNAMETarget    *string         `json:"acme_challenge_cname_target"`
+	// ResolvesTo is absent when the domain has none, as in the platform's responses: the
+	// official Terraform provider reads [] as an empty list and absent as null, so answering
+	// [] made its next update of the domain inconsistent.
+	ResolvesTo []ResolvesToJSON `json:"resolves_to,omitempty"`
 }
 
 // ResolvesToJSON is one entry of a domain's resolves_to.
@@ -118,7 +121,7 @@ type ReservedDomains struct {
 // Render returns a reserved domain as GET returns it.
 func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 	out := DomainJSON{Head: f.Head(r, &it.Meta, it.Described), Domain: it.Domain,
-		Region: optional(it.Region), CNAMETarget: optional(it.CNAMETarget), ResolvesTo: []ResolvesToJSON{}}
+		Region: optional(it.Region), CNAMETarget: optional(it.CNAMETarget)}
 	for _, v := range it.ResolvesTo {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
 	}
