@@ -419,15 +419,15 @@ func TestKnownTypes(t *testing.T) {
 	all := eventsub.KnownTypes()
 	// The contract's fifteen kinds plus this service's additions (bot users, service users, the
 	// five backend kinds, endpoints, agent ingresses, TLS and TCP edges, HTTPS edges and their
-	// routes, SSH credentials, vaults and secrets), three verbs each; abuse reports, only
-	// created; and four other types.
-	if len(all) != 30*3+1+4 {
+	// routes, SSH credentials, vaults and secrets, Kubernetes operators), three verbs each; abuse
+	// reports, only created; and four other types.
+	if len(all) != 31*3+1+4 {
 		t.Fatalf("%d types", len(all))
 	}
 	for _, typ := range []string{"api_key_created.v0", "tcp_address_deleted.v0", "agent_session_stop.v0", "http_request_complete.v0",
 		"bot_user_created.v0", "endpoint_updated.v0", "tunnel_group_backend_deleted.v0", "agent_ingress_created.v0",
 		"static_backend_created.v0", "http_response_backend_updated.v0", "failover_backend_deleted.v0", "weighted_backend_created.v0",
-		"tls_edge_updated.v0", "tcp_edge_deleted.v0",
+		"tls_edge_updated.v0", "tcp_edge_deleted.v0", "kubernetes_operator_created.v0",
 		"https_edge_deleted.v0", "https_edge_route_created.v0", "abuse_report_created.v0"} {
 		if !eventsub.KnownType(typ) {
 			t.Errorf("%s unknown", typ)
