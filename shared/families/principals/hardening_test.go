@@ -35,7 +35,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	a.DoWith(t, "POST", "/api_keys", hdr, map[string]any{"description": "other"}).ExpectError(t, http.StatusUnprocessableEntity, "ERR_NGROK_215", resource.IdempotencyHeader)
 
 	var rec store.Item
-	recKey := store.IdempotencyKey(a.AccountID, store.TokenHash(key))
+	recKey := store.IdempotencyKey(a.AccountID, a.APIKeyID, store.TokenHash(key))
 	read := func() store.Item {
 		items, err := s.DB.GetMany(t.Context(), recKey)
 		if err != nil {
@@ -111,5 +111,33 @@ func TestLargeACLs(t *testing.T) {
 	}
 	if n := len(a.Do(t, "PATCH", "/credentials/"+id, map[string]any{"acl": limit}).Expect(t, http.StatusOK)["acl"].([]any)); n != principals.MaxACLRules {
 		t.Fatalf("updated to %d rules", n)
+	}
+}
+
+// TestIdempotencyKeyBelongsToItsCaller: an Idempotency-Key is the key of the API key that sent
+// it. Another API key of the same account (a bot's, or another of the same admin's) sending the
+// same key with the same body makes a create of its own: it never gets the first create's
+// response, whose token only its creator may see. The first key's retry still replays.
+func TestIdempotencyKeyBelongsToItsCaller(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "ci"}).Expect(t, http.StatusCreated)["id"].(string)
+	botKey := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": bot}).Expect(t, http.StatusCreated)["token"].(string)
+	sibling := a.Do(t, "POST", "/api_keys", map[string]any{"description": "second admin key"}).Expect(t, http.StatusCreated)["token"].(string)
+
+	hdr := http.Header{resource.IdempotencyHeader: {"shared-key-1"}}
+	body := map[string]any{"description": "made once"}
+	first := a.DoWith(t, "POST", "/api_keys", hdr, body)
+	created := first.Expect(t, http.StatusCreated)
+	for who, token := range map[string]string{"the bot's key": botKey, "another key of the same admin": sibling} {
+		res := s.DoWith(t, "POST", "/api_keys", token, hdr, body)
+		other := res.Expect(t, http.StatusCreated)
+		if other["id"] == created["id"] || other["token"] == created["token"] || res.Header.Get(resource.ReplayedHeader) != "" {
+			t.Fatalf("%s sending the same Idempotency-Key got the first create's response (id %v, replayed %q): %s",
+				who, other["id"], res.Header.Get(resource.ReplayedHeader), res.Body)
+		}
+	}
+	retry := a.DoWith(t, "POST", "/api_keys", hdr, body)
+	if retry.Expect(t, http.StatusCreated); string(retry.Body) != string(first.Body) || retry.Header.Get(resource.ReplayedHeader) != "true" {
+		t.Fatalf("the first key's retry: %s (replayed %q), want the first response", retry.Body, retry.Header.Get(resource.ReplayedHeader))
 	}
 }

@@ -98,7 +98,7 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 	if err != nil {
 		return nil, err
 	}
-	idem, err := idempotency(r, caller.AccountID)
+	idem, err := idempotency(r, caller)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // IdempotencyHeader names the request header that makes a create safe to retry: a POST
-// repeating an earlier one's key (within IdempotencyWindow, in the same account) gets the
+// repeating an earlier one's key (within IdempotencyWindow, sent with the same API key) gets the
 // earlier response instead of creating a second resource.
 //
 // The platform has no such header; this service adds one. The key is 1–255 visible ASCII
@@ -29,7 +29,10 @@ import (
 // sent at the same time get the same. The key is bound to the request: method, path and the body
 // as canonical JSON (member order and spacing do not matter); the same key with another request
 // is a 422 ERR_NGROK_215 naming Idempotency-Key, the status the IETF's Idempotency-Key draft
-// gives a reused key. Only a create that succeeded is kept, in its own transaction, so
+// gives a reused key. A key belongs to the API key that sent it: the same key sent by another
+// API key (of another principal or of the same one) is another request, so a response, and the
+// token it may show once, is replayed only to the caller that made it. Only a create that
+// succeeded is kept, in its own transaction, so
 // a key costs no extra round trip; a kept response that shows a token is sealed like every
 // secret.
 const IdempotencyHeader = "Idempotency-Key"
@@ -70,14 +73,15 @@ type idempotencyRecord struct {
 type idempotentCreate struct {
 	key     store.Key
 	request string
-	// aad binds a sealed response to the account and key it was stored under.
+	// aad binds a sealed response to the account, API key and idempotency key it was stored
+	// under.
 	aad map[string]string
 }
 
 // idempotency returns the idempotency key of r (nil when it has none), or a 400 naming the
 // header when its value is not 1 to MaxIdempotencyKeyBytes visible ASCII characters other than
 // a comma (API Gateway joins repeated headers with commas, so a comma would be ambiguous).
-func idempotency(r *api.Request, account string) (*idempotentCreate, error) {
+func idempotency(r *api.Request, c *api.Caller) (*idempotentCreate, error) {
 	vals := r.HTTP.Header.Values(IdempotencyHeader)
 	if len(vals) == 0 {
 		return nil, nil
@@ -104,9 +108,9 @@ func idempotency(r *api.Request, account string) (*idempotentCreate, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s\n", r.HTTP.Method, r.HTTP.URL.Path)
 	h.Write(body)
-	k := store.IdempotencyKey(account, store.TokenHash(v))
+	k := store.IdempotencyKey(c.AccountID, c.CredentialID, store.TokenHash(v))
 	return &idempotentCreate{key: k, request: hex.EncodeToString(h.Sum(nil)),
-		aad: map[string]string{"account": account, "idempotency": k.PK}}, nil
+		aad: map[string]string{"account": c.AccountID, "idempotency": k.PK}}, nil
 }
 
 // idempotencyWindow is the kit's window, by default DefaultIdempotencyWindow.

@@ -37,7 +37,7 @@
 //
 // Every create takes an Idempotency-Key header (IdempotencyHeader): its response is kept for
 // DefaultIdempotencyWindow, in the create's own transaction, and a repeat of the request with the
-// key answers with it instead of creating again (idempotency.go).
+// key from the same API key answers with it instead of creating again (idempotency.go).
 //
 // A create stays one TransactWriteItems when it derives something from another family's item
 // (which reservation a name is on, what a secret's owner is called): Facts keeps what the

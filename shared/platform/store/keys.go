@@ -94,11 +94,12 @@ func GuardKey(kind, value string) Key {
 	return Key{PK: "U#" + kind + "#" + value, SK: "U"}
 }
 
-// IdempotencyKey is the key of the record of a create sent with an idempotency key in account;
-// keyHash is the key's TokenHash. Each record has its own partition, as a record is only ever
-// read by its key.
-func IdempotencyKey(account, keyHash string) Key {
-	return Key{PK: "I#" + account + "#" + keyHash, SK: "I"}
+// IdempotencyKey is the key of the record of a create sent with an idempotency key in account
+// by the API key credential (its ak_… id); keyHash is the idempotency key's TokenHash. The same
+// idempotency key sent by another API key is another record. Each record has its own
+// partition, as a record is only ever read by its key.
+func IdempotencyKey(account, credential, keyHash string) Key {
+	return Key{PK: "I#" + account + "#" + credential + "#" + keyHash, SK: "I"}
 }
 
 // OutboxShards spreads outbox items over this many partitions, so a burst of mutations writes
