@@ -140,6 +140,8 @@ func (s Stack) Values() (_ map[string]string, err error) {
 	// The certificate worker: challenge records in the local challtestsrv rather than Route 53,
 	// orders from the local pebble.
 	v["HOSTED_ZONE_ID"], v["DELEGATION_SET_ID"] = "", ""
+	// No AWS account of its own: no role is refused, as under make run.
+	v["DEPLOYMENT_ACCOUNT_ID"] = ""
 	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
 	for _, name := range []string{"ACME_DIRECTORY", "CHALLTESTSRV_URL"} {
 		if u := s.Settings[name]; u != "" {

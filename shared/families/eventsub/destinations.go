@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
@@ -59,6 +60,7 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 	Path: destinationsPath, Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
+	Reads: []config.Section{config.DeploymentSettings},
 	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[EventDestinations]) },
 }
 
@@ -121,7 +123,11 @@ func setFormat(dst *string, in *string) error {
 
 // setTarget validates the supplied target and seals its new secret, if any, to the item.
 func (f EventDestinations) setTarget(ctx context.Context, it *DestinationItem, in *TargetJSON, prev *Target) error {
-	t, secret, err := parseTarget(in, prev)
+	deployment := ""
+	if f.Kit != nil && f.Kit.Settings.Deployment != nil {
+		deployment = f.Kit.Settings.Deployment.AccountID
+	}
+	t, secret, err := parseTarget(in, prev, deployment)
 	if err != nil {
 		return err
 	}

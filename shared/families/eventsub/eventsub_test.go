@@ -471,3 +471,25 @@ func expectRefused(t *testing.T, a *testkit.Account, collection, path string, ca
 		t.Fatalf("refused patches changed %s:\n%s\n%s", path, orig, got)
 	}
 }
+
+// A destination may not name a role of the deployment's own AWS account (DEPLOYMENT_ACCOUNT_ID):
+// create and update answer 400 naming role_arn and change nothing; a role of another account is
+// accepted.
+func TestRoleOfTheDeploymentAccountRefused(t *testing.T) {
+	t.Setenv("DEPLOYMENT_ACCOUNT_ID", "123456789012")
+	a := testkit.Start(t, eventsub.EventDestinationsDescriptor).NewAccount(t)
+	target := func(role string) map[string]any {
+		return map[string]any{"target": map[string]any{"kinesis": map[string]any{
+			"stream_arn": "arn:aws:kinesis:us-east-1:123456789012:stream/events",
+			"auth":       map[string]any{"role": map[string]any{"role_arn": role}}}}}
+	}
+	const field = "target.kinesis.auth.role.role_arn"
+	own := target("arn:aws:iam::123456789012:role/tunnelapi-EventWorkerRole")
+	before := a.Snapshot(t)
+	a.Do(t, "POST", "/event_destinations", own).ExpectError(t, http.StatusBadRequest, eventsub.CodeBadAuth, field)
+	a.Unchanged(t, before, "a refused create")
+	id := a.Do(t, "POST", "/event_destinations", target("arn:aws:iam::210987654321:role/ngrok-events")).Expect(t, http.StatusCreated)["id"].(string)
+	before = a.Snapshot(t)
+	a.Do(t, "PATCH", "/event_destinations/"+id, own).ExpectError(t, http.StatusBadRequest, eventsub.CodeBadAuth, field)
+	a.Unchanged(t, before, "a refused update")
+}

@@ -242,6 +242,15 @@ func resourceARN(s, service string, re *lazyRE) bool {
 		accountRE.MatchString(a.AccountID) && re.MatchString(a.Resource)
 }
 
+// RoleAccount is the AWS account of the role ARN s ("" when s is not an ARN).
+func RoleAccount(s string) string {
+	a, err := arn.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return a.AccountID
+}
+
 func roleARN(s string) bool {
 	a, err := arn.Parse(s)
 	return err == nil && partitions[a.Partition] && a.Service == "iam" && a.Region == "" &&
@@ -254,9 +263,10 @@ func badTarget(field, format string, args ...any) *api.Error {
 
 // parseTarget validates a supplied target. prev is the stored target on PATCH (nil on
 // create): the kind may not change, and an omitted secret keeps the stored one when the
-// target still authenticates the same way. It returns the new target (with prev's sealed
+// target still authenticates the same way. deployment is the AWS account the deployment runs
+// in (empty when unknown): a role there is refused. It returns the new target (with prev's sealed
 // secret when kept) and the plaintext secret to seal, if a new one was supplied.
-func parseTarget(in *TargetJSON, prev *Target) (Target, *string, error) {
+func parseTarget(in *TargetJSON, prev *Target, deployment string) (Target, *string, error) {
 	if in == nil {
 		return Target{}, nil, api.BadRequest(CodeNoTarget, "target", "target is required: one of firehose, kinesis, cloudwatch_logs, datadog or azure_logs_ingestion")
 	}
@@ -287,11 +297,11 @@ func parseTarget(in *TargetJSON, prev *Target) (Target, *string, error) {
 	field := "target." + kind
 	switch kind {
 	case KindFirehose:
-		return parseAWS(t, prev, field, in.Firehose.Auth, in.Firehose.DeliveryStreamARN)
+		return parseAWS(t, prev, field, in.Firehose.Auth, in.Firehose.DeliveryStreamARN, deployment)
 	case KindKinesis:
-		return parseAWS(t, prev, field, in.Kinesis.Auth, in.Kinesis.StreamARN)
+		return parseAWS(t, prev, field, in.Kinesis.Auth, in.Kinesis.StreamARN, deployment)
 	case KindCloudWatchLogs:
-		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN)
+		return parseAWS(t, prev, field, in.CloudwatchLogs.Auth, in.CloudwatchLogs.LogGroupARN, deployment)
 	case KindDatadog:
 		return parseDatadog(t, prev, field, in.Datadog)
 	case KindAzure:
@@ -302,7 +312,7 @@ func parseTarget(in *TargetJSON, prev *Target) (Target, *string, error) {
 }
 
 // parseAWS validates the target of the AWS kind t.Kind: the ARN of its resource and its auth.
-func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *string) (Target, *string, error) {
+func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *string, deployment string) (Target, *string, error) {
 	k := awsKinds[t.Kind]
 	f := field + "." + k.member
 	if arnIn == nil || *arnIn == "" {
@@ -327,6 +337,9 @@ func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *st
 				v = *auth.Role.RoleARN
 			}
 			return t, nil, api.BadRequest(CodeBadAuth, rf, "%s %s is not an IAM role ARN (arn:aws:iam::<account>:role/<name>)", rf, api.Describe(v))
+		}
+		if deployment != "" && RoleAccount(*auth.Role.RoleARN) == deployment {
+			return t, nil, api.BadRequest(CodeBadAuth, rf, "%s %s is a role of this service's own AWS account, which it never assumes; name a role of your AWS account that trusts the service with your account id as external id", rf, api.Describe(*auth.Role.RoleARN))
 		}
 		t.RoleARN = *auth.Role.RoleARN
 		return t, nil, nil

@@ -118,6 +118,19 @@ func (p *parser) count(name string) int {
 	return n
 }
 
+// awsAccount is an AWS account id (12 digits) or empty.
+func (p *parser) awsAccount(name string) string {
+	s := p.get(name)
+	if s == "" {
+		return ""
+	}
+	if len(s) != 12 || strings.Trim(s, "0123456789") != "" {
+		p.fail(name, s, "not an AWS account id (12 digits)")
+		return ""
+	}
+	return s
+}
+
 // flag is a variable that matters by being set at all (any non-empty value).
 func (p *parser) flag(name string) bool { return p.get(name) != "" }
 

@@ -53,7 +53,8 @@ type HTTP struct {
 // Families are the settings only some families read (through resource.Kit): each is a Section,
 // nil unless one of the function's families reads it (resource.Descriptor.Reads).
 type Families struct {
-	Domains *Domains
+	Domains    *Domains
+	Deployment *Deployment
 }
 
 // Section is settings that only some families read. An HTTP function parses a section, and
@@ -71,6 +72,19 @@ var DomainSettings = Section{parse: func(p *parser, f *Families) {
 	f.Domains = &d
 }}
 
+// Deployment is Families.Deployment: what a family knows of the deployment itself.
+type Deployment struct {
+	// AccountID is the AWS account the deployment runs in (DEPLOYMENT_ACCOUNT_ID); empty when
+	// unknown (locally).
+	AccountID string
+}
+
+// DeploymentSettings is Families.Deployment: DEPLOYMENT_ACCOUNT_ID, read by the event
+// destinations family.
+var DeploymentSettings = Section{parse: func(p *parser, f *Families) {
+	f.Deployment = &Deployment{AccountID: p.awsAccount("DEPLOYMENT_ACCOUNT_ID")}
+}}
+
 // EventWorker is the configuration of the event worker.
 type EventWorker struct {
 	Common
@@ -80,6 +94,9 @@ type EventWorker struct {
 	MaxAttempts int
 	Backoff     time.Duration
 	Sinks       Sinks
+	// AccountID is the AWS account the deployment runs in (DEPLOYMENT_ACCOUNT_ID): its roles are
+	// never assumed. Empty when unknown (locally).
+	AccountID string
 }
 
 // Sinks are the endpoint overrides of the event sinks (SINK_ENDPOINT_*), empty for the real
@@ -143,7 +160,9 @@ func (l Local) common() Common { return l.HTTP.Common }
 
 // LoadHTTP parses the configuration of an HTTP function serving every family, every Section
 // included (the tests; the local server's LoadLocal parses the same).
-func LoadHTTP(lookup Lookup) (HTTP, error) { return HTTPLoader(DomainSettings)(lookup) }
+func LoadHTTP(lookup Lookup) (HTTP, error) {
+	return HTTPLoader(DomainSettings, DeploymentSettings)(lookup)
+}
 
 // HTTPLoader is the parser of the configuration of an HTTP function whose families read
 // sections (serve.Loader): the common settings, the rate limit and those sections only.
@@ -179,7 +198,7 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 // LoadLocal parses the configuration of the local server.
 func LoadLocal(lookup Lookup) (Local, error) {
 	p := &parser{lookup: lookup, as: ByLocal}
-	c := Local{HTTP: p.http(DomainSettings), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
+	c := Local{HTTP: p.http(DomainSettings, DeploymentSettings), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
 		CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
 		QueuePrefix: p.str("QUEUE_PREFIX"), ScheduleEvery: p.duration("SCHEDULE_EVERY"),
 		FaultCrashAt: p.oneOf("FAULT_CRASH_AT", "before-response", "after-response"), StackListen: p.str("STACK_LISTEN")}
@@ -240,7 +259,8 @@ func (p *parser) eventWorker() EventWorker {
 		MaxAttempts: p.count("DELIVERY_MAX_ATTEMPTS"), Backoff: p.duration("DELIVERY_BACKOFF"),
 		Sinks: Sinks{Kinesis: p.str("SINK_ENDPOINT_KINESIS"), Firehose: p.str("SINK_ENDPOINT_FIREHOSE"),
 			Logs: p.str("SINK_ENDPOINT_LOGS"), STS: p.str("SINK_ENDPOINT_STS"), Datadog: p.str("SINK_ENDPOINT_DATADOG"),
-			AzureLogin: p.str("SINK_ENDPOINT_AZURE_LOGIN"), AzureIngestion: p.str("SINK_ENDPOINT_AZURE_INGESTION")}}
+			AzureLogin: p.str("SINK_ENDPOINT_AZURE_LOGIN"), AzureIngestion: p.str("SINK_ENDPOINT_AZURE_INGESTION")},
+		AccountID: p.awsAccount("DEPLOYMENT_ACCOUNT_ID")}
 }
 
 func (p *parser) certWorker() CertWorker {

@@ -124,6 +124,10 @@ var Vars = []Var{
 	// region `r` gets `tcp.<r>.<BASE_DOMAIN>` ports 10000–19999); pools may not share an address
 	// (template parameter `AddrPools`)
 	{Name: "ADDR_POOLS", By: ByHTTP | ByCertWorker | ByLocal},
+	// the AWS account the deployment runs in (the template sets it from `AWS::AccountId`): the event
+	// worker never assumes a role of it and an event destination may not name one; empty (`make
+	// run`, tests): no account is refused
+	{Name: "DEPLOYMENT_ACCOUNT_ID", Needed: ByEventWorker, By: ByHTTP | ByEventWorker | ByLocal},
 	// the events queue: committed events (from the table's stream) and per-destination deliveries;
 	// locally also the stream reader's target (`local`: made at start)
 	{Name: "EVENTS_QUEUE_URL", Needed: ByEventWorker, By: ByEventWorker | ByLocal},

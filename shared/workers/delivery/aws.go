@@ -28,7 +28,10 @@ const DefaultExpiryWindow = 5 * time.Minute
 
 // AWS builds the SDK clients of AWS targets: credentials from the destination's access key, or
 // from STS AssumeRole of its role (with the account id as external id, so one account cannot
-// have the service assume another's role), cached until shortly before they expire.
+// have the service assume another's role), cached until shortly before they expire. A role of
+// the deployment's own AWS account is never assumed: a role there that trusts the worker without
+// checking the external id would otherwise be any tenant's (the template's IAM policy denies it
+// too).
 type AWS struct {
 	// Base is the worker's own configuration: its credentials call STS.
 	Base aws.Config
@@ -38,11 +41,17 @@ type AWS struct {
 	// ExpiryWindow renews assumed-role credentials this long before they expire
 	// (DefaultExpiryWindow when zero).
 	ExpiryWindow time.Duration
+	// Deployment is the AWS account the deployment runs in (DEPLOYMENT_ACCOUNT_ID), whose roles
+	// are refused; empty refuses none.
+	Deployment string
 
 	mu    sync.Mutex
 	sts   *sts.Client
 	roles map[string]*aws.CredentialsCache
 }
+
+// errDeploymentRole is a destination naming a role of the deployment's own account.
+var errDeploymentRole = errors.New("the destination's role is in the deployment's own AWS account, whose roles are never assumed")
 
 // maxRoles bounds the assumed-role cache; past it the cache starts over.
 const maxRoles = 4096
@@ -54,6 +63,9 @@ func (a *AWS) credentials(d *Destination) (aws.CredentialsProvider, error) {
 			return nil, errNoSecret
 		}
 		return credentials.NewStaticCredentialsProvider(t.AccessKeyID, d.Secret, ""), nil
+	}
+	if a.Deployment != "" && eventsub.RoleAccount(t.RoleARN) == a.Deployment {
+		return nil, errDeploymentRole
 	}
 	key := t.RoleARN + "\x00" + d.AccountID
 	a.mu.Lock()

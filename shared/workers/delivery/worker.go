@@ -84,7 +84,7 @@ type Worker struct {
 // New builds a worker of db's table configured by c (its queues, retry policy and sink
 // endpoints) with every sink, taking events through q.
 func New(db *store.DB, q queue.API, sealer seal.Sealer, base aws.Config, c config.EventWorker) *Worker {
-	a := &AWS{Base: base, Endpoints: c.Sinks}
+	a := &AWS{Base: base, Endpoints: c.Sinks, Deployment: c.AccountID}
 	sinks := awsSinks(a)
 	for k, v := range httpSinks(&http.Client{Timeout: httpSinkTimeout}, c.Sinks) {
 		sinks[k] = v
