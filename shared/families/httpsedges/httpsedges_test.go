@@ -212,6 +212,9 @@ func TestHTTPSEdgesConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"description": "shop", "metadata": "m"},
 		UpdateWants: map[string]any{"description": "shop", "metadata": "m", "mutual_tls": nil},
+		// The family keeps secrets (its routes' module secrets), so package resource verifies the
+		// caller before the edge's Prepare: one read of the caller's items before the transaction.
+		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 	})
 }
 

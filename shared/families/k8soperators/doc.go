@@ -31,7 +31,9 @@
 //   - A create or update with a CSR reads the account's CA (one GetItem, and the key unsealed:
 //     a KMS Decrypt in AWS) before its transaction; the account's first also generates the CA
 //     and puts it, conditioned on its absence (a concurrent first loses and reads the winner's).
-//     Without a CSR, the operations cost what every family's do.
+//     Every create first reads the caller's items, so that nothing is signed, unsealed or
+//     generated for a refused caller (package resource: a Prepare that keeps secrets runs
+//     after verification); otherwise, without a CSR, the operations cost what every family's do.
 //   - principal is the principal that created the operator, its uri "" as the platform
 //     renders it. Free text over its limits is ERR_NGROK_215, as are deployment strings and
 //     ingress_endpoint (host:port) over 255 bytes or malformed.

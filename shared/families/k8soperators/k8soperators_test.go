@@ -81,6 +81,9 @@ func TestConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"metadata": `{"environment": "production"}`, "deployment": map[string]any{"version": "0.19.1"}},
 		UpdateWants: map[string]any{"metadata": `{"environment": "production"}`},
+		// Prepare (CSR signing, the CA unsealed) runs only for a verified caller: one read of
+		// the caller's items before the transaction.
+		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 	})
 }
 

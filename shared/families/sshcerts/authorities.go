@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -137,8 +138,13 @@ func ParseKeySpec(keyType, curve *string, size *int64) (KeySpec, error) {
 	return spec, nil
 }
 
+// generated counts the key pairs Generate started in this process: the tests' observation that
+// a refused caller starts none (export_test.go).
+var generated atomic.Int64
+
 // Generate makes a key pair for spec.
 func (spec KeySpec) Generate() (crypto.Signer, error) {
+	generated.Add(1)
 	switch spec.Type {
 	case "rsa":
 		return rsa.GenerateKey(rand.Reader, spec.Bits)

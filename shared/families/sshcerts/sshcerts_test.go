@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/seal"
@@ -116,6 +117,9 @@ func TestAuthoritiesConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"metadata": `{"env":"staging"}`},
 		UpdateWants: map[string]any{"description": "staging hosts", "metadata": `{"env":"staging"}`, "key_type": "ecdsa"},
+		// Prepare (key generation, KMS, signing) runs only for a verified caller: one read of
+		// the caller's items before the transaction.
+		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 	})
 }
 
@@ -140,6 +144,9 @@ func TestCertificatesConformance(t *testing.T) {
 				},
 				Update:      c.update,
 				UpdateWants: wants,
+				// Prepare (key generation, KMS, signing) runs only for a verified caller: one read of
+				// the caller's items before the transaction.
+				RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 			})
 		})
 	}
@@ -610,9 +617,10 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 	}
 }
 
-// TestRoundTrips: issuing a certificate costs two DynamoDB round trips the first time a CA signs
-// in a process (the CA read with the caller check, then the transaction) and one afterwards;
-// reads one, lists two in parallel.
+// TestRoundTrips: issuing a certificate costs three DynamoDB round trips the first time a CA
+// signs in a process (the caller verified before Prepare, the CA read, then the transaction) and
+// two afterwards (the caller verified, the transaction); so does creating a CA; reads one,
+// lists two in parallel.
 func TestRoundTrips(t *testing.T) {
 	s, a := suite.AppAccount(t)
 	ca := newCA(t, s, a, map[string]any{})
@@ -622,13 +630,13 @@ func TestRoundTrips(t *testing.T) {
 	fresh := newCA(t, s, a, map[string]any{})
 	a.WithinCalls(t,
 		testkit.Trip("issue with a CA not yet used", "POST", pathHostCerts,
-			map[string]any{"ssh_certificate_authority_id": fresh["id"], "public_key": goKey(t)}, 2),
-		testkit.Trip("issue", "POST", pathUserCerts, body, 1),
+			map[string]any{"ssh_certificate_authority_id": fresh["id"], "public_key": goKey(t)}, 3),
+		testkit.Trip("issue", "POST", pathUserCerts, body, 2),
 		testkit.Trip("get", "GET", p, nil, 1),
 		testkit.Trip("list", "GET", pathUserCerts, nil, 2),
 		testkit.Trip("update", "PATCH", p, map[string]any{"description": "x"}, 2),
 		testkit.Trip("delete", "DELETE", p, nil, 2),
-		testkit.Trip("create CA", "POST", pathCAs, map[string]any{}, 1),
+		testkit.Trip("create CA", "POST", pathCAs, map[string]any{}, 2),
 	)
 }
 
@@ -688,4 +696,26 @@ func TestLargestCertificateIsStored(t *testing.T) {
 		"description":      strings.Repeat("d", 255), "metadata": strings.Repeat("m", 4096),
 	}).Expect(t, http.StatusCreated)
 	a.Do(t, "DELETE", pathUserCerts+"/"+cert["id"].(string), nil).Expect(t, http.StatusNoContent)
+}
+
+// TestRefusedCallerGeneratesNoKey: a refused caller (here the key of a deactivated bot user,
+// whose token still exists) creating an RSA-4096 SSH CA gets its 403 without a key pair being
+// generated, or sealed, for it: the caller is verified, checked against the account's IP
+// restriction and admitted by the rate limit before Prepare runs. An admitted caller's create
+// generates exactly one.
+func TestRefusedCallerGeneratesNoKey(t *testing.T) {
+	s, a := suite.AppAccount(t)
+	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "refused"}).Expect(t, http.StatusCreated)["id"].(string)
+	token := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": bot}).Expect(t, http.StatusCreated)["token"].(string)
+	a.Do(t, "PATCH", "/bot_users/"+bot, map[string]any{"active": false}).Expect(t, http.StatusOK)
+
+	before := sshcerts.KeysGenerated()
+	s.Do(t, "POST", pathCAs, token, map[string]any{"private_key_type": "rsa", "key_size": 4096}).ExpectError(t, http.StatusForbidden, api.CodeUnknownKey, "")
+	if n := sshcerts.KeysGenerated() - before; n != 0 {
+		t.Fatalf("a refused caller's create started %d key generations, want none", n)
+	}
+	a.Do(t, "POST", pathCAs, map[string]any{"private_key_type": "ed25519"}).Expect(t, http.StatusCreated)
+	if n := sshcerts.KeysGenerated() - before; n != 1 {
+		t.Fatalf("an admitted create started %d key generations, want 1", n)
+	}
 }

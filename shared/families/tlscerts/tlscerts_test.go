@@ -48,6 +48,9 @@ func TestTLSCertificatesConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"description": "renamed"},
 		UpdateWants: map[string]any{"description": "renamed", "metadata": "m"},
+		// Prepare (KMS) runs only for a verified caller: one read of the caller's items before
+		// the transaction.
+		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
 	})
 }
 

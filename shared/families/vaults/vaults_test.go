@@ -68,10 +68,11 @@ func TestSecretsConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"value": value(t), "description": "rotated"},
 		UpdateWants: map[string]any{"description": "rotated", "name": "api-key"},
-		// A secret's response names its vault, which the create takes from what the process
-		// knows of it (asserted by the transaction): the first secret of a vault this process
-		// has not seen reads the vault once, with the caller's items.
-		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 1, "TransactWriteItems": 1}},
+		// Prepare (KMS) runs only for a verified caller: one read of the caller's items before
+		// the transaction. A secret's response names its vault, which the create takes from
+		// what the process knows of it (asserted by the transaction): the first secret of a
+		// vault this process has not seen reads the vault once more, with the caller's items.
+		RoundTrips: map[string]map[string]int{"create": {"BatchGetItem": 2, "TransactWriteItems": 1}},
 	})
 }
 

@@ -122,7 +122,11 @@ type Updater[P store.Resource] interface {
 
 // Preparer is implemented by families with work that must run once per create request, before
 // any transaction is built, such as generating a key pair or signing. Each transaction attempt's
-// Create starts from a copy of the prepared item.
+// Create starts from a copy of the prepared item. The Prepare of a family that keeps secrets
+// (Descriptor.Seals) runs only once the caller is verified, checked against the account's IP
+// restriction and admitted by the rate limit (one read of the caller's items first): a refused
+// caller never spends a key generation, a KMS call or a signature. Any other family's Prepare
+// must be cheap, as it runs before the caller is verified.
 type Preparer[P store.Resource] interface {
 	Prepare(ctx context.Context, r *api.Request, it P) error
 }

@@ -113,6 +113,15 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 	meta.CreatedAt = now.Unix()
 	meta.Version = 1
 	if c.prepare != nil {
+		// A family that keeps secrets prepares at a cost (a key pair generated, KMS, a
+		// signature): only for a caller verified, checked against the account's IP restriction
+		// and admitted by the rate limit, at the price of that read (auth.Authenticator.VerifyRead)
+		// before the transaction. Other families' Prepare only checks the body.
+		if c.Seals && !r.IsVerified() {
+			if _, err := c.kit.Read(ctx, r); err != nil {
+				return nil, err
+			}
+		}
 		if err := c.prepare(ctx, r, prepared); err != nil {
 			return nil, err
 		}
