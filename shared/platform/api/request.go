@@ -40,6 +40,11 @@ type Admission interface {
 	// Settle waits for the decision, adds its RateLimit header fields to h and returns the
 	// refusal (a 429 *Error) or nil. It may be called any number of times.
 	Settle(h http.Header) *Error
+	// Release gives the request's count back when it was admitted: its caller was refused
+	// (an unknown or revoked key, a refused address), so it spends none of the account's
+	// quota. It waits for the decision, removes the RateLimit field from h, and makes Settle
+	// admit without fields from then on. It may be called any number of times.
+	Release(h http.Header)
 }
 
 // AccountState is what authentication verified a request's caller against on the account item,
@@ -99,6 +104,15 @@ func (r *Request) Admit() error {
 		return e
 	}
 	return nil
+}
+
+// Uncount gives back the request's count against its account's rate limit (Admission.Release):
+// package auth calls it when it refuses the caller, so that only verified, admitted callers
+// spend an account's quota.
+func (r *Request) Uncount() {
+	if r.admission != nil {
+		r.admission.Release(r.headers)
+	}
 }
 
 // Header returns response headers a handler may add to (for example an IP-restriction warning).

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -195,7 +196,7 @@ func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, a
 	}
 	c := r.Caller()
 	if c == nil || token == nil || account == nil {
-		return ErrUnknownKey
+		return refused(r, ErrUnknownKey)
 	}
 	t, err := decodeToken(token)
 	if err != nil {
@@ -206,16 +207,26 @@ func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, a
 		return err
 	}
 	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID || acct.IsRevoked(c.PrincipalID) {
-		return ErrUnknownKey
+		return refused(r, ErrUnknownKey)
 	}
 	if a.Restrictor != nil {
 		if err := a.Restrictor.Check(ctx, r, c.AccountID, acct.Restriction); err != nil {
+			if _, refusal := api.AsError(err); refusal && !errors.Is(err, ErrRetry) {
+				return refused(r, err)
+			}
 			return err
 		}
 	}
 	r.SetAccountState(api.AccountState{Read: true, Restriction: acct.Restriction})
 	r.Verified()
 	return nil
+}
+
+// refused gives back r's count against its account's rate limit, as r's caller is refused with
+// err: only a verified, admitted caller spends the account's quota. It returns err.
+func refused(r *api.Request, err error) error {
+	r.Uncount()
+	return err
 }
 
 // Account returns the account state r's caller was verified against, reading the token and
@@ -317,8 +328,8 @@ func (a *Authenticator) Committed(r *api.Request, err error) error {
 	case err == nil:
 		r.Verified()
 		return nil
-	case store.ConditionFailed(err, labelToken):
-		return ErrUnknownKey
+	case store.ConditionFailed(err, labelToken), errors.Is(err, ErrUnknownKey):
+		return refused(r, ErrUnknownKey)
 	case store.ConditionFailed(err, labelAccount):
 		s := r.AccountState()
 		s.Stale = true

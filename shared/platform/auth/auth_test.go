@@ -233,6 +233,8 @@ func TestOutcomes(t *testing.T) {
 			if c.setup != nil {
 				c.setup(t, f)
 			}
+			lim := &scriptedLimiter{}
+			f.a.Limiter = lim
 			source := c.source
 			if source == "" {
 				source = allowed
@@ -272,6 +274,14 @@ func TestOutcomes(t *testing.T) {
 			w := res.Header().Get(iprestrict.WarningHeader)
 			if c.warned != (w != "") || c.warned && !strings.Contains(w, source) {
 				t.Fatalf("warning header %q", w)
+			}
+			// Only a verified caller spends its account's budget: a refused one's count is
+			// given back (its token named the account, so it was counted).
+			if want := c.status == 403 && len(lim.counted) > 0; (lim.released > 0) != want || lim.released > 1 {
+				t.Fatalf("count released %d times (counted %v), want %v", lim.released, lim.counted, want)
+			}
+			if lim.released > 0 && res.Header().Get("RateLimit") != "" {
+				t.Fatalf("a released request carries RateLimit %q", res.Header().Get("RateLimit"))
 			}
 		})
 	}
@@ -350,25 +360,42 @@ func TestCommitUpdatesAccountUnderGuard(t *testing.T) {
 	}
 }
 
-// scriptedLimiter decides every request as told and records the accounts it counted.
+// scriptedLimiter decides every request as told and records the accounts it counted and the
+// counts given back.
 type scriptedLimiter struct {
-	refuse  bool
-	counted []string
+	refuse   bool
+	counted  []string
+	released int
 }
 
 func (l *scriptedLimiter) Start(_ context.Context, account string) api.Admission {
 	l.counted = append(l.counted, account)
-	return scriptedAdmission{l.refuse}
+	return &scriptedAdmission{l: l}
 }
 
-type scriptedAdmission struct{ refuse bool }
+type scriptedAdmission struct {
+	l        *scriptedLimiter
+	released bool
+}
 
-func (a scriptedAdmission) Settle(h http.Header) *api.Error {
+func (a *scriptedAdmission) Settle(h http.Header) *api.Error {
+	if a.released {
+		return nil
+	}
 	h.Set("RateLimit", `"default";r=0;t=5`)
-	if !a.refuse {
+	if !a.l.refuse {
 		return nil
 	}
 	return &api.Error{Status: http.StatusTooManyRequests, Code: api.CodeRateLimited, Msg: "limited"}
+}
+
+func (a *scriptedAdmission) Release(h http.Header) {
+	if a.released || a.l.refuse {
+		return
+	}
+	a.released = true
+	a.l.released++
+	h.Del("RateLimit")
 }
 
 // Every request whose token names an account is counted once, however often it resolves its

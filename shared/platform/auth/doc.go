@@ -14,7 +14,9 @@
 // token names (once per request) and the count runs alongside the request's read or while it
 // builds its transaction; VerifyRead and Guard wait for the decision (api.Request.Admit) before
 // anything read is released or anything written, so a refused request is a 429 that changed
-// nothing. A token that names no account counts against none.
+// nothing. A token that names no account counts against none, and a caller this package refuses
+// (ErrUnknownKey, a refused address) has its count given back (api.Request.Uncount): only a
+// verified caller spends the account's quota.
 //
 // A writer (package resource) owns its transaction and asks this package for three things, none
 // of which calls back into it: Refresh before building the write, Guard to add the guard

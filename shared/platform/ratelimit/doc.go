@@ -23,9 +23,13 @@
 // window moves on. Counter items expire through the table's TTL two windows after their own.
 //
 // What counts: every request whose bearer token names an account (from the process's token
-// hint or the token item), whatever its outcome. Requests refused before that (no or malformed
-// Authorization header, a token that does not exist) name no account and count against none;
-// API Gateway's own throttling is what bounds them. A request over the limit is refused with 429
+// hint or the token item) and whose caller is then verified, whatever its outcome. A request
+// whose caller is refused (a deleted key the process still knew, a deactivated bot's key, an
+// address the account's IP restriction refuses) is counted while it runs and given back once
+// refused (api.Request.Uncount: a second UpdateItem, on that refusal's path only), so refused
+// callers cannot hold an account's own keys at 429; it carries no RateLimit field. Requests
+// refused before that (no or malformed Authorization header, a token that does not exist) name
+// no account and count against none; API Gateway's own throttling is what bounds them. A request over the limit is refused with 429
 // ERR_NGROK_226 whatever else it would have answered; nothing it read is released and nothing
 // is written.
 //

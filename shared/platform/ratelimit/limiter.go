@@ -95,16 +95,20 @@ func (l *Limiter) count(ctx context.Context, account string, at time.Time, d *de
 	}
 	s := state{prev: prev, cur: cur, frac: frac}
 	d.counted = true
+	// Refused requests use no quota: the increment is taken back, detached from the request
+	// so that a client hanging up does not leave it counted.
+	takeBack := func(why string) {
+		if _, err := l.DB.Add(context.WithoutCancel(ctx), key, attrCount, -1, expires); err != nil {
+			l.failed(ctx, account, fmt.Errorf("take back %s: %w", why, err))
+		}
+	}
 	if s.estimate() <= float64(p.Requests) {
 		d.remaining = p.remaining(s)
 		d.reset = p.regain(s, d.remaining)
+		d.takeBack = func() { takeBack("a request whose caller was refused") }
 		return
 	}
-	// Refused requests use no quota: the increment is taken back, detached from the request
-	// so that a client hanging up does not leave it counted.
-	if _, err := l.DB.Add(context.WithoutCancel(ctx), key, attrCount, -1, expires); err != nil {
-		l.failed(ctx, account, fmt.Errorf("take back a refused request: %w", err))
-	}
+	takeBack("a refused request")
 	s.cur--
 	d.refused = true
 	d.reset = p.regain(s, 0)
@@ -169,12 +173,31 @@ type decision struct {
 	refused   bool
 	remaining int64
 	reset     time.Duration
+	// takeBack undoes the count of an admitted request (Release).
+	takeBack func()
+
+	// released is set by Release, on the request's goroutine, as Settle is called.
+	released bool
+}
+
+// Release implements api.Admission: an admitted request's count is taken back (an UpdateItem,
+// on the path of a refused caller only).
+func (d *decision) Release(h http.Header) {
+	<-d.done
+	if d.released || !d.counted || d.refused {
+		return
+	}
+	d.released = true
+	d.takeBack()
+	if h != nil {
+		h.Del("RateLimit")
+	}
 }
 
 // Settle implements api.Admission.
 func (d *decision) Settle(h http.Header) *api.Error {
 	<-d.done
-	if !d.counted {
+	if !d.counted || d.released {
 		return nil
 	}
 	t := int64(d.reset / time.Second)

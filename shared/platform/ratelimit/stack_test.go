@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -352,4 +353,45 @@ func BenchmarkGetRateLimitedVsNot(b *testing.B) {
 			}
 		}, read)
 	})
+}
+
+// Refused callers spend none of their account's budget: a deactivated bot's key gets its 403,
+// never a 429, however many requests (reads and writes) it sends, and the account's own key is
+// then served with its whole quota left but its own request (issue 30, wall 2).
+func TestRefusedCallersSpendNoBudget(t *testing.T) {
+	s := testkit.Start(t, app.Families...)
+	lim, url := instance(t, s, "5/60")
+	var now atomic.Int64
+	now.Store((time.Now().Unix()/60*60 + 30) * 1000)
+	lim.Now = func() time.Time { return time.UnixMilli(now.Load()) }
+
+	a := s.NewAccount(t)
+	// Made on the stack's own server, which has no limit.
+	bot := a.Do(t, "POST", "/bot_users", map[string]any{"name": "retired"}).Expect(t, http.StatusCreated)["id"].(string)
+	token := a.Do(t, "POST", "/api_keys", map[string]any{"owner_id": bot}).Expect(t, http.StatusCreated)["token"].(string)
+	a.Do(t, "PATCH", "/bot_users/"+bot, map[string]any{"active": false}).Expect(t, http.StatusOK)
+
+	var counted []string
+	for i := 0; i < 12; i++ {
+		var res *testkit.Response
+		if i%3 == 2 {
+			res = s.Do(t, "POST", url+"/api_keys", token, map[string]any{"description": "x"})
+		} else {
+			res = s.Do(t, "GET", url+"/api_keys", token, nil)
+		}
+		if res.Status != http.StatusForbidden {
+			t.Errorf("refused request %d: %d %s, want 403", i, res.Status, res.Body)
+		}
+		if h := res.Header.Get("RateLimit"); h != "" {
+			counted = append(counted, h)
+		}
+	}
+	res := a.Do(t, "GET", url+"/api_keys", nil)
+	res.Expect(t, http.StatusOK)
+	if got := res.Header.Get("RateLimit"); !strings.HasPrefix(got, `"default";r=4;`) {
+		t.Fatalf("the account's own key after the refused ones: RateLimit %q, want r=4", got)
+	}
+	if len(counted) > 0 {
+		t.Fatalf("refused requests carry RateLimit fields %q; they count against no account", counted)
+	}
 }
