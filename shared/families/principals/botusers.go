@@ -3,9 +3,6 @@ package principals
 import (
 	"context"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
@@ -14,12 +11,13 @@ import (
 
 // BotUser is a non-human principal: a bot user (bot_…) or a service user (service_…), the same
 // kind of principal stored and served alike under two paths. An inactive or deleted bot's keys
-// are refused at once: its id sits in the account item's revoked set, which every request reads
-// or conditions on.
+// are refused at once: a request by one of them reads the bot's own item with its token (or
+// conditions its write on it) and finds it inactive or gone (auth.AttrActive). Nothing of the
+// bot is kept anywhere else, so bots coming and going leave the account item as it was.
 type BotUser struct {
 	store.Meta
 	Name   string `dynamodbav:"name"`
-	Active bool   `dynamodbav:"active"`
+	Active bool   `dynamodbav:"active"` // auth.AttrActive
 }
 
 // BotUserJSON is the wire form of a bot user or service user.
@@ -68,7 +66,7 @@ func (f BotUsers) Render(r *api.Request, b *BotUser) any {
 }
 
 // Create fills a new bot user from the request body; name is required and active defaults to
-// true. A bot created inactive is revoked in the same transaction.
+// true.
 func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) (any, error) {
 	var in botUserBody
 	if err := api.Decode(r, &in); err != nil {
@@ -82,14 +80,11 @@ func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUser, m *resou
 	}
 	b.Name, b.Active = *in.Name, true
 	api.Set(&b.Active, in.Active)
-	if !b.Active {
-		m.UpdateAccount(revoke(b.ID, true))
-	}
 	return nil, nil
 }
 
-// Update applies a PATCH body; at least one member must be given. A change of active adds the
-// bot to, or removes it from, the account's revoked set.
+// Update applies a PATCH body; at least one member must be given. Once active is false, the
+// bot's keys are refused.
 func (BotUsers) Update(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
 	var in botUserBody
 	if err := api.DecodePatch(r, &in); err != nil {
@@ -104,16 +99,7 @@ func (BotUsers) Update(ctx context.Context, r *api.Request, b *BotUser, m *resou
 		}
 	}
 	api.Set(&b.Name, in.Name)
-	if in.Active != nil && *in.Active != b.Active {
-		b.Active = *in.Active
-		m.UpdateAccount(revoke(b.ID, !b.Active))
-	}
-	return nil
-}
-
-// Delete revokes the bot: its keys stay listed until deleted but can never authenticate again.
-func (BotUsers) Delete(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
-	m.UpdateAccount(revoke(b.ID, true))
+	api.Set(&b.Active, in.Active)
 	return nil
 }
 
@@ -122,13 +108,4 @@ func checkName(name string) error {
 		return api.Invalid("name", "name is %d bytes long; the limit is %d bytes", len(name), maxNameBytes)
 	}
 	return nil
-}
-
-// revoke adds principal to (or removes it from) the account's revoked set.
-func revoke(principal string, revoked bool) expression.UpdateBuilder {
-	set := expression.Value(&types.AttributeValueMemberSS{Value: []string{principal}})
-	if revoked {
-		return expression.Add(expression.Name("revoked"), set)
-	}
-	return expression.Delete(expression.Name("revoked"), set)
 }

@@ -17,6 +17,7 @@
 //     accepted wherever owner_id is.
 //   - Over-long description and metadata of keys and credentials are ERR_NGROK_604 and
 //     ERR_NGROK_605; a malformed credential ACL rule is ERR_NGROK_600.
-//   - An inactive or deleted bot or service user's id sits in the account's revoked set, so its
-//     keys are refused at once.
+//   - An inactive or deleted bot or service user's keys are refused at once: a request by one
+//     reads (or conditions its write on) the bot's own item, which is inactive or gone; a deleted
+//     bot's keys stay listed until deleted but never authenticate again.
 package principals

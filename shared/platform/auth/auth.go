@@ -9,6 +9,7 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/derrors"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -30,13 +31,13 @@ type TokenItem struct {
 	ResourceID  string `dynamodbav:"rid"`
 }
 
-// AccountItem is the per-account state every authenticated request reads or conditions on:
-// principals whose keys are refused (inactive or deleted bots), and the version of the account's
-// API IP restriction.
+// AccountItem is the per-account state every authenticated request reads or conditions on: the
+// version of the account's API IP restriction. It holds nothing per principal, so it stays the
+// same size however many principals come and go: whether a bot's keys are refused is its own
+// item's (AttrActive).
 type AccountItem struct {
 	store.Key
-	ID      string   `dynamodbav:"id"`
-	Revoked []string `dynamodbav:"revoked,stringset,omitempty"`
+	ID string `dynamodbav:"id"`
 	// Restriction is the version of the account's API IP restriction, which the Restrictor
 	// checks requests against and writes when it changes; 0 (absent) means none.
 	Restriction int64 `dynamodbav:"ipx_v,omitempty"`
@@ -62,22 +63,35 @@ func decodeToken(it store.Item) (_ TokenItem, err error) {
 func decodeAccount(it store.Item) (_ AccountItem, err error) {
 	defer derrors.Wrap(&err, "auth.decodeAccount")
 	a := store.Attrs{Item: it}
-	acct := AccountItem{Key: a.Key(), ID: a.String("id"), Revoked: a.Strings("revoked"),
-		Restriction: a.Int("ipx_v"), Created: a.Int("created")}
+	acct := AccountItem{Key: a.Key(), ID: a.String("id"), Restriction: a.Int("ipx_v"), Created: a.Int("created")}
 	if err := a.Err(); err != nil {
 		return AccountItem{}, err
 	}
 	return acct, nil
 }
 
-// IsRevoked reports whether keys owned by principal are refused.
-func (a *AccountItem) IsRevoked(principal string) bool {
-	for _, p := range a.Revoked {
-		if p == principal {
-			return true
-		}
+// AttrActive is the attribute of a bot or service user's item that must be true for its keys
+// to be accepted: an inactive bot's keys are refused, and so are a deleted bot's (its item is
+// gone).
+const AttrActive = "active"
+
+// principalKey is the item a request by c must find active, read with the token and account
+// items and conditioned on by its writes: a bot or service user's own item. A user cannot be
+// deactivated, so a user's keys need none (ok false).
+func principalKey(c *api.Caller) (k store.Key, ok bool) {
+	if ids.Is(c.PrincipalID, ids.BotUser) || ids.Is(c.PrincipalID, ids.ServiceUser) {
+		return store.ResourceKey(c.AccountID, c.PrincipalID), true
 	}
-	return false
+	return store.Key{}, false
+}
+
+// active reports whether a principal's item (nil when absent) lets its keys in.
+func active(it store.Item) bool {
+	if it == nil {
+		return false
+	}
+	a := store.Attrs{Item: it}
+	return a.Bool(AttrActive) && a.Err() == nil
 }
 
 // Restrictor is the account's API IP restriction as authentication uses it. Package iprestrict
@@ -182,20 +196,29 @@ func (a *Authenticator) Forget(hash string) {
 	a.mu.Unlock()
 }
 
-// ReadKeys are the items a read must fetch alongside its data to verify the caller.
+// ReadKeys are the items a read must fetch alongside its data to verify the caller: its token
+// item, its account item and, for a bot or service user, the principal's own item.
 func ReadKeys(c *api.Caller) []store.Key {
-	return []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
+	keys := []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
+	if k, ok := principalKey(c); ok {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
-// VerifyRead confirms the caller from the token and account items fetched with the data (nil
-// when absent) and records the account state on r. Only after it succeeds may anything read be
-// released.
-func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, account store.Item) error {
+// VerifyRead confirms the caller from the items of ReadKeys fetched with the data (in its
+// order, nil when absent) and records the account state on r. Only after it succeeds may
+// anything read be released.
+func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, read []store.Item) error {
 	if err := r.Admit(); err != nil {
 		return err
 	}
 	c := r.Caller()
-	if c == nil || token == nil || account == nil {
+	if c == nil || len(read) != len(ReadKeys(c)) || read[0] == nil || read[1] == nil {
+		return refused(r, ErrUnknownKey)
+	}
+	token, account := read[0], read[1]
+	if _, ok := principalKey(c); ok && !active(read[2]) {
 		return refused(r, ErrUnknownKey)
 	}
 	t, err := decodeToken(token)
@@ -206,7 +229,7 @@ func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, token, a
 	if err != nil {
 		return err
 	}
-	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID || acct.IsRevoked(c.PrincipalID) {
+	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID {
 		return refused(r, ErrUnknownKey)
 	}
 	if a.Restrictor != nil {
@@ -267,27 +290,33 @@ func (a *Authenticator) refresh(ctx context.Context, r *api.Request) (err error)
 	if err != nil {
 		return err
 	}
-	return a.VerifyRead(ctx, r, items[0], items[1])
+	return a.VerifyRead(ctx, r, items)
 }
 
 // Labels of the guard conditions in a write transaction.
 const (
-	labelToken   = "auth.token"
-	labelAccount = "auth.account"
+	labelToken     = "auth.token"
+	labelAccount   = "auth.account"
+	labelPrincipal = "auth.principal"
 )
 
-// guard makes tx conditional on the caller's token still existing and its principal not being
-// revoked, and on the account's IP restriction being the one this request was checked against
-// (none, unless the request read the account item). When the mutation itself updates the
-// account item (acctUpdate), the guard becomes that update's condition, as one transaction may
-// touch an item only once.
+// guard makes tx conditional on the caller's token still existing, a bot or service user's own
+// item still existing and being active, and the account's IP restriction being the one this
+// request was checked against (none, unless the request read the account item). When the
+// mutation itself updates the account item (acctUpdate), the guard becomes that update's
+// condition, as one transaction may touch an item only once.
 func (a *Authenticator) guard(tx *store.Tx, r *api.Request, acctUpdate *expression.UpdateBuilder) {
 	c := r.Caller()
 	// A key deleting itself already conditions on its token item existing (see Revoke).
 	if !tx.Touches(store.TokenKey(c.TokenHash)) {
 		tx.Check(labelToken, store.TokenKey(c.TokenHash), store.Exists())
 	}
-	cond := store.Exists().And(expression.Not(expression.Contains(expression.Name("revoked"), c.PrincipalID)))
+	// A bot changing or deleting its own item conditions on the version it read, which
+	// VerifyRead found active.
+	if k, ok := principalKey(c); ok && !tx.Touches(k) {
+		tx.Check(labelPrincipal, k, expression.Name(AttrActive).Equal(expression.Value(true)))
+	}
+	cond := store.Exists()
 	if a.Restrictor != nil {
 		cond = cond.And(a.Restrictor.Guard(r.AccountState().Restriction))
 	}
@@ -328,7 +357,7 @@ func (a *Authenticator) Committed(r *api.Request, err error) error {
 	case err == nil:
 		r.Verified()
 		return nil
-	case store.ConditionFailed(err, labelToken), errors.Is(err, ErrUnknownKey):
+	case store.ConditionFailed(err, labelToken), store.ConditionFailed(err, labelPrincipal), errors.Is(err, ErrUnknownKey):
 		return refused(r, ErrUnknownKey)
 	case store.ConditionFailed(err, labelAccount):
 		s := r.AccountState()

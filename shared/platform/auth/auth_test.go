@@ -18,6 +18,7 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/iprestrict"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/fakedb"
@@ -27,10 +28,13 @@ import (
 // the real request wrapper (api.Server) and the real restriction package, without DynamoDB
 // Local.
 
+// principal is the fixture key's owner: a bot user, whose own item decides whether its keys
+// are accepted.
+var principal = ids.New(ids.BotUser)
+
 const (
-	principal = "usr_1"
-	allowed   = "10.1.2.3"
-	refused   = "192.0.2.1"
+	allowed = "10.1.2.3"
+	refused = "192.0.2.1"
 )
 
 // token is a token-shaped bearer secret; n makes it unique.
@@ -56,7 +60,14 @@ func newFixture(t *testing.T) *fixture {
 	f.a = &auth.Authenticator{DB: st, Restrictor: &iprestrict.Accounts{DB: st, Log: func() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }}}
 	f.seed(t, auth.AccountItem{Key: store.AccountKey(f.account), ID: f.account})
 	f.seed(t, auth.TokenItem{Key: store.TokenKey(store.TokenHash(f.token)), Kind: auth.KindAPIKey, AccountID: f.account, PrincipalID: principal, ResourceID: "ak_1"})
+	f.seed(t, botItem{Key: store.ResourceKey(f.account, principal), Active: true})
 	return f
+}
+
+// botItem is the attribute of a bot's item that authentication reads.
+type botItem struct {
+	store.Key
+	Active bool `dynamodbav:"active"`
 }
 
 func (f *fixture) seed(t *testing.T, v any) {
@@ -83,14 +94,19 @@ func (f *fixture) restrict(t *testing.T, enforced bool) {
 	f.seed(t, acct)
 }
 
+// revoke deactivates the key's bot.
 func (f *fixture) revoke(t *testing.T) {
 	t.Helper()
-	var acct auth.AccountItem
-	if err := f.a.DB.Get(context.Background(), store.AccountKey(f.account), &acct); err != nil {
+	f.seed(t, botItem{Key: store.ResourceKey(f.account, principal), Active: false})
+}
+
+// deletePrincipal deletes the key's bot (its key stays).
+func (f *fixture) deletePrincipal(t *testing.T) {
+	t.Helper()
+	k := store.ResourceKey(f.account, principal)
+	if _, err := f.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(f.a.DB.Table), Key: k.AV()}); err != nil {
 		t.Fatal(err)
 	}
-	acct.Revoked = []string{principal}
-	f.seed(t, acct)
 }
 
 func (f *fixture) deleteToken(t *testing.T) {
@@ -130,7 +146,7 @@ func (f *fixture) read(ctx context.Context, r *api.Request) error {
 	if err != nil {
 		return err
 	}
-	return f.a.VerifyRead(ctx, r, items[0], items[1])
+	return f.a.VerifyRead(ctx, r, items)
 }
 
 // commit is a write as package resource makes one: Refresh, the transaction built (fill returns
@@ -195,9 +211,10 @@ func TestOutcomes(t *testing.T) {
 		{name: "valid read", status: 200},
 		{name: "valid write", write: true, status: 200, attempts: 1},
 		{name: "revoked principal read", setup: func(t *testing.T, f *fixture) { f.revoke(t) }, want: auth.ErrUnknownKey, status: 403},
-		// A write that did not read conditions on the principal not being revoked; the retry
-		// verifies against the account item and refuses.
-		{name: "revoked principal write", setup: func(t *testing.T, f *fixture) { f.revoke(t) }, write: true, want: auth.ErrUnknownKey, status: 403, attempts: 2},
+		// A write that did not read conditions on the bot's item being active.
+		{name: "revoked principal write", setup: func(t *testing.T, f *fixture) { f.revoke(t) }, write: true, want: auth.ErrUnknownKey, status: 403, attempts: 1},
+		{name: "deleted principal read", setup: func(t *testing.T, f *fixture) { f.deletePrincipal(t) }, want: auth.ErrUnknownKey, status: 403},
+		{name: "deleted principal write", setup: func(t *testing.T, f *fixture) { f.deletePrincipal(t) }, write: true, want: auth.ErrUnknownKey, status: 403, attempts: 1},
 		// The token's identity is remembered between requests; its deletion is still seen.
 		{name: "deleted token read", setup: func(t *testing.T, f *fixture) { f.warm(t); f.deleteToken(t) }, want: auth.ErrUnknownKey, status: 403},
 		{name: "deleted token write", setup: func(t *testing.T, f *fixture) { f.warm(t); f.deleteToken(t) }, write: true, want: auth.ErrUnknownKey, status: 403, attempts: 1},
@@ -209,7 +226,7 @@ func TestOutcomes(t *testing.T) {
 			between: func(t *testing.T, f *fixture) map[int]func() {
 				return map[int]func(){1: func() { f.restrict(t, true) }, 2: func() { f.restrict(t, true) }}
 			}},
-		{name: "account guard changed to revoke", write: true, want: auth.ErrUnknownKey, status: 403, attempts: 2,
+		{name: "principal revoked between read and commit", write: true, want: auth.ErrUnknownKey, status: 403, attempts: 1,
 			between: func(t *testing.T, f *fixture) map[int]func() { return map[int]func(){1: func() { f.revoke(t) }} }},
 		{name: "account guard changed to refuse the source", write: true, source: refused, code: api.CodeIPRestricted, status: 403, attempts: 2,
 			between: func(t *testing.T, f *fixture) map[int]func() {

@@ -2,12 +2,15 @@
 // it may be remembered between requests as a hint; whether the token is still valid never is:
 // every request confirms it in the same DynamoDB round trip as the data it reads or writes.
 //
-// A read fetches the token item and the account item with its data and releases nothing until
-// both check out: the token still exists and is an API key of that principal, the principal is
-// not revoked (inactive or deleted bots), and the account's API IP restriction (a Restrictor)
-// lets the request's source address in. A write is one transaction conditioned on the same
-// facts: the token item exists, the principal is not revoked, and the account's restriction is
-// still the version the request was checked against. What was verified is kept on the request
+// A read fetches the token item and the account item with its data (and, for a bot or service
+// user's key, the bot's own item) and releases nothing until they check out: the token still
+// exists and is an API key of that principal, a bot principal's item exists and is active
+// (AttrActive), and the account's API IP restriction (a Restrictor) lets the request's source
+// address in. A write is one transaction conditioned on the same facts: the token item exists,
+// the bot's item is active, and the account's restriction is still the version the request was
+// checked against. Revocation lives in each principal's own item, so the account item that
+// every request reads stays the same size however many principals come and go; a user's key
+// (users cannot be deactivated) reads and conditions on nothing more. What was verified is kept on the request
 // (api.AccountState), so every write of a request conditions on what its reads saw.
 //
 // Rate limit: when a Limiter is set, Resolve starts counting the request against the account its

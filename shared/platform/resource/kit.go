@@ -111,14 +111,15 @@ func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]st
 	if err != nil {
 		return nil, err
 	}
-	items, err := k.DB.GetMany(ctx, append(auth.ReadKeys(c), keys...)...)
+	verify := auth.ReadKeys(c)
+	items, err := k.DB.GetMany(ctx, append(verify, keys...)...)
 	if err != nil {
 		return nil, err
 	}
-	if err := k.Auth.VerifyRead(ctx, r, items[0], items[1]); err != nil {
+	if err := k.Auth.VerifyRead(ctx, r, items[:len(verify)]); err != nil {
 		return nil, err
 	}
-	return items[2:], nil
+	return items[len(verify):], nil
 }
 
 // Get reads the resource id of kind prefix into out; api.ErrNotFound when it is absent, of
