@@ -4,23 +4,9 @@ SHELL := /bin/bash
 
 GO        ?= go
 STACK     := infra/stack/stack.sh
-# The Lambda functions: <logical id in template.yaml>:<folder under functions/>.
-FUNCTIONS := ApiKeysFunction:api_keys CredentialsFunction:credentials BotUsersFunction:bot_users \
-             ServiceUsersFunction:service_users SSHCredentialsFunction:ssh_credentials \
-             IPPoliciesFunction:ip_policies IPPolicyRulesFunction:ip_policy_rules IPRestrictionsFunction:ip_restrictions \
-             TunnelGroupBackendsFunction:tunnel_group_backends StaticBackendsFunction:static_backends \
-             HTTPResponseBackendsFunction:http_response_backends FailoverBackendsFunction:failover_backends \
-             WeightedBackendsFunction:weighted_backends EndpointsFunction:endpoints \
-             EventDestinationsFunction:event_destinations EventSubscriptionsFunction:event_subscriptions \
-             EventWorkerFunction:event_worker CertWorkerFunction:cert_worker SchedulerFunction:scheduler \
-             TLSCertificatesFunction:tls_certificates CertificateAuthoritiesFunction:certificate_authorities \
-             SSHCertificateAuthoritiesFunction:ssh_certificate_authorities \
-             SSHUserCertificatesFunction:ssh_user_certificates SSHHostCertificatesFunction:ssh_host_certificates \
-             ReservedAddrsFunction:reserved_addrs ReservedDomainsFunction:reserved_domains \
-             AgentIngressesFunction:agent_ingresses \
-             TLSEdgesFunction:tls_edges TCPEdgesFunction:tcp_edges \
-             HTTPSEdgesFunction:https_edges VaultsFunction:vaults AbuseReportsFunction:abuse_reports \
-             KubernetesOperatorsFunction:kubernetes_operators
+# FUNCTIONS, every Lambda as <logical id in template.yaml>:<folder under functions/>: generated
+# from shared/app's lists by go generate ./... (see shared/app/gen).
+include $(dir $(lastword $(MAKEFILE_LIST)))functions.mk
 # The functions' build: SAM's provided.al2023 on arm64, which Lambda runs on Graviton2 or later
 # (Armv8.2-A): with GOARM64=v8.2 the compiler emits its atomic instructions instead of testing
 # for them at run time (about 14 KB less per zip).

@@ -4,10 +4,13 @@
 //
 // Adding a family means adding its package under shared/families with its resource.Descriptor
 // (served by resource.Serve: its hooks and any extra routes declared as resource.Route data;
-// see package resource), an entry in Families, functions/<Dir>/main.go, its block in
-// template.yaml, its entry in the Makefile's FUNCTIONS and sample events in events/<Dir>/; the
-// tests here fail until all agree, and fail on any route added to a mux by hand.
+// see package resource), an entry in Families, and its block in template.yaml; go generate
+// writes functions/<Dir>/main.go, the Makefile's FUNCTIONS (functions.mk) and skeleton sample
+// events in events/<Dir>/ (see shared/app/gen). The tests here fail until the template and the
+// samples agree, until the generated files are current, and on any route added to a mux by hand.
 package app
+
+//go:generate go run ./gen -root ../..
 
 import (
 	"tunnelapi/shared/families/abuse"

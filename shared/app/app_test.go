@@ -4,18 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
-	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,126 +82,6 @@ func readTemplate(t *testing.T) template {
 		t.Fatal(err)
 	}
 	return tpl
-}
-
-// Each functions/<dir>/main.go serves exactly the families whose descriptors name it, and the
-// Makefile builds it under the same logical id.
-func TestMainsAndMakefileMatchFunctions(t *testing.T) {
-	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range app.Functions() {
-		var want []string
-		for _, d := range f.Families {
-			want = append(want, descriptorName(t, d))
-		}
-		got := mainFamilies(t, filepath.Join(root, "functions", f.Dir, "main.go"))
-		if !slices.Equal(got, want) {
-			t.Errorf("functions/%s/main.go serves %q, the descriptors naming %s are %q", f.Dir, got, f.Name, want)
-		}
-		if !strings.Contains(string(mk), f.Name+":"+f.Dir) {
-			t.Errorf("Makefile FUNCTIONS lacks %s:%s", f.Name, f.Dir)
-		}
-	}
-	for _, w := range app.Workers {
-		want := runtime.FuncForPC(reflect.ValueOf(w.Main).Pointer()).Name()
-		if got := mainCall(t, filepath.Join(root, "functions", w.Dir, "main.go")); got != want {
-			t.Errorf("functions/%s/main.go calls %q, app.Workers says %q", w.Dir, got, want)
-		}
-		if !strings.Contains(string(mk), w.Name+":"+w.Dir) {
-			t.Errorf("Makefile FUNCTIONS lacks %s:%s", w.Name, w.Dir)
-		}
-	}
-}
-
-// mainCall returns "<import path>.<Func>" of the argument-less call in a worker's main.
-func mainCall(t *testing.T, path string) string {
-	return findCall(t, path, func(call *ast.CallExpr) ast.Expr {
-		if len(call.Args) == 0 {
-			return call.Fun
-		}
-		return nil
-	})
-}
-
-// mainFamilies returns "<import path>.<Var>" of each argument passed to serve.Main.
-func mainFamilies(t *testing.T, path string) []string {
-	file, imports := parseGo(t, path)
-	var out []string
-	ast.Inspect(file, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Main" {
-			for _, arg := range call.Args {
-				if a, ok := arg.(*ast.SelectorExpr); ok {
-					if id, ok := a.X.(*ast.Ident); ok {
-						out = append(out, imports[id.Name]+"."+a.Sel.Name)
-					}
-				}
-			}
-		}
-		return true
-	})
-	return out
-}
-
-// descriptorName returns "<import path>.<Var>" of d as shared/app/app.go names it in Families
-// (the i-th element of that literal is app.Families[i]).
-func descriptorName(t *testing.T, d *resource.Descriptor) string {
-	file, imports := parseGo(t, filepath.Join(root, "shared", "app", "app.go"))
-	var names []string
-	ast.Inspect(file, func(n ast.Node) bool {
-		spec, ok := n.(*ast.ValueSpec)
-		if !ok || len(spec.Names) != 1 || spec.Names[0].Name != "Families" || len(spec.Values) != 1 {
-			return true
-		}
-		for _, el := range spec.Values[0].(*ast.CompositeLit).Elts {
-			sel := el.(*ast.SelectorExpr)
-			names = append(names, imports[sel.X.(*ast.Ident).Name]+"."+sel.Sel.Name)
-		}
-		return false
-	})
-	if len(names) != len(app.Families) {
-		t.Fatalf("app.go lists %d families, app.Families has %d", len(names), len(app.Families))
-	}
-	return names[slices.Index(app.Families, d)]
-}
-
-// parseGo parses the Go file at path and maps its imports' package names to their paths.
-func parseGo(t *testing.T, path string) (*ast.File, map[string]string) {
-	file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imports := map[string]string{}
-	for _, im := range file.Imports {
-		p, _ := strconv.Unquote(im.Path.Value)
-		imports[filepath.Base(p)] = p
-	}
-	return file, imports
-}
-
-// findCall returns "<import path>.<Name>" of the last package-qualified expression pick returns
-// for a call in the Go file at path ("" when none).
-func findCall(t *testing.T, path string, pick func(*ast.CallExpr) ast.Expr) string {
-	file, imports := parseGo(t, path)
-	var out string
-	ast.Inspect(file, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		if sel, ok := pick(call).(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
-				out = imports[id.Name] + "." + sel.Sel.Name
-			}
-		}
-		return true
-	})
-	return out
 }
 
 // accountCreator creates the samples' setup resources as a.
@@ -570,14 +444,10 @@ func templateMap(t *testing.T) map[string]any {
 	return tpl
 }
 
-// Every function of template.yaml builds with the Makefile (BuildMethod makefile, a build target
-// of its name): what `sam build` runs.
+// Every function of template.yaml builds with the Makefile (BuildMethod makefile): what `sam
+// build` runs, calling the build-<logical id> target the generated FUNCTIONS list defines.
 func TestFunctionsBuildWithTheMakefile(t *testing.T) {
 	tpl := templateMap(t)
-	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, res := range tpl["Resources"].(map[string]any) {
 		r := res.(map[string]any)
 		if r["Type"] != "AWS::Serverless::Function" {
@@ -585,9 +455,6 @@ func TestFunctionsBuildWithTheMakefile(t *testing.T) {
 		}
 		if dig(r, "Metadata", "BuildMethod") != "makefile" {
 			t.Errorf("%s is not built with the Makefile", name)
-		}
-		if !strings.Contains(string(mk), name+":") {
-			t.Errorf("the Makefile has no build-%s target (FUNCTIONS lacks %s)", name, name)
 		}
 	}
 }

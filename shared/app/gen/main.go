@@ -1,0 +1,41 @@
+// Command gen writes what follows from the lists of package app, so that a family is declared
+// once (its package and its line in app.Families): every functions/<dir>/main.go, the Makefile's
+// function list (functions.mk), and, for a function with no events/<dir>/ folder yet, skeleton
+// sample events that its author then fills in (existing samples carry hand-written bodies and
+// are never rewritten). Run it with go generate ./... from the repository root:
+//
+//	go run ./shared/app/gen -root .
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+func main() {
+	root := flag.String("root", ".", "the repository root")
+	flag.Parse()
+	files, err := Files(*root)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		body := files[path]
+		full := filepath.Join(*root, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			log.Fatal(err)
+		}
+		if old, err := os.ReadFile(full); err == nil && string(old) == string(body) {
+			continue
+		}
+		if err := os.WriteFile(full, body, 0o644); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("wrote", path)
+	}
+}
