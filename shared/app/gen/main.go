@@ -1,6 +1,8 @@
 // Command gen writes what follows from the lists of package app, so that a family is declared
 // once (its package and its line in app.Families): every functions/<dir>/main.go, the Makefile's
-// function list (functions.mk), and, for a function with no events/<dir>/ folder yet, skeleton
+// function list (functions.mk), the regions of template.yaml between "# BEGIN generated <name>"
+// and "# END generated <name>" (each function's log group and failing alarm; the rest of the
+// template is hand-written), and, for a function with no events/<dir>/ folder yet, skeleton
 // sample events that its author then fills in (existing samples carry hand-written bodies and
 // are never rewritten). Run it with go generate ./... from the repository root:
 //

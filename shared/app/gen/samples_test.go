@@ -12,16 +12,17 @@ import (
 // (A function that has samples gets none: TestGeneratedFilesAreCurrent.)
 func TestSkeletonSamples(t *testing.T) {
 	empty := t.TempDir()
-	appGo := filepath.Join(empty, "shared", "app", "app.go")
-	if err := os.MkdirAll(filepath.Dir(appGo), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(root, "shared", "app", "app.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(appGo, src, 0o644); err != nil {
-		t.Fatal(err)
+	for _, path := range []string{filepath.Join("shared", "app", "app.go"), "template.yaml"} {
+		src, err := os.ReadFile(filepath.Join(root, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(empty, path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(empty, path), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	files, err := Files(empty)
 	if err != nil {
