@@ -197,16 +197,16 @@ func (s *runtimeStub) start(t testing.TB, bin string) time.Duration {
 }
 
 // BenchmarkColdStart reports, per function, the p50 from exec to first Runtime API poll divided
-// by the hello-world baseline's, both built for this machine with the Lambda flags and run
-// interleaved (goal: ≤ 1.5).
+// by the hello-world baseline's, both built for this machine with the Lambda flags (the
+// function's bootstrap taken out of its zip, deployZips) and run interleaved (goal: ≤ 1.5).
 func BenchmarkColdStart(b *testing.B) {
 	dir := b.TempDir()
 	hello := filepath.Join(dir, "hello")
 	build(b, "../..", runtime.GOARCH, "./infra/coldstart/hello", hello)
 	stub := newStub(b)
+	tasks := deployZips(b, runtime.GOARCH)
 	for _, fn := range functionDirs() {
-		bin := filepath.Join(dir, fn)
-		build(b, "../..", runtime.GOARCH, "./functions/"+fn, bin)
+		bin := filepath.Join(tasks, fn, "bootstrap")
 		b.Run(fn, func(b *testing.B) {
 			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, hello) })
 		})
@@ -228,12 +228,12 @@ func BenchmarkColdStartVsBefore(b *testing.B) {
 		b.Skipf("commit %s is not in this checkout's history (%v): %s", before, err, out)
 	}
 	stub := newStub(b)
+	tasks := deployZips(b, runtime.GOARCH)
 	for _, fn := range functionDirs() {
 		if _, err := os.Stat(filepath.Join(old, "functions", fn)); err != nil {
 			continue // new since before
 		}
-		bin, was := filepath.Join(dir, fn), filepath.Join(dir, fn+"-"+before)
-		build(b, "../..", runtime.GOARCH, "./functions/"+fn, bin)
+		bin, was := filepath.Join(tasks, fn, "bootstrap"), filepath.Join(dir, fn+"-"+before)
 		build(b, old, runtime.GOARCH, "./functions/"+fn, was)
 		b.Run(fn, func(b *testing.B) {
 			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, was) })

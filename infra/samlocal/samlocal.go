@@ -119,7 +119,18 @@ func LocalSettings(lookup config.Lookup) (map[string]string, error) {
 // local service's URL, such as an ACME directory) needs its value here, its URL through
 // ContainerURL; what a function would read from a file on this machine goes in as content, as
 // SEAL_LOCAL_KEY does, since the container sees only the function's build.
-func (s Stack) Values() (_ map[string]string, err error) {
+func (s Stack) Values() (map[string]string, error) {
+	return s.values(ContainerURL)
+}
+
+// LocalValues are Values as a process on this machine sees them: URLs stay as they are (for the
+// functions run here under the Lambda Runtime Interface Emulator, infra/coldstart).
+func (s Stack) LocalValues() (map[string]string, error) {
+	return s.values(func(u string) (string, error) { return u, nil })
+}
+
+// values are Values with each URL through reach.
+func (s Stack) values(reach func(string) (string, error)) (_ map[string]string, err error) {
 	defer derrors.Wrap(&err, "samlocal.Stack.Values")
 	if len(s.SealKey) != 32 {
 		return nil, fmt.Errorf("the local seal key has %d bytes, want 32", len(s.SealKey))
@@ -154,7 +165,7 @@ func (s Stack) Values() (_ map[string]string, err error) {
 		urls[name] = u
 	}
 	for name, u := range urls {
-		c, err := ContainerURL(u)
+		c, err := reach(u)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

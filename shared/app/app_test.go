@@ -142,14 +142,8 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 					if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
 						t.Fatal(err)
 					}
-					_, path, _ := strings.Cut(ev.RouteKey, " ")
-					if id, ok := body["id"].(string); ok {
-						if app.CreatedIDPlaceholder(path) == app.IDPlaceholder {
-							vars[app.IDPlaceholder] = id
-							checkUpdateForm(t, a, f, id)
-						} else {
-							vars[app.ChildIDPlaceholder], vars[app.ParentIDPlaceholder] = id, vars[app.IDPlaceholder]
-						}
+					if id := app.SampleCreated(vars, ev.RouteKey, []byte(res.Body)); id != "" && id == vars[app.IDPlaceholder] {
+						checkUpdateForm(t, a, f, id)
 					}
 					if uri := body["uri"].(string); !strings.HasPrefix(uri, "https://"+ev.RequestContext.DomainName+"/") {
 						t.Fatalf("%s: uri %s is not on the API's own host", file, uri)

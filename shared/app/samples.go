@@ -43,6 +43,26 @@ func CreatedIDPlaceholder(path string) string {
 	return IDPlaceholder
 }
 
+// SampleCreated records in vars the id a sample's 201 answer created (body, the answer's JSON),
+// for the samples after it: under CreatedIDPlaceholder of the sample's route (routeKey, "POST
+// /path"), and for a sub-resource also the resource it is under as ParentIDPlaceholder. It
+// returns the id, "" when the body has none.
+func SampleCreated(vars map[string]string, routeKey string, body []byte) string {
+	var created struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &created) != nil || created.ID == "" {
+		return ""
+	}
+	_, path, _ := strings.Cut(routeKey, " ")
+	if CreatedIDPlaceholder(path) == IDPlaceholder {
+		vars[IDPlaceholder] = created.ID
+	} else {
+		vars[ChildIDPlaceholder], vars[ParentIDPlaceholder] = created.ID, vars[IDPlaceholder]
+	}
+	return created.ID
+}
+
 // SampleFiles returns the sample events of the function in folder dir, in name order, under the
 // repository root.
 func SampleFiles(root, dir string) ([]string, error) {

@@ -1,0 +1,439 @@
+package coldstart
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"gopkg.in/yaml.v3"
+
+	"tunnelapi/infra/samlocal"
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/certs"
+	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/scheduler"
+)
+
+// Every function's deployment zip, built as `make build` builds it (for this machine's
+// architecture: the emulator cannot run arm64 here) and unzipped, runs under the official Lambda
+// Runtime Interface Emulator with its environment from template.yaml (pointed at the test
+// stack, as `make sam-local` points it) and answers each of its sample events as the local
+// server answers the same request: an HTTP function walks its samples in name order beside a
+// walk of the same samples through the local server (each on an account of its own), and each
+// answer must match the server's in status, headers and body, ids and times aside; a worker
+// answers each of its samples as its handler built in process from the same environment does.
+func TestZipsAnswerSamplesUnderTheEmulator(t *testing.T) {
+	st := testkit.App(t) // skips (fails under REQUIRE_STACK) without the stack
+	begin := time.Now()
+	tasks := deployZips(t, runtime.GOARCH)
+	t.Logf("built, zipped and unzipped every function in %v", time.Since(begin).Round(time.Millisecond))
+	rie := emulatorPath(t)
+	env, limits := functionEnvironments(t, st)
+	for _, f := range app.Functions() {
+		t.Run(f.Dir, func(t *testing.T) {
+			t.Parallel()
+			e := startEmulator(t, rie, filepath.Join(tasks, f.Dir), append(lambdaEnvironment(f.Name, limits[f.Name].Timeout, limits[f.Name].MemorySize), env[f.Name]...))
+			files, err := app.SampleFiles("../..", f.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lam, loc := newWalk(t, st, f.Dir), newWalk(t, st, f.Dir)
+			for _, file := range files {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var res events.APIGatewayV2HTTPResponse
+				if err := json.Unmarshal(e.invoke(t, []byte(app.FillSample(string(raw), lam.vars))), &res); err != nil {
+					t.Fatalf("%s: the function's answer is not an HTTP API response: %v", file, err)
+				}
+				got := lambdaAnswer(t, res)
+				want := loc.serve(t, st, app.FillSample(string(raw), loc.vars))
+				name := filepath.Base(file)
+				if got.status != want.status {
+					t.Fatalf("%s: status %d under the emulator, %d from the local server:\n%s\n%s", name, got.status, want.status, got.body, want.body)
+				}
+				if g, w := lam.normalize(got.body), loc.normalize(want.body); g != w {
+					t.Errorf("%s: body under the emulator:\n%s\nfrom the local server:\n%s", name, g, w)
+				}
+				for _, h := range sameHeaders {
+					if g, w := lam.normalize(got.header.Get(h)), loc.normalize(want.header.Get(h)); g != w {
+						t.Errorf("%s: %s %q under the emulator, %q from the local server", name, h, g, w)
+					}
+				}
+				if got.header.Get("Ngrok-Operation-Id") == "" {
+					t.Errorf("%s: no Ngrok-Operation-Id under the emulator", name)
+				}
+				if got.status == http.StatusCreated {
+					lam.created(t, file, got.body)
+					loc.created(t, file, want.body)
+				}
+			}
+		})
+	}
+	workers := workerAnswers(t, st, env)
+	for _, w := range app.Workers {
+		t.Run(w.Dir, func(t *testing.T) {
+			t.Parallel()
+			local := workers[w.Dir]
+			if local == nil {
+				t.Fatalf("no in-process answer for worker %s", w.Dir)
+			}
+			e := startEmulator(t, rie, filepath.Join(tasks, w.Dir), append(lambdaEnvironment(w.Name, limits[w.Name].Timeout, limits[w.Name].MemorySize), env[w.Name]...))
+			files, err := app.SampleFiles("../..", w.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, file := range files {
+				raw, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := canonicalJSON(t, e.invoke(t, raw)), canonicalJSON(t, local(t, raw))
+				if got != want {
+					t.Errorf("%s: %s under the emulator, %s in process", filepath.Base(file), got, want)
+				}
+			}
+		})
+	}
+}
+
+// sameHeaders are the response headers a function sets that must equal the local server's.
+var sameHeaders = []string{"Content-Type", "Location", "Ngrok-Version", "Cache-Control", "Retry-After",
+	"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Vary", "Idempotency-Replayed"}
+
+// answer is an HTTP answer: from the local server, or a function's as API Gateway turns it into one.
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// lambdaAnswer is res as API Gateway answers it.
+func lambdaAnswer(t testing.TB, res events.APIGatewayV2HTTPResponse) answer {
+	t.Helper()
+	a := answer{status: res.StatusCode, header: http.Header{}, body: res.Body}
+	for k, v := range res.Headers {
+		a.header.Set(k, v)
+	}
+	for k, vs := range res.MultiValueHeaders {
+		for _, v := range vs {
+			a.header.Add(k, v)
+		}
+	}
+	if res.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(res.Body)
+		if err != nil {
+			t.Fatalf("a base64 body that is not base64: %v", err)
+		}
+		a.body = string(b)
+	}
+	return a
+}
+
+// walk is one run through a function's samples on an account of its own: the values its
+// placeholders take (made by app.SampleSetup, then the ids its creates return).
+type walk struct {
+	vars map[string]string
+}
+
+func newWalk(t *testing.T, st *testkit.Stack, dir string) *walk {
+	t.Helper()
+	a := st.NewAccount(t)
+	vars, err := app.SampleSetup(t.Context(), dir, func(_ context.Context, path string, body any) (map[string]any, error) {
+		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars[app.TokenPlaceholder] = a.Token
+	return &walk{vars: vars}
+}
+
+// created notes the id a create sample returned, for the samples after it.
+func (w *walk) created(t testing.TB, file, body string) {
+	t.Helper()
+	var ev events.APIGatewayV2HTTPRequest
+	raw, _ := os.ReadFile(file)
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	app.SampleCreated(w.vars, ev.RouteKey, []byte(body))
+}
+
+// serve sends the request the sample event text describes to the local server, on the host
+// the event names (the API's own host, which the answers' URIs are built on).
+func (w *walk) serve(t testing.TB, st *testkit.Stack, text string) answer {
+	t.Helper()
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal([]byte(text), &ev); err != nil {
+		t.Fatal(err)
+	}
+	body := ev.Body
+	if ev.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = string(b)
+	}
+	target := st.Server.URL + ev.RawPath
+	if ev.RawQueryString != "" {
+		target += "?" + ev.RawQueryString
+	}
+	req, err := http.NewRequest(ev.RequestContext.HTTP.Method, target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range ev.Headers {
+		req.Header.Set(k, v)
+	}
+	if len(ev.Cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(ev.Cookies, "; "))
+	}
+	req.Host = ev.RequestContext.DomainName
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{status: res.StatusCode, header: res.Header, body: string(b)}
+}
+
+var (
+	idPattern   = regexp.MustCompile(`\b([a-z]+)_[0-9A-Za-z]{27}\b`)
+	timePattern = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	// stampPattern is a time in nanoseconds, as the samples' setup makes names unique.
+	stampPattern = regexp.MustCompile(`\b\d{16,}\b`)
+)
+
+// generated are the fields whose values are made at random when a resource is created, or
+// derived from such a value or from an id: two walks differ in them by design. A present value
+// is masked; a missing or null one stays as it is.
+var generated = map[string]bool{
+	"token": true, "addr": true, "public_key": true, "certificate": true, "serial_number": true,
+	"request_signing_certificate_pem": true, "cname_target": true, "acme_challenge_cname_target": true,
+}
+
+// normalize takes out of an answer what two walks differ in: the values of the walk's
+// placeholders become their names, other ids their kind, times and generated fields are masked,
+// and lists of objects (in id order, which is random within a second) are sorted.
+func (w *walk) normalize(s string) string {
+	names := slices.SortedFunc(maps.Keys(w.vars), func(a, b string) int {
+		return cmp.Or(len(w.vars[b])-len(w.vars[a]), strings.Compare(a, b))
+	})
+	for _, name := range names {
+		v := w.vars[name]
+		if v == "" {
+			continue
+		}
+		quoted := testkit.JSONString(v)
+		s = strings.ReplaceAll(s, quoted[1:len(quoted)-1], name)
+		s = strings.ReplaceAll(s, v, name)
+	}
+	s = idPattern.ReplaceAllString(s, "${1}_<id>")
+	s = timePattern.ReplaceAllString(s, "<time>")
+	s = stampPattern.ReplaceAllString(s, "<stamp>")
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.Marshal(masked(v))
+	return string(b)
+}
+
+// masked is v with generated fields masked and lists of objects sorted.
+func masked(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && s != "" && generated[k] {
+				x[k] = "<generated>"
+			} else {
+				x[k] = masked(e)
+			}
+		}
+	case []any:
+		if len(x) == 0 {
+			return x
+		}
+		for i := range x {
+			x[i] = masked(x[i])
+		}
+		if _, objects := x[0].(map[string]any); objects {
+			encode := func(e any) string { b, _ := json.Marshal(e); return string(b) }
+			slices.SortStableFunc(x, func(a, b any) int { return strings.Compare(encode(a), encode(b)) })
+		}
+	}
+	return v
+}
+
+// canonicalJSON is b re-encoded with sorted keys, so that equal answers compare equal.
+func canonicalJSON(t testing.TB, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// limits are a function's timeout and memory size as template.yaml sets them.
+type limits struct {
+	Timeout    int `yaml:"Timeout"`
+	MemorySize int `yaml:"MemorySize"`
+}
+
+// functionEnvironments returns every function's environment (by logical id) as `make sam-local`
+// writes it, for processes on this machine, pointed at st's table, the stack's emulators and
+// queues of this test, and every function's timeout and memory size from template.yaml.
+func functionEnvironments(t *testing.T, st *testkit.Stack) (map[string][]string, map[string]limits) {
+	t.Helper()
+	tpl, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := samlocal.LoadSealKey(testkit.Config(t, config.LoadHTTP).Seal.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := samlocal.LocalSettings(config.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, cq := testkit.NewQueues(t, nil), testkit.NewQueues(t, nil)
+	values, err := samlocal.Stack{DynamoDBEndpoint: os.Getenv("DYNAMODB_ENDPOINT"), SQSEndpoint: os.Getenv("SQS_ENDPOINT"),
+		Table: st.DB.Table, SealKey: key, Settings: settings,
+		Queues: map[string]string{"EVENTS_QUEUE_URL": q.Events, "EVENTS_DLQ_URL": q.DLQ,
+			"CERT_JOBS_QUEUE_URL": cq.Events, "CERT_JOBS_DLQ_URL": cq.DLQ}}.LocalValues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range app.Functions() {
+		names = append(names, f.Name)
+	}
+	for _, w := range app.Workers {
+		names = append(names, w.Name)
+	}
+	vars, err := samlocal.EnvVars(tpl, names, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape struct {
+		Globals struct {
+			Function limits `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources map[string]struct {
+			Properties limits `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(tpl, &shape); err != nil {
+		t.Fatal(err)
+	}
+	env, lim := map[string][]string{}, map[string]limits{}
+	for _, name := range names {
+		for _, k := range slices.Sorted(maps.Keys(vars[name])) {
+			env[name] = append(env[name], k+"="+vars[name][k])
+		}
+		l := shape.Globals.Function
+		if p := shape.Resources[name].Properties; p.Timeout != 0 {
+			l.Timeout = p.Timeout
+		}
+		if p := shape.Resources[name].Properties; p.MemorySize != 0 {
+			l.MemorySize = p.MemorySize
+		}
+		lim[name] = l
+	}
+	return env, lim
+}
+
+// workerAnswers answer a worker's sample event (raw JSON) as its Lambda handler built in process
+// from env (its environment under the emulator) answers it.
+func workerAnswers(t *testing.T, st *testkit.Stack, env map[string][]string) map[string]func(testing.TB, []byte) []byte {
+	lookup := func(name string) config.Lookup {
+		m := map[string]string{}
+		for _, kv := range lambdaEnvironment(name, 0, 0) {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		for _, kv := range env[name] {
+			k, v, _ := strings.Cut(kv, "=")
+			m[k] = v
+		}
+		return config.Map(m)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	ec, err := config.LoadEventWorker(lookup("EventWorkerFunction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ew, err := delivery.FromConfig(ctx, ec, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := config.LoadCertWorker(lookup("CertWorkerFunction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw, err := certs.FromConfig(ctx, cc, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := config.LoadScheduler(lookup("SchedulerFunction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.FromConfig(ctx, sc, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqsAnswer := func(handle queue.Worker) func(testing.TB, []byte) []byte {
+		h := queue.Handler(handle.Handle)
+		return func(t testing.TB, raw []byte) []byte {
+			var ev events.SQSEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			res, err := h(ctx, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(res)
+			return b
+		}
+	}
+	return map[string]func(testing.TB, []byte) []byte{
+		"event_worker": sqsAnswer(ew),
+		"cert_worker":  sqsAnswer(cw),
+		"scheduler": func(t testing.TB, raw []byte) []byte {
+			if _, err := s.Run(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			return []byte("null") // the handler returns only an error
+		},
+	}
+}
