@@ -67,6 +67,13 @@ func TestZipsAnswerSamplesUnderTheEmulator(t *testing.T) {
 				got := lambdaAnswer(t, res)
 				want := loc.serve(t, st, app.FillSample(string(raw), loc.vars))
 				name := filepath.Base(file)
+				var ev events.APIGatewayV2HTTPRequest
+				if err := json.Unmarshal(raw, &ev); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if documented := app.SampleStatus(ev.RequestContext.HTTP.Method); got.status != documented {
+					t.Fatalf("%s: status %d under the emulator, want %d: %s", name, got.status, documented, got.body)
+				}
 				if got.status != want.status {
 					t.Fatalf("%s: status %d under the emulator, %d from the local server:\n%s\n%s", name, got.status, want.status, got.body, want.body)
 				}
@@ -82,8 +89,8 @@ func TestZipsAnswerSamplesUnderTheEmulator(t *testing.T) {
 					t.Errorf("%s: no Ngrok-Operation-Id under the emulator", name)
 				}
 				if got.status == http.StatusCreated {
-					lam.created(t, file, got.body)
-					loc.created(t, file, want.body)
+					app.SampleCreated(lam.vars, ev.RouteKey, []byte(got.body))
+					app.SampleCreated(loc.vars, ev.RouteKey, []byte(want.body))
 				}
 			}
 		})
@@ -165,17 +172,6 @@ func newWalk(t *testing.T, st *testkit.Stack, dir string) *walk {
 	}
 	vars[app.TokenPlaceholder] = a.Token
 	return &walk{vars: vars}
-}
-
-// created notes the id a create sample returned, for the samples after it.
-func (w *walk) created(t testing.TB, file, body string) {
-	t.Helper()
-	var ev events.APIGatewayV2HTTPRequest
-	raw, _ := os.ReadFile(file)
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	app.SampleCreated(w.vars, ev.RouteKey, []byte(body))
 }
 
 // serve sends the request the sample event text describes to the local server, on the host
