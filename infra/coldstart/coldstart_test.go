@@ -65,23 +65,23 @@ func TestBuildIsTheMakefiles(t *testing.T) {
 	}
 }
 
-// TestZipSizes builds every function as `make build` does (arm64, zipped by infra/stack/zipfn)
-// and checks, each as its own subtest, that a function that existed at commit before is no
-// larger than its zip then (testdata/zip-8b3ee26.tsv says how those were measured), and that
-// every zip is ≤ 5 MB.
+// TestZipSizes builds every function as `make build` does (arm64, zipped by infra/stack/zipfn;
+// deployZips) and checks, each as its own subtest, that a function that existed at commit before
+// is no larger than its zip then (testdata/zip-8b3ee26.tsv says how those were measured), and
+// that every zip is ≤ 5 MB.
 func TestZipSizes(t *testing.T) {
 	if os.Getenv("ZIP_CHECK") == "" {
 		t.Skip("builds every function for arm64: run by make bench (ZIP_CHECK=1)")
 	}
 	old := beforeZips(t)
-	dir := t.TempDir()
-	zipfn := filepath.Join(dir, "zipfn")
-	build(t, "../..", runtime.GOARCH, "./infra/stack/zipfn", zipfn)
+	zips := filepath.Dir(deployZips(t, "arm64"))
 	sizes := map[string]int{}
 	for _, fn := range functionDirs() {
-		bin := filepath.Join(dir, fn)
-		build(t, "../..", "arm64", "./functions/"+fn, bin)
-		sizes[fn] = zipSize(t, zipfn, bin)
+		fi, err := os.Stat(filepath.Join(zips, fn+".zip"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[fn] = int(fi.Size())
 	}
 	t.Run("no larger than at "+before, func(t *testing.T) {
 		for _, fn := range functionDirs() {
@@ -137,19 +137,6 @@ func functionDirs() []string {
 		out = append(out, w.Dir)
 	}
 	return out
-}
-
-// zipSize zips bin with infra/stack/zipfn, as `make build` does, and returns the zip's size.
-func zipSize(t testing.TB, zipfn, bin string) int {
-	out := bin + ".zip"
-	if b, err := exec.Command(zipfn, out, bin).CombinedOutput(); err != nil {
-		t.Fatalf("zipfn %s: %v\n%s", bin, err, b)
-	}
-	fi, err := os.Stat(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return int(fi.Size())
 }
 
 // runtimeStub is a minimal Lambda Runtime API: it notes when the first poll arrives and then
