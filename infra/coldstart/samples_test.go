@@ -218,7 +218,7 @@ func (w *walk) serve(t testing.TB, st *testkit.Stack, text string) answer {
 }
 
 var (
-	idPattern   = regexp.MustCompile(`\b([a-z]+)_[0-9A-Za-z]{27}\b`)
+	idPattern   = regexp.MustCompile(`\b([a-z][a-z0-9]*)_[0-9A-Za-z]{27}\b`)
 	timePattern = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
 	// stampPattern is a time in nanoseconds, as the samples' setup makes names unique.
 	stampPattern = regexp.MustCompile(`\b\d{16,}\b`)
@@ -228,7 +228,7 @@ var (
 // derived from such a value or from an id: two walks differ in them by design. A present value
 // is masked; a missing or null one stays as it is.
 var generated = map[string]bool{
-	"token": true, "addr": true, "public_key": true, "certificate": true, "serial_number": true,
+	"token": true, "addr": true, "public_key": true, "certificate": true, "cert": true, "serial_number": true,
 	"request_signing_certificate_pem": true, "cname_target": true, "acme_challenge_cname_target": true,
 }
 
