@@ -20,48 +20,17 @@
 // and so loosens the goal; and it initialises once per process, so every sample would cost an
 // emulator of its own.
 //
-// # Measured
+// # What keeps the zips small
 //
-// Zips are 3.1–3.7 MB each (scheduler 3.1, the workers 3.8–4.1); endpoints 6.8 MB, tls_edges
-// and tcp_edges 6.9 MB, https_edges 7.7 MB (cel-go, which traffic policy validation needs),
-// against a 5 MB goal (TestZipSizes/at_most_5_MB fails for those four).
-//
-// Against 8b3ee26 (TestZipSizes/no_larger_than_at_8b3ee26, testdata/zip-8b3ee26.tsv), all 28
-// functions that existed then are smaller: event_destinations −0.07% (−2.4 KB),
-// tls_certificates −0.14%, agent_ingresses −0.29%, credentials −0.31%, api_keys −0.39%, the
-// others −0.5% to −15% (scheduler −14.9%, event_worker −13.4%, reserved_addrs −5.1%, endpoints
-// −3.5%, the edges −2.5 to −3.1%). What every HTTP function gained since then, in code (go tool nm
-// of event_destinations): package config (the parser and the declaration) 7.8 KB, the
-// classification and deadline-bounded retries of DynamoDB calls (store.DependencyError) 5.6 KB,
-// package metrics 2.6 KB, then each family's own growth; code, function tables and data grew
-// about twice that in the binary. What was taken back, per zip:
-//   - a family's descriptor is data (its Serve a function), so a function no longer links the
-//     other families of its package or of the packages it names another family from
-//     (resource.URIAt instead of that family's Descriptor): up to 217 KB (endpoints);
+// The sizes and start-ups are make bench's output (TestZipSizes, BenchmarkColdStart*); what
+// holds them down, and must stay:
+//   - a family's descriptor is data (its Serve a function), and another family is named by its
+//     path (resource.URIAt), so a function links only its own families;
 //   - the variables' meanings are comments, not strings in every binary;
-//   - dynamodbstreams stays at v1.41.0: from v1.42 its types package, which attributevalue
-//     links into every function, imports a schemas package whose init builds every shape at
-//     start: 9 KB;
-//   - cloudwatchlogs, firehose and kinesis stay at their last releases before schema-based
-//     (de)serialization, which built the three services' schemas in the event worker's init
-//     (6 ms and 1.2 MB of its 19 ms and 2 MB of init, measured with GODEBUG=inittrace=1): 189 KB
-//     of its zip. TestNoFunctionLinksSDKSchemas fails when a function links a schemas package;
-//   - the domain settings are a config.Section that only the six functions whose families read
-//     them parse and link: 2–5 KB in the other 22;
-//   - GOARM64=v8.2 (Lambda's arm64 is Graviton2, Armv8.2-A: atomics are instructions, not a
-//     run-time test and a fallback loop): 10–16 KB. Without it, event_destinations (+13.5 KB),
-//     tls_certificates (+8.9 KB), credentials (+4.2 KB) and agent_ingresses (+0.9 KB) would
-//     still be larger than at 8b3ee26.
-//
-// Exec to the first Runtime API poll against the same functions built from 8b3ee26
-// (BenchmarkColdStartVsBefore, 40 interleaved pairs per function, amd64 here, so GOARM64 plays
-// no part): ratios 0.70–1.10, median 0.95; a second run of 20 pairs 0.86–1.17, median 0.97.
-// Which function is above 1.00 changes from run to run (bot_users 0.90 then 1.10): that is the
-// noise of a shared 2-core machine.
-//
-// Before 8b3ee26, against cf5b7ba (the commit before the architecture change of issue 8), the
-// HTTP functions had grown 5.8–8.7%, mostly github.com/go-json-experiment/json (the strict
-// request decoding of package api, about +230 KB of every zip) and KMS (seal/kmsseal, about
-// +70 KB in the functions that hold secrets). GOEXPERIMENT=jsonv2 saves only 63 KB of it
-// (encoding/json, linked anyway by aws-lambda-go and the SDK, grows by 172 KB under it).
+//   - dynamodbstreams, cloudwatchlogs, firehose and kinesis stay at their last releases whose
+//     packages build no schemas at init (go.mod says why; TestNoFunctionLinksSDKSchemas fails
+//     when a function links a schemas package);
+//   - settings only some families read are a config.Section only their functions parse;
+//   - GOARM64=v8.2, as Lambda's Graviton2 runs it: atomics are instructions, not a run-time
+//     test and a fallback loop.
 package coldstart
