@@ -4,11 +4,14 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 )
 
@@ -32,6 +35,7 @@ func deployZips(t testing.TB, goarch string) string {
 	if err := os.MkdirAll(bins, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	defer lock(t, filepath.Join(cache, ".lock"))()
 	build(t, root, goarch, "./functions/...", bins+string(filepath.Separator))
 	zipfn := filepath.Join(cache, "zipfn")
 	cmd := exec.Command("go", "build", "-o", zipfn, "./infra/stack/zipfn")
@@ -57,6 +61,50 @@ func deployZips(t testing.TB, goarch string) string {
 		}
 	}
 	return filepath.Join(cache, "task")
+}
+
+// lock takes an exclusive lock on the file at path, waiting for another test binary (make
+// test's prebuild, or a concurrent package) that holds it, and returns its release.
+func lock(t testing.TB, path string) func() {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
+}
+
+// Each function's deployment zip unpacks, as Lambda's provided runtimes need, to an executable
+// file named bootstrap built for the machine it is zipped for. Needing no stack, it is also
+// what make test runs first in the background, so the zips the emulator test starts are built
+// while the static checks run.
+func TestZipsHoldAnExecutableBootstrap(t *testing.T) {
+	tasks := deployZips(t, runtime.GOARCH)
+	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
+	for _, fn := range functionDirs() {
+		path := filepath.Join(tasks, fn, "bootstrap")
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%s: %v", fn, err)
+			continue
+		}
+		if fi.Mode().Perm()&0o111 == 0 {
+			t.Errorf("%s: bootstrap has mode %v, not executable", fn, fi.Mode())
+		}
+		f, err := elf.Open(path)
+		if err != nil {
+			t.Errorf("%s: bootstrap is not an ELF executable: %v", fn, err)
+			continue
+		}
+		if f.Machine != want || f.Type != elf.ET_EXEC {
+			t.Errorf("%s: bootstrap is %v %v, want %v ET_EXEC", fn, f.Machine, f.Type, want)
+		}
+		f.Close()
+	}
 }
 
 // fileSum is the SHA-256 of the file at path, in hex.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -54,6 +56,28 @@ func tools(t *testing.T) toolset {
 	return ts
 }
 
+// The tools the other tests run are built and run: Terraform reports the version it was built
+// from, and the provider and its acceptance tests are executables. Needing no stack, it is also
+// what make test runs first in the background, so the build overlaps the static checks.
+func TestToolsBuild(t *testing.T) {
+	ts := tools(t)
+	out, err := exec.Command(ts.Terraform, "version", "-json").Output()
+	if err != nil {
+		t.Fatalf("terraform version: %v", err)
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || "v"+v.Version != terraformVersion {
+		t.Errorf("terraform version -json printed %s (%v), want terraform_version %q", out, err, strings.TrimPrefix(terraformVersion, "v"))
+	}
+	for _, bin := range []string{filepath.Join(ts.PluginDir, "terraform-provider-ngrok"), ts.Acceptance} {
+		if fi, err := os.Stat(bin); err != nil || fi.Mode().Perm()&0o111 == 0 {
+			t.Errorf("%s is not an executable (%v)", bin, err)
+		}
+	}
+}
+
 // buildTools returns the toolset from the cache, building each part it lacks: Terraform under
 // its version, the provider under a hash of both archives and the Go version, so a changed
 // archive or toolchain builds again and a fresh machine builds once.
@@ -82,7 +106,8 @@ func buildTools() (toolset, error) {
 
 // cached makes dir with make unless it exists: make fills a fresh folder beside it, which is
 // then renamed into place, so an interrupted build leaves nothing that looks finished. Other
-// versions beside it (provider-<other key>) are removed once the new one is in place.
+// versions beside it (provider-<other key>) are removed once the new one is in place; their
+// lock files stay.
 func cached(dir string, make func(tmp string) error) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
@@ -90,6 +115,19 @@ func cached(dir string, make func(tmp string) error) error {
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
+	}
+	// One build at a time: a test binary that finds another building (make test's prebuild)
+	// waits for it and then finds the folder made.
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return nil
 	}
 	tmp, err := os.MkdirTemp(parent, ".build-")
 	if err != nil {
@@ -101,16 +139,13 @@ func cached(dir string, make func(tmp string) error) error {
 		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr == nil {
-			return nil // another test binary finished the same build first
-		}
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "terraform: built %s in %s\n", filepath.Base(dir), time.Since(start).Round(time.Second))
 	prefix, _, _ := strings.Cut(filepath.Base(dir), "-")
 	stale, _ := filepath.Glob(filepath.Join(parent, prefix+"-*"))
 	for _, s := range stale {
-		if s != dir {
+		if s != dir && !strings.HasSuffix(s, ".lock") {
 			os.RemoveAll(s)
 		}
 	}
