@@ -34,4 +34,5 @@ FUNCTIONS := \
 	KubernetesOperatorsFunction:kubernetes_operators \
 	EventWorkerFunction:event_worker \
 	CertWorkerFunction:cert_worker \
-	SchedulerFunction:scheduler
+	SchedulerFunction:scheduler \
+	OperatorFunction:operator

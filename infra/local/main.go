@@ -1,7 +1,10 @@
 // Command local is the all-in-one local server: it prepares the local stack (table, queues, an
 // account with an admin key) and serves every family's handlers through the same code the
-// Lambdas run. "local bootstrap" only creates another account and prints its admin token;
-// "local sam-local" prepares `sam local` runs against the running stack (package samlocal).
+// Lambdas run, and the operator's interface (package operator) with each request's SigV4
+// signature checked against the local AWS credentials. "local operator …" signs requests to that
+// interface (a tenant created, listed, suspended, resumed, deleted), locally or against a
+// deployment; "local bootstrap" is "local operator create" on the local server; "local
+// sam-local" prepares `sam local` runs against the running stack (package samlocal).
 //
 // # The local stack
 //
@@ -37,6 +40,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,6 +55,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/serve"
@@ -58,6 +63,7 @@ import (
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
 )
 
@@ -71,10 +77,12 @@ func main() {
 		err = runServer(ctx)
 	case "bootstrap":
 		err = bootstrap(ctx)
+	case "operator":
+		err = runOperator(ctx, flag.Args()[1:])
 	case "sam-local":
 		err = samLocal(ctx)
 	default:
-		err = fmt.Errorf("unknown command %q (serve, bootstrap, sam-local)", flag.Arg(0))
+		err = fmt.Errorf("unknown command %q (serve, operator, bootstrap, sam-local)", flag.Arg(0))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "local:", err)
@@ -94,21 +102,21 @@ var localEnv = config.With(config.Env, localDefaults)
 // adminTokenFile is where runServer writes the local admin's token.
 func adminTokenFile(c config.Local) string { return filepath.Join(c.StateDir, "admin.token") }
 
+// bootstrap is `local operator create` on the local server, printed as lines.
 func bootstrap(ctx context.Context) error {
-	c, err := config.LoadLocal(localEnv)
+	op, err := newOperatorClient("")
 	if err != nil {
 		return err
 	}
-	config.Begin(c)
-	db, err := store.Open(ctx, c.HTTP.StoreOptions())
+	_, out, err := op.Do(ctx, http.MethodPost, "/operator/tenants", map[string]string{})
 	if err != nil {
 		return err
 	}
-	b, err := principals.Bootstrap(ctx, db, "admin@"+time.Now().UTC().Format("20060102150405")+".local", "bootstrap admin key")
-	if err != nil {
+	var b operator.Created
+	if err := json.Unmarshal(out, &b); err != nil {
 		return err
 	}
-	fmt.Printf("account %s\nadmin user %s\napi key %s\ntoken %s\n", b.AccountID, b.UserID, b.APIKeyID, b.Token)
+	fmt.Printf("account %s\nadmin user %s\napi key %s\ntoken %s\n", b.Tenant.ID, b.AdminUserID, b.APIKeyID, b.Token)
 	return nil
 }
 
@@ -185,7 +193,8 @@ func runServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := newServer(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)), localTimeouts)
+	srv := newServer(withOperator(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)),
+		&operator.Operator{DB: db, Families: app.Families, Log: log}, localVerifier(c.HTTP.Common)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -210,6 +219,16 @@ Ctrl-C stops the server.
 	readers.Wait()
 	log.Info("stopped")
 	return nil
+}
+
+// withOperator serves the operator's routes (under /operator/, each request's signature
+// verified by authorize) beside the tenants' API h.
+func withOperator(h http.Handler, o *operator.Operator, authorize operator.Authorize) http.Handler {
+	mux := http.NewServeMux()
+	o.Register(mux, authorize)
+	mux.Handle("/operator/", (&api.Server{}).NotFound())
+	mux.Handle("/", h)
+	return mux
 }
 
 // schedule runs the scheduler every SCHEDULE_EVERY, as the template's EventBridge schedule runs

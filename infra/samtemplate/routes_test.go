@@ -10,6 +10,7 @@ import (
 
 	"tunnelapi/infra/samtemplate"
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/workers/operator"
 )
 
 // apiRoutes maps each route ("METHOD /path") of the HTTP API's generated OpenAPI body to the
@@ -55,6 +56,9 @@ func apiRoutes(tpl *samtemplate.Template) (map[string]string, []string) {
 // with the CORS preflight route app names.
 func codeRoutes() (map[string]string, []string) {
 	routes := map[string]string{app.PreflightRoute: app.PreflightFunction}
+	for _, r := range operator.Routes {
+		routes[r.Method+" "+r.Pattern] = app.Operator.Name
+	}
 	var problems []string
 	for _, f := range app.Functions() {
 		if len(f.Families) > 0 && len(f.Families[0].Routes()) == 0 {
@@ -72,9 +76,42 @@ func codeRoutes() (map[string]string, []string) {
 	return routes, problems
 }
 
+// authorizationProblems holds the operator's routes, and only them, to IAM authorization: a tenant's
+// bearer key never reaches them, and the operator's IAM credentials reach nothing else.
+func authorizationProblems(tpl *samtemplate.Template) []string {
+	var problems []string
+	operatorRoute := map[string]bool{}
+	for _, r := range operator.Routes {
+		operatorRoute[strings.ToUpper(r.Method)+" "+r.Pattern] = true
+	}
+	for _, r := range tpl.Resources {
+		if r.Type != "AWS::ApiGatewayV2::Api" {
+			continue
+		}
+		paths, _ := dig(r.Properties, "Body", "paths").(map[string]any)
+		for path, ops := range paths {
+			for method, op := range ops.(map[string]any) {
+				route := strings.ToUpper(method) + " " + path
+				security, _ := dig(op, "security").([]any)
+				iam := false
+				for _, s := range security {
+					if m, ok := s.(map[string]any); ok && m["AWS_IAM"] != nil {
+						iam = true
+					}
+				}
+				if iam != operatorRoute[route] {
+					problems = append(problems, fmt.Sprintf("%s: IAM authorization %v, operator route %v", route, iam, operatorRoute[route]))
+				}
+			}
+		}
+	}
+	return problems
+}
+
 // routeProblems compares the deployed routes with the served ones.
 func routeProblems(tpl *samtemplate.Template) []string {
 	deployed, problems := apiRoutes(tpl)
+	problems = append(problems, authorizationProblems(tpl)...)
 	served, more := codeRoutes()
 	problems = append(problems, more...)
 	for _, r := range slices.Sorted(maps.Keys(served)) {

@@ -32,6 +32,7 @@ import (
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
 )
 
@@ -109,8 +110,10 @@ type Worker struct {
 	Dir  string // folder under functions/
 	// Trigger is the type of its event in template.yaml: "SQS" or "Schedule".
 	Trigger string
-	// Main is the function functions/<Dir>/main.go calls.
-	Main func()
+	// Main is the function functions/<Dir>/main.go calls, or, for the operator, Serve is: it is
+	// called with Families.
+	Main  func()
+	Serve func(...*resource.Descriptor)
 	// Kind is the kind of process it is, as package config declares who reads each variable.
 	Kind config.Process
 }
@@ -121,6 +124,11 @@ var Workers = []Worker{
 	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main, Kind: config.ByCertWorker},
 	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main, Kind: config.ByScheduler},
 }
+
+// Operator is the function serving the operator's interface (package operator): routes of its
+// own (operator.Routes), authorized by IAM in template.yaml, apart from the tenants' API. Its main
+// calls operator.Main with Families, whose resources an erasure frees.
+var Operator = Worker{Name: "OperatorFunction", Dir: "operator", Trigger: "HttpApi", Serve: operator.Main, Kind: config.ByOperator}
 
 // Pipe is one consumer of the table's stream: in AWS the EventBridge Pipe of that logical id
 // in template.yaml, locally a stream reader applying the same filter and input template.

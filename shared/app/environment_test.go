@@ -19,7 +19,7 @@ func TestTemplateEnvironmentIsDeclared(t *testing.T) {
 	for _, f := range app.Functions() {
 		kinds[f.Name] = config.ByHTTP
 	}
-	for _, w := range app.Workers {
+	for _, w := range append(slices.Clone(app.Workers), app.Operator) {
 		kinds[w.Name] = w.Kind
 	}
 	got := testkit.TemplateVariables(t, filepath.Join(root, "template.yaml"))

@@ -236,7 +236,7 @@ func TestEveryFunctionHasARetainedLogGroup(t *testing.T) {
 	for _, f := range app.Functions() {
 		known = append(known, f.Name)
 	}
-	for _, w := range app.Workers {
+	for _, w := range append(slices.Clone(app.Workers), app.Operator) {
 		known = append(known, w.Name)
 	}
 	if slices.Sort(known); !slices.Equal(fns, known) {

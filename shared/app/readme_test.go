@@ -32,7 +32,7 @@ func TestReadmeIsShortAndStartsWithTheEssentials(t *testing.T) {
 		t.Errorf("README.md has %d words, more than %d: move measurements, internals and design notes to the package docs they describe", len(words), maxReadmeWords)
 	}
 	head := strings.Join(words[:min(firstWords, len(words))], " ")
-	for _, want := range []string{"make run", "make test", "## Calling it", "curl", "## Deploying to AWS", "sam deploy", "The first key.", "infra/local bootstrap"} {
+	for _, want := range []string{"make run", "make test", "## Calling it", "curl", "## Deploying to AWS", "sam deploy", "The first key.", "infra/local operator"} {
 		if !strings.Contains(head, want) {
 			t.Errorf("the first %d words of README.md do not contain %q", firstWords, want)
 		}

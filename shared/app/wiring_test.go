@@ -42,6 +42,8 @@ var wiring = map[string][]string{
 	"shared/platform/api":               {"api.Mux", "api.Server", ".Handle(", "http.HandlerFunc"},
 	"shared/platform/resource/serve.go": {"api.Mux", "api.Server", ".Handle("},
 	"shared/platform/serve":             {"api.Server", "http.NewServeMux", ".Handle("},
+	// The operator's interface is no family: its routes are IAM-authorized, not a tenant's.
+	"shared/workers/operator/serve.go": {"api.Mux", "http.NewServeMux", ".Handle("},
 }
 
 // No code outside the wiring places above registers a route or holds what registering one

@@ -45,7 +45,7 @@ func Files(root string) (map[string][]byte, error) {
 			}
 		}
 	}
-	for _, w := range app.Workers {
+	for _, w := range append(slices.Clone(app.Workers), app.Operator) {
 		main, err := workerMain(w)
 		if err != nil {
 			return nil, err
@@ -148,12 +148,17 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 	return format.Source(b.Bytes())
 }
 
-// workerMain is the main of worker w: a call of its Main.
+// workerMain is the main of worker w: a call of its Main, or of its Serve with app.Families.
 func workerMain(w app.Worker) ([]byte, error) {
-	fn := runtime.FuncForPC(reflect.ValueOf(w.Main).Pointer()).Name()
-	dot := strings.LastIndex(fn, ".")
-	path, name := fn[:dot], fn[dot+1:]
-	trigger := map[string]string{"SQS": "triggered by its SQS queue", "Schedule": "run on a schedule"}[w.Trigger]
+	var fn any = w.Main
+	if w.Serve != nil {
+		fn = w.Serve
+	}
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	dot := strings.LastIndex(full, ".")
+	path, name := full[:dot], full[dot+1:]
+	trigger := map[string]string{"SQS": "triggered by its SQS queue", "Schedule": "run on a schedule",
+		"HttpApi": "serving its IAM-authorized HTTP API routes"}[w.Trigger]
 	if trigger == "" {
 		trigger = "triggered by " + w.Trigger
 	}
@@ -161,7 +166,11 @@ func workerMain(w app.Worker) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s\n\n", header)
 	b.WriteString(comment(fmt.Sprintf("Command %s is the Lambda function %s, %s: %s.%s is what it runs.", w.Dir, w.Name, trigger, pkg, name)))
-	fmt.Fprintf(&b, "package main\n\nimport %q\n\nfunc main() { %s.%s() }\n", path, pkg, name)
+	if w.Serve == nil {
+		fmt.Fprintf(&b, "package main\n\nimport %q\n\nfunc main() { %s.%s() }\n", path, pkg, name)
+	} else {
+		fmt.Fprintf(&b, "package main\n\nimport (\n\t\"tunnelapi/shared/app\"\n\t%q\n)\n\nfunc main() { %s.%s(app.Families...) }\n", path, pkg, name)
+	}
 	return format.Source(b.Bytes())
 }
 

@@ -53,8 +53,9 @@ const ReservedAddrsPath = "/reserved_addrs"
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
-	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving { return resource.Serve(configured[ReservedAddrs]) },
+	Reads:   []config.Section{config.DomainSettings},
+	Serve:   func() resource.Serving { return resource.Serve(configured[ReservedAddrs]) },
+	Release: releaseAddr,
 }
 
 // ReservedAddrs is the reserved address family's rules.
@@ -178,4 +179,11 @@ func (a *allocation) next(ctx context.Context) (string, error) {
 	slot := a.free[0]
 	a.free = a.free[1:]
 	return a.pool.Addr(slot), nil
+}
+
+// releaseAddr frees the guard of a stored reservation's address (resource.Descriptor.Release).
+func releaseAddr(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	resource.Free(tx, a.String("account"), addrGuardKey(a.String("addr")))
+	return a.Err()
 }

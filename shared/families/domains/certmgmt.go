@@ -230,7 +230,7 @@ type CertJobItem struct {
 // otherwise), exactly as committed events leave.
 func EnqueueCertJob(tx *store.Tx, job CertJobMessage, now time.Time) {
 	payload, _ := json.Marshal(job) // strings only: cannot fail
-	tx.Put("cert.job", CertJobItem{Key: store.CertJobKey(job.JobID), JobID: job.JobID, AccountID: job.AccountID,
+	tx.Put("cert.job", CertJobItem{Key: store.CertJobKey(job.AccountID, job.JobID), JobID: job.JobID, AccountID: job.AccountID,
 		ResourceID: job.ResourceID, Payload: string(payload), Created: now.Unix(), TTL: now.Add(audit.OutboxRetention).Unix()})
 }
 

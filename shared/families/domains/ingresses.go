@@ -57,8 +57,9 @@ type ingressCreate struct {
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
-	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving { return resource.Serve(configured[AgentIngresses]) },
+	Reads:   []config.Section{config.DomainSettings},
+	Serve:   func() resource.Serving { return resource.Serve(configured[AgentIngresses]) },
+	Release: releaseIngress,
 }
 
 // AgentIngresses is the agent ingress family's rules.
@@ -161,3 +162,11 @@ func (f AgentIngresses) setPolicy(r *api.Request, it *IngressItem, in *CertPolic
 const labelIngress = "ingress"
 
 func ingressGuardKey(domain string) store.Key { return store.GuardKey("agent_ingress", domain) }
+
+// releaseIngress frees the guard of a stored ingress's domain and its certificate due entry
+// (resource.Descriptor.Release).
+func releaseIngress(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	resource.Free(tx, a.String("account"), append(dueKeys(&a), ingressGuardKey(a.String("domain")))...)
+	return a.Err()
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/segmentio/ksuid"
 
 	"tunnelapi/shared/families/tlscerts"
@@ -110,6 +111,7 @@ var ReservedDomainsDescriptor = &resource.Descriptor{
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
 				Status: http.StatusNoContent, Serve: ReservedDomains.detachPolicy})
 	},
+	Release: releaseDomain,
 }
 
 // ReservedDomains is the reserved domain family's rules.
@@ -430,4 +432,47 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// releaseDomain frees the guards of a stored reservation's name, its share of its cover guard
+// and its certificate due entry (resource.Descriptor.Release).
+func releaseDomain(ctx context.Context, db *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	account, domain, parent := a.String("account"), a.String("domain"), a.String("cover_parent")
+	if err := a.Err(); err != nil {
+		return err
+	}
+	resource.Free(tx, account, append(dueKeys(&a), nameGuardKey(domain), accountGuardKey(account, domain))...)
+	if parent == "" {
+		return nil
+	}
+	// The cover guard is shared with other accounts: the reservation's part of it is taken
+	// back, and the account's own count goes with its last name, so nothing names it.
+	k := coverKey(parent)
+	if Name(domain).Wildcard() {
+		wild := expression.Name(attrCoverWild)
+		tx.Update("release.cover", k, expression.Remove(wild),
+			expression.Or(expression.AttributeNotExists(wild), wild.Equal(expression.Value(account))))
+		return nil
+	}
+	cover, err := db.GetMany(ctx, k)
+	if err != nil {
+		return err
+	}
+	mine := coverCount(account)
+	n := (&store.Attrs{Item: cover[0]}).Int("n_" + account)
+	upd := expression.Add(expression.Name(attrCoverN), expression.Value(-1)).Add(mine, expression.Value(-1))
+	if n <= 1 {
+		upd = expression.Add(expression.Name(attrCoverN), expression.Value(-1)).Remove(mine)
+	}
+	tx.Update("release.cover", k, upd, expression.Or(expression.AttributeNotExists(mine), mine.Equal(expression.Value(n))))
+	return nil
+}
+
+// dueKeys is the certificate due entry a stored item with certificate management holds, if any.
+func dueKeys(a *store.Attrs) []store.Key {
+	if due := a.String("cert_due"); due != "" {
+		return []store.Key{{PK: store.CertDuePartition, SK: due}}
+	}
+	return nil
 }

@@ -36,8 +36,9 @@ var (
 var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
-	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving { return resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...) },
+	Reads:   []config.Section{config.DomainSettings},
+	Serve:   func() resource.Serving { return resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...) },
+	Release: ReleaseHostports,
 }
 
 // tcpSpec declares the family to the edges machinery.

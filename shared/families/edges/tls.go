@@ -1,10 +1,12 @@
 package edges
 
 import (
+	"context"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 )
 
 // TLSEdgeItem is a stored TLS edge.
@@ -43,8 +45,9 @@ var (
 var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
-	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving { return resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...) },
+	Reads:   []config.Section{config.DomainSettings},
+	Serve:   func() resource.Serving { return resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...) },
+	Release: ReleaseHostports,
 }
 
 // tlsSpec declares the family to the edges machinery.
@@ -56,4 +59,14 @@ var tlsSpec = &Spec[TLSEdgeItem, *TLSEdgeItem]{
 		return TLSEdgeJSON{EdgeJSON: common, Backend: tlsBackend.Render(r, it), IPRestriction: tlsIPRestriction.Render(r, it),
 			MutualTLS: tlsMutualTLS.Render(r, it), TLSTermination: tlsTLSTermination.Render(r, it), TrafficPolicy: tlsTrafficPolicy.Render(r, it)}
 	},
+}
+
+// ReleaseHostports frees the guards of a stored edge's hostports (resource.Descriptor.Release of
+// every kind of edge).
+func ReleaseHostports(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	for _, hp := range a.Strings("hostports") {
+		resource.Free(tx, a.String("account"), hostportGuardKey(hp))
+	}
+	return a.Err()
 }

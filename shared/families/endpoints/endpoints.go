@@ -70,7 +70,8 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[Endpoints]) },
+	Serve:   func() resource.Serving { return resource.Serve(resource.Wrap[Endpoints]) },
+	Release: releaseURL,
 }
 
 // Endpoints is the endpoint family's rules.
@@ -279,4 +280,12 @@ func repool(m *resource.Mutation, it *Item, pooling bool) {
 	m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(false)),
 		expression.Name("n").Equal(expression.Value(1)))
 	m.Refuse(labelURL, api.Invalid("pooling_enabled", "other endpoints pool on %s; pooling cannot be turned off while they exist", it.URL))
+}
+
+// releaseURL frees the account's guard of a stored endpoint's URL (resource.Descriptor.Release).
+func releaseURL(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	account := a.String("account")
+	resource.Free(tx, account, guardKey(&Item{Meta: store.Meta{AccountID: account}, URL: a.String("url")}))
+	return a.Err()
 }

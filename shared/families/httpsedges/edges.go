@@ -79,6 +79,7 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Serve: func() resource.Serving {
 		return resource.Serve(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...)
 	},
+	Release: edges.ReleaseHostports,
 }
 
 // edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a

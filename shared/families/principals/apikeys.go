@@ -7,6 +7,7 @@ import (
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 )
 
 // APIKeyItem is a stored API key. Only its token's hash is kept.
@@ -38,6 +39,7 @@ var APIKeysDescriptor = &resource.Descriptor{
 			return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
 		})
 	},
+	Release: releaseToken,
 }
 
 // APIKeys is the API key family's rules.
@@ -70,4 +72,11 @@ func (f APIKeys) Create(ctx context.Context, r *api.Request, it *APIKeyItem, m *
 // Update applies a PATCH body of description and metadata; at least one must be given.
 func (APIKeys) Update(ctx context.Context, r *api.Request, it *APIKeyItem, m *resource.Mutation) error {
 	return it.UpdateText(r, SecretTextCodes)
+}
+
+// releaseToken frees the token item of a stored key or credential (resource.Descriptor.Release).
+func releaseToken(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	resource.Free(tx, a.String("account"), store.TokenKey(a.String("token_hash")))
+	return a.Err()
 }

@@ -18,8 +18,20 @@ type Bootstrapped struct {
 	Token     string `json:"token"`
 }
 
-// Bootstrap creates an account with an admin user and an API key owned by that user, in one
-// transaction. It is how the first key of a deployment (or of a local stack) comes to exist.
+// TenantItem is an account's entry in the operator's list of tenants (store.TenantKey), written
+// with the account and changed with its status, so tenants are listed without a scan.
+type TenantItem struct {
+	store.Key
+	ID      string `dynamodbav:"id"`
+	Email   string `dynamodbav:"email"`
+	Created int64  `dynamodbav:"created"`
+	// Status is the account item's (auth.AccountItem.Status): absent while active.
+	Status string `dynamodbav:"status,omitempty"`
+}
+
+// Bootstrap creates an account with an admin user and an API key owned by that user, and the
+// account's entry in the list of tenants, in one transaction. It is how a tenant comes to exist
+// (the operator's create, and the local stack's first account).
 func Bootstrap(ctx context.Context, db *store.DB, email, description string) (*Bootstrapped, error) {
 	now := time.Now().UTC()
 	acct := ids.NewAt(ids.Account, now)
@@ -28,6 +40,7 @@ func Bootstrap(ctx context.Context, db *store.DB, email, description string) (*B
 	token := ids.NewToken(key)
 	hash := store.TokenHash(token)
 	tx := &store.Tx{}
+	tx.Put("tenant", TenantItem{Key: store.TenantKey(acct), ID: acct, Email: email, Created: now.Unix()}, store.Absent())
 	tx.Put("account", auth.AccountItem{Key: store.AccountKey(acct), ID: acct, Created: now.Unix()}, store.Absent())
 	tx.Put("user", User{Meta: meta(acct, user, now), Email: email, Admin: true}, store.Absent())
 	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(acct, key, now), Described: resource.Described{Description: description},

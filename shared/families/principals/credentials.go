@@ -53,6 +53,7 @@ var CredentialsDescriptor = &resource.Descriptor{
 			return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
 		})
 	},
+	Release: releaseToken,
 }
 
 // Credentials is the tunnel credential family's rules.

@@ -56,7 +56,8 @@ type sshCredentialCreate struct {
 var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
 	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[SSHCredentials]) },
+	Serve:   func() resource.Serving { return resource.Serve(resource.Wrap[SSHCredentials]) },
+	Release: releaseKey,
 }
 
 // SSHCredentials is the SSH credential family's rules.
@@ -136,4 +137,11 @@ func (SSHCredentials) Update(ctx context.Context, r *api.Request, it *SSHCredent
 func (SSHCredentials) Delete(ctx context.Context, r *api.Request, it *SSHCredentialItem, m *resource.Mutation) error {
 	m.Delete(labelSSHKey, sshKeyGuardKey(it.Fingerprint))
 	return nil
+}
+
+// releaseKey frees the guard of a stored credential's public key (resource.Descriptor.Release).
+func releaseKey(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	resource.Free(tx, a.String("account"), sshKeyGuardKey(a.String("fingerprint")))
+	return a.Err()
 }

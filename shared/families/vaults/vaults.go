@@ -60,6 +60,7 @@ var VaultsDescriptor = &resource.Descriptor{
 		return resource.Serve(resource.Wrap[Vaults], resource.Route[Vaults]{
 			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Serve: Vaults.listSecrets})
 	},
+	Release: releaseName,
 }
 
 // Vaults is the vault family's rules.
@@ -147,4 +148,12 @@ func claimName(m *resource.Mutation, it *VaultItem) {
 // nameGuardKey is the guard of the vault name in account.
 func nameGuardKey(account, name string) store.Key {
 	return store.GuardKey("vault_name", account+"|"+name)
+}
+
+// releaseName frees the guard of a stored vault's name (resource.Descriptor.Release).
+func releaseName(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	account := a.String("account")
+	resource.Free(tx, account, nameGuardKey(account, a.String("name")))
+	return a.Err()
 }

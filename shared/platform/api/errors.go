@@ -16,6 +16,7 @@ const (
 	CodeBadAuthHeader   = "ERR_NGROK_201"
 	CodeNotAKey         = "ERR_NGROK_202"
 	CodeUnknownKey      = "ERR_NGROK_203"
+	CodeSuspended       = "ERR_NGROK_205"
 	CodeAuthtokenAsKey  = "ERR_NGROK_206"
 	CodeKeyIDAsKey      = "ERR_NGROK_207"
 	CodeContentType     = "ERR_NGROK_210"
@@ -156,3 +157,16 @@ func (e *Error) envelope(opID string) envelope {
 // internal is what a client sees for any failure that is not an *Error: opaque by design.
 var internal = &Error{Status: http.StatusInternalServerError, Code: codeInternal,
 	Msg: "An internal server error occurred. Quote the operation id when reporting it."}
+
+// WriteError writes err in the error envelope of operation op, with its status: an *Error as it
+// is, anything else as the opaque 500. It returns the status written. Routes outside the
+// tenants' API (the operator's) answer errors through it.
+func WriteError(w http.ResponseWriter, op string, err error) int {
+	e, ok := AsError(err)
+	if !ok {
+		e = internal
+	}
+	e.setRetryAfter(w.Header())
+	writeJSON(w, e.Status, e.envelope(op))
+	return e.Status
+}

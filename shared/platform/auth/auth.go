@@ -42,7 +42,19 @@ type AccountItem struct {
 	// checks requests against and writes when it changes; 0 (absent) means none.
 	Restriction int64 `dynamodbav:"ipx_v,omitempty"`
 	Created     int64 `dynamodbav:"created"`
+	// Status is set by the operator: StatusSuspended or StatusDeleting refuse every key of the
+	// account; absent is active.
+	Status string `dynamodbav:"status,omitempty"`
 }
+
+// Account statuses the operator sets (package operator); an active account has none.
+const (
+	StatusSuspended = "suspended"
+	StatusDeleting  = "deleting"
+)
+
+// ErrSuspended is the 403 for a key of a suspended account.
+var ErrSuspended = api.Forbidden(api.CodeSuspended, "the account is suspended: its API keys are refused until the operator resumes it")
 
 // decodeToken is store.Unmarshal of a token item without reflection: VerifyRead decodes one on
 // every request.
@@ -63,7 +75,8 @@ func decodeToken(it store.Item) (_ TokenItem, err error) {
 func decodeAccount(it store.Item) (_ AccountItem, err error) {
 	defer derrors.Wrap(&err, "auth.decodeAccount")
 	a := store.Attrs{Item: it}
-	acct := AccountItem{Key: a.Key(), ID: a.String("id"), Restriction: a.Int("ipx_v"), Created: a.Int("created")}
+	acct := AccountItem{Key: a.Key(), ID: a.String("id"), Restriction: a.Int("ipx_v"), Created: a.Int("created"),
+		Status: a.String("status")}
 	if err := a.Err(); err != nil {
 		return AccountItem{}, err
 	}
@@ -229,8 +242,12 @@ func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, read []s
 	if err != nil {
 		return err
 	}
-	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID {
+	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID ||
+		acct.Status == StatusDeleting {
 		return refused(r, ErrUnknownKey)
+	}
+	if acct.Status != "" {
+		return refused(r, ErrSuspended)
 	}
 	if a.Restrictor != nil {
 		if err := a.Restrictor.Check(ctx, r, c.AccountID, acct.Restriction); err != nil {
@@ -316,7 +333,7 @@ func (a *Authenticator) guard(tx *store.Tx, r *api.Request, acctUpdate *expressi
 	if k, ok := principalKey(c); ok && !tx.Touches(k) {
 		tx.Check(labelPrincipal, k, expression.Name(AttrActive).Equal(expression.Value(true)))
 	}
-	cond := store.Exists()
+	cond := store.Exists().And(expression.AttributeNotExists(expression.Name("status")))
 	if a.Restrictor != nil {
 		cond = cond.And(a.Restrictor.Guard(r.AccountState().Restriction))
 	}

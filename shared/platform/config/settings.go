@@ -129,6 +129,11 @@ type Scheduler struct {
 	Common
 }
 
+// Operator is the configuration of the operator's function.
+type Operator struct {
+	Common
+}
+
 // Local is the configuration of the local server: everything the functions it stands in for
 // read, and its own settings.
 type Local struct {
@@ -192,6 +197,13 @@ func LoadCertWorker(lookup Lookup) (CertWorker, error) {
 func LoadScheduler(lookup Lookup) (Scheduler, error) {
 	p := &parser{lookup: lookup, as: ByScheduler}
 	c := Scheduler{p.common()}
+	return c, p.err()
+}
+
+// LoadOperator parses the configuration of the operator's function.
+func LoadOperator(lookup Lookup) (Operator, error) {
+	p := &parser{lookup: lookup, as: ByOperator}
+	c := Operator{p.common()}
 	return c, p.err()
 }
 

@@ -19,6 +19,8 @@ const (
 	ByCertWorker
 	// ByScheduler is the function requesting the certificate jobs that come due.
 	ByScheduler
+	// ByOperator is the function serving the operator's interface (package operator).
+	ByOperator
 	// ByLocal is the all-in-one local server and its commands (make run, make bootstrap, make
 	// sam-local) and the local stack's scripts.
 	ByLocal
@@ -26,7 +28,7 @@ const (
 	ByTests
 
 	// ByFunctions is every Lambda function.
-	ByFunctions = ByHTTP | ByEventWorker | ByCertWorker | ByScheduler
+	ByFunctions = ByHTTP | ByEventWorker | ByCertWorker | ByScheduler | ByOperator
 	// ByEvery is every kind of process.
 	ByEvery = ByFunctions | ByLocal | ByTests
 )
@@ -37,7 +39,7 @@ var processNames = []struct {
 	name string
 }{
 	{ByHTTP, "HTTP functions"}, {ByEventWorker, "event worker"}, {ByCertWorker, "certificate worker"},
-	{ByScheduler, "scheduler"}, {ByLocal, "local"}, {ByTests, "tests"},
+	{ByScheduler, "scheduler"}, {ByOperator, "operator"}, {ByLocal, "local"}, {ByTests, "tests"},
 }
 
 // String names the kinds in p, comma-separated ("every process" for all of them).

@@ -51,6 +51,11 @@ type Descriptor struct {
 	// package initialisation: the linker then keeps only the families a function's main reaches,
 	// not every family of the package.
 	Serve func() Serving
+	// Release, for a family whose stored resources hold items outside their account's
+	// partitions (uniqueness guards, tokens, certificate due entries and jobs), adds to tx the
+	// writes that free what the stored item it holds, so that erasing the account (package
+	// operator) deletes them with it (Free); nil when they hold none.
+	Release func(ctx context.Context, db *store.DB, it store.Item, tx *store.Tx) error
 }
 
 // Operation is one of the five operations a family may serve, as a set of flags.

@@ -110,7 +110,7 @@ func idempotency(r *api.Request, c *api.Caller) (*idempotentCreate, error) {
 	h.Write(body)
 	k := store.IdempotencyKey(c.AccountID, c.CredentialID, store.TokenHash(v))
 	return &idempotentCreate{key: k, request: hex.EncodeToString(h.Sum(nil)),
-		aad: map[string]string{"account": c.AccountID, "idempotency": k.PK}}, nil
+		aad: map[string]string{"account": c.AccountID, "idempotency": k.PK + "/" + k.SK}}, nil
 }
 
 // idempotencyWindow is the kit's window, by default DefaultIdempotencyWindow.

@@ -407,7 +407,7 @@ func TestIdempotentCreate(t *testing.T) {
 	}
 	labels := 0
 	for _, it := range h.lastTx() {
-		if it.Put != nil && strings.HasPrefix(it.Put.Item["pk"].(*types.AttributeValueMemberS).Value, "I#"+h.acct+"#") {
+		if it.Put != nil && strings.HasPrefix(it.Put.Item["pk"].(*types.AttributeValueMemberS).Value, "I#"+h.acct) {
 			labels++
 			if it.Put.ConditionExpression == nil {
 				t.Error("the idempotency record is written without a condition")

@@ -35,15 +35,22 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	compiled IP restriction  A#<account>               IPX#<version>
 //	token hash → principal   T#<sha256(token)>         T
 //	uniqueness guard         U#<kind>#<value>          U
-//	idempotent create        I#<account>#<sha256(key)> I
+//	idempotent create        I#<account>               <sha256(key)>
 //	outbox (events to carry) O#<shard>                 <event id>
 //	audit log                E#<account>               <event id>
 //	rate-limit counter       R#<account>               <window seconds>#<window index>
 //	stream checkpoint        P#<consumer>              <shard id>
-//	certificate job          J#<shard>                 <job id>
+//	certificate job          J#<account>               <job id>
 //	certificate due          D#due                     <Unix seconds, 10 digits>#<account>#<resource id>
 //	ACME account             C#acme                    <directory URL>
 //	Kubernetes operator CA   C#k8sop#<account>         CA
+//	tenant (operator's list) N#tenants                 <account>
+//	usage of a day           A#<account>               USAGE#<YYYY-MM-DD>
+//
+// Every item of an account is in a partition that names it (AccountPartitions and its resource
+// collections), except those it holds elsewhere (tokens, uniqueness guards, certificate due
+// entries and jobs, outbox items), which its stored resources and audit log name: erasing an
+// account reads only its own partitions (package operator).
 
 // Collection is the partition holding every resource of one kind in an account.
 func Collection(account, prefix string) string {
@@ -96,11 +103,34 @@ func GuardKey(kind, value string) Key {
 
 // IdempotencyKey is the key of the record of a create sent with an idempotency key in account
 // by the API key credential (its ak_… id); keyHash is the idempotency key's TokenHash. The same
-// idempotency key sent by another API key is another record. Each record has its own
-// partition, as a record is only ever read by its key.
+// idempotency key sent by another API key is another record. An account's records share a
+// partition, so erasing the account finds them with one Query.
 func IdempotencyKey(account, credential, keyHash string) Key {
-	return Key{PK: "I#" + account + "#" + credential + "#" + keyHash, SK: "I"}
+	return Key{PK: "I#" + account, SK: credential + "#" + keyHash}
 }
+
+// AccountPartitions are the partitions of account apart from its resource collections
+// (Collection): the account item's own (with its IP restriction versions and usage), its audit
+// log, its rate counters, its idempotency records, its certificate jobs and its Kubernetes
+// operators' CA.
+func AccountPartitions(account string) []string {
+	return []string{AccountKey(account).PK, EventLogKey(account, "").PK, RateKey(account, 0, 0).PK,
+		IdempotencyKey(account, "", "").PK, CertJobKey(account, "").PK, OperatorCAKey(account).PK}
+}
+
+// TenantsPartition is the operator's list of tenants: one item per account, sorted by id, so
+// accounts are listed by creation time without a scan.
+const TenantsPartition = "N#tenants"
+
+// TenantKey is account's item in TenantsPartition.
+func TenantKey(account string) Key { return Key{PK: TenantsPartition, SK: account} }
+
+// UsagePrefix begins the sort key of every usage item of an account.
+const UsagePrefix = "USAGE#"
+
+// UsageKey is the item counting what account used on day (UTC, YYYY-MM-DD), beside the account
+// item in its partition.
+func UsageKey(account, day string) Key { return Key{PK: "A#" + account, SK: UsagePrefix + day} }
 
 // OutboxShards spreads outbox items over this many partitions, so a burst of mutations writes
 // to several partitions.
@@ -146,11 +176,10 @@ func StreamCheckpoints(consumer string) string { return "P#" + consumer }
 // stream consumer selects them by it, as the events consumer selects outbox items.
 const CertJobPrefix = "J#"
 
-// CertJobKey is the key of a certificate job's item, spread over OutboxShards partitions.
-func CertJobKey(jobID string) Key {
-	h := fnv.New32a()
-	h.Write([]byte(jobID))
-	return Key{PK: CertJobPrefix + strconv.Itoa(int(h.Sum32()%OutboxShards)), SK: jobID}
+// CertJobKey is the key of the item of account's certificate job jobID: each account's jobs
+// have their own partition, which erasing the account reads.
+func CertJobKey(account, jobID string) Key {
+	return Key{PK: CertJobPrefix + account, SK: jobID}
 }
 
 // CertDuePartition holds one item per managed certificate whose next job has a time (a renewal,

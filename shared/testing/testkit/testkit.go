@@ -509,3 +509,9 @@ func (a *Account) WithinCalls(t testing.TB, trips ...RoundTrip) {
 		}
 	}
 }
+
+// AccountOf is the account b on s: one made otherwise than by NewAccount (the operator's
+// interface).
+func (s *Stack) AccountOf(b *principals.Bootstrapped) *Account {
+	return &Account{Bootstrapped: b, s: s}
+}

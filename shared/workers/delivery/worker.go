@@ -28,6 +28,7 @@ import (
 
 	"tunnelapi/shared/families/eventsub"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/metrics"
@@ -208,6 +209,19 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 	return append(failed, concurrently(slices.Collect(maps.Values(byAccount)), func(ps []pendingEvent) []string {
 		bad, err := w.fanOutAccount(ctx, ps[0].h.AccountID, ps)
 		var failed []string
+		if errors.Is(err, errPaused) {
+			// A suspended account's events wait on the queue (no attempt counted) until it is
+			// resumed; a deleted account's are dropped.
+			for _, p := range ps {
+				if !w.pause(ctx, p.m) {
+					failed = append(failed, p.m.MessageId)
+				}
+			}
+			return failed
+		}
+		if errors.Is(err, errGone) {
+			return nil
+		}
 		for i, p := range ps {
 			if err == nil && bad[i] == nil {
 				continue
@@ -229,6 +243,15 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 // versions, then the delivery messages. bad[i] is set for an event some of whose deliveries
 // were not enqueued; err for a failure of the whole account.
 func (w *Worker) fanOutAccount(ctx context.Context, account string, ps []pendingEvent) (bad []error, err error) {
+	var acct auth.AccountItem
+	switch err := w.DB.Get(ctx, store.AccountKey(account), &acct); {
+	case store.IsNotFound(err) || err == nil && acct.Status == auth.StatusDeleting:
+		return nil, errGone
+	case err != nil:
+		return nil, err
+	case acct.Status == auth.StatusSuspended:
+		return nil, errPaused
+	}
 	subs, err := w.DB.QueryAll(ctx, store.Collection(account, ids.EventSubscription), eventsub.AttrSources, eventsub.AttrDestinations)
 	if err != nil {
 		return nil, err
@@ -304,6 +327,28 @@ func (w *Worker) fanOutAccount(ctx context.Context, account string, ps []pending
 	}
 	return bad, nil
 }
+
+// errPaused and errGone are a fan-out refused for a suspended account (its events wait) and for
+// a deleted one (its events are dropped).
+var (
+	errPaused = errors.New("delivery: the account is suspended")
+	errGone   = errors.New("delivery: the account is deleted")
+)
+
+// pause leaves an event of a suspended account on the queue for PauseDelay, without counting it
+// as an attempt: it reports whether the message stays (false: it returns after its visibility
+// timeout, the same).
+func (w *Worker) pause(ctx context.Context, m lambdaevents.SQSMessage) bool {
+	if m.ReceiptHandle != "" {
+		_, _ = w.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.QueueURL),
+			ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: int32(PauseDelay / time.Second)})
+	}
+	return false
+}
+
+// PauseDelay is how long a suspended account's event waits before it is looked at again: the
+// queue's redrive (maxReceiveCount) holds it that many times longer, then its DLQ.
+const PauseDelay = time.Hour
 
 // retryEvent handles an event that could not be fanned out: before its last attempt it is
 // left on the queue with a backoff delay (reported as failed); at the last it goes to the DLQ.

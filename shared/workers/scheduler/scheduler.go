@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/store"
@@ -68,12 +69,26 @@ func (s *Scheduler) Run(ctx context.Context, now time.Time) (requested int, err 
 
 func (s *Scheduler) request(ctx context.Context, d domains.CertDueItem, now time.Time) (bool, error) {
 	var t target
-	err := s.DB.Get(ctx, store.ResourceKey(d.AccountID, d.ResourceID), &t)
-	if err != nil && !store.IsNotFound(err) {
+	items, err := s.DB.GetMany(ctx, store.ResourceKey(d.AccountID, d.ResourceID), store.AccountKey(d.AccountID))
+	if err != nil {
+		return false, err
+	}
+	if items[0] == nil {
+		err = store.ErrNotFound
+	} else if err := store.Unmarshal(items[0], &t); err != nil {
 		return false, err
 	}
 	tx := &store.Tx{}
 	tx.Delete("cert.due.taken", d.Key, store.Exists())
+	if items[1] != nil && (&store.Attrs{Item: items[1]}).String("status") == auth.StatusSuspended && err == nil && t.DueSK == d.SK {
+		// A suspended account's renewals wait: the entry comes due again after PauseDelay.
+		t.DueSK = ""
+		t.MoveDue(tx, t.AccountID, t.ID, store.CertDueKey(now.Add(PauseDelay).Unix(), t.AccountID, t.ID).SK)
+		tx.Update("cert.target", t.Key, expression.Set(expression.Name("cert_due"), expression.Value(t.DueSK)),
+			expression.Name("cert_due").Equal(expression.Value(d.SK)))
+		_, err := s.commit(ctx, tx)
+		return false, err
+	}
 	if err != nil || t.Policy == nil || t.DueSK != d.SK || len(t.Names) == 0 {
 		// The resource is gone, no longer managed, or due at another time: a stale entry.
 		_, err := s.commit(ctx, tx)
@@ -94,6 +109,9 @@ func (s *Scheduler) request(ctx context.Context, d domains.CertDueItem, now time
 	lost, err := s.commit(ctx, tx)
 	return !lost && err == nil, err
 }
+
+// PauseDelay is how long a suspended account's due renewal waits before it is looked at again.
+const PauseDelay = time.Hour
 
 // commit applies tx; losing to a concurrent run (the entry already taken, the resource changed)
 // is no error: that run requested the job.

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/workers/operator"
+)
+
+// operatorUsage is the operator command's synopsis.
+const operatorUsage = `usage: local operator [-url URL] COMMAND
+  create [EMAIL]                 a tenant with its first admin key (the token is printed once)
+  list [LIMIT [BEFORE_ID]]       tenants, newest first
+  get ID | suspend ID | resume ID
+  delete ID                      erases everything of the tenant (resumed until done)
+Requests are signed with the AWS credentials of the environment (AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION); -url is the deployment's ApiUrl
+(default: the local server on PORT).`
+
+// localVerifier checks operator requests against the local credentials c is configured with,
+// as API Gateway's IAM authorization checks them in AWS.
+func localVerifier(c config.Common) operator.Authorize {
+	v := &operator.Verifier{Region: c.AWS.Region, Credentials: aws.Credentials{
+		AccessKeyID: c.AWS.AccessKeyID, SecretAccessKey: c.AWS.SecretAccessKey, SessionToken: c.AWS.SessionToken}}
+	return v.Verify
+}
+
+// runOperator is `local operator …`: one signed request to the operator's interface per
+// command, its answer printed as JSON.
+func runOperator(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	base := fs.String("url", "", "the deployment's base URL (default: the local server on PORT)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	op, err := newOperatorClient(*base)
+	if err != nil {
+		return err
+	}
+	args = fs.Args()
+	if len(args) == 0 {
+		return fmt.Errorf("%s", operatorUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	arg := func(i int) string {
+		if i < len(rest) {
+			return rest[i]
+		}
+		return ""
+	}
+	id := url.PathEscape(arg(0))
+	switch {
+	case cmd == "create" && len(rest) <= 1:
+		body := map[string]string{}
+		if arg(0) != "" {
+			body["email"] = arg(0)
+		}
+		return op.print(ctx, http.MethodPost, "/operator/tenants", body)
+	case cmd == "list" && len(rest) <= 2:
+		q := url.Values{}
+		if arg(0) != "" {
+			q.Set("limit", arg(0))
+		}
+		if arg(1) != "" {
+			q.Set("before_id", arg(1))
+		}
+		return op.print(ctx, http.MethodGet, "/operator/tenants?"+q.Encode(), nil)
+	case cmd == "get" && len(rest) == 1:
+		return op.print(ctx, http.MethodGet, "/operator/tenants/"+id, nil)
+	case (cmd == "suspend" || cmd == "resume") && len(rest) == 1:
+		return op.print(ctx, http.MethodPost, "/operator/tenants/"+id+"/"+cmd, nil)
+	case cmd == "delete" && len(rest) == 1:
+		for {
+			status, _, err := op.Do(ctx, http.MethodDelete, "/operator/tenants/"+id, nil)
+			if err != nil || status == http.StatusNoContent {
+				if err == nil {
+					fmt.Println("deleted", arg(0))
+				}
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "still deleting", arg(0))
+		}
+	}
+	return fmt.Errorf("%s", operatorUsage)
+}
+
+// newOperatorClient signs with the environment's AWS credentials for requests to base (the
+// local server on PORT when empty).
+func newOperatorClient(base string) (*operatorClient, error) {
+	c, err := config.LoadLocal(localEnv)
+	if err != nil {
+		return nil, err
+	}
+	if base == "" {
+		base = "http://127.0.0.1:" + c.Port
+	}
+	a := c.HTTP.AWS
+	return &operatorClient{Base: strings.TrimRight(base, "/"), Region: a.Region,
+		Credentials: aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken}}, nil
+}
+
+// operatorClient sends requests to the operator's interface signed with Credentials.
+type operatorClient struct {
+	Base, Region string
+	Credentials  aws.Credentials
+	HTTP         *http.Client
+}
+
+// Do sends one signed request (body as JSON when not nil) and returns its status and body; an
+// answer other than 2xx is an error quoting the body.
+func (o *operatorClient) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return 0, nil, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, o.Base+path, bytes.NewReader(raw))
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if err := operator.Sign(ctx, req, raw, o.Credentials, o.Region, time.Now()); err != nil {
+		return 0, nil, err
+	}
+	hc := o.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, api.MaxBodyBytes))
+	if err != nil {
+		return 0, nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, out, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
+	}
+	return resp.StatusCode, out, nil
+}
+
+// print sends one request and prints its answer.
+func (o *operatorClient) print(ctx context.Context, method, path string, body any) error {
+	_, out, err := o.Do(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	var v any
+	if json.Unmarshal(out, &v) == nil {
+		out, _ = json.MarshalIndent(v, "", "  ")
+	}
+	fmt.Println(string(out))
+	return nil
+}

@@ -1,0 +1,289 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/operator"
+)
+
+// operatorCreds are the credentials the test's operator interface verifies, as the local server
+// verifies its local AWS credentials.
+var operatorCreds = aws.Credentials{AccessKeyID: "operator-test", SecretAccessKey: "operator-test-secret"}
+
+// operatorServer serves the operator's routes on s's table, each request's signature verified
+// against operatorCreds.
+func operatorServer(t *testing.T, s *testkit.Stack) *httptest.Server {
+	o := &operator.Operator{DB: s.DB, Families: app.Families}
+	mux := http.NewServeMux()
+	o.Register(mux, (&operator.Verifier{Credentials: operatorCreds, Region: "us-east-1"}).Verify)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// operatorDo sends one request to srv signed with creds (none when zero; a bearer token when
+// token is set) and returns its status and body.
+func operatorDo(t *testing.T, srv *httptest.Server, creds aws.Credentials, token, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if creds.AccessKeyID != "" {
+		if err := operator.Sign(t.Context(), req, raw, creds, "us-east-1", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	out.ReadFrom(resp.Body)
+	return resp.StatusCode, out.Bytes()
+}
+
+// A tenant's life through the operator's interface: created (its first key works), every
+// function's create sample made with it, a domain (with a wildcard and a name under it, which
+// share a cover guard with the tenant's count), an address and an SSH key reserved; suspended
+// (every family refuses its key with 403 ERR_NGROK_205), resumed (served again), deleted: then
+// a Scan of the whole table finds no item naming it, and another tenant reserves its domain and
+// SSH key at once.
+func TestTenantLifecycle(t *testing.T) {
+	s := testkit.App(t)
+	srv := operatorServer(t, s)
+	status, out := operatorDo(t, srv, operatorCreds, "", "POST", "/operator/tenants", map[string]string{"email": "owner@tenant.test"})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, out)
+	}
+	var created operator.Created
+	if err := json.Unmarshal(out, &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.Tenant.Status != operator.StatusActive || created.Token == "" {
+		t.Fatalf("created %s", out)
+	}
+	a := s.AccountOf(&principals.Bootstrapped{AccountID: created.Tenant.ID, UserID: created.AdminUserID,
+		APIKeyID: created.APIKeyID, Token: created.Token})
+	for _, f := range app.Functions() {
+		files, err := app.SampleFiles(root, f.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars[app.TokenPlaceholder] = a.Token
+		ev := readSample(t, files[0], vars)
+		if ev.RequestContext.HTTP.Method != http.MethodPost {
+			t.Fatalf("%s is not a create", files[0])
+		}
+		a.Do(t, "POST", ev.RawPath, ev.Body).Expect(t, http.StatusCreated)
+	}
+	domain, _ := a.ReserveDomain(t)
+	parent, _ := a.ReserveWildcard(t)
+	a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "under." + parent}).Expect(t, http.StatusCreated)
+	a.ReserveAddr(t)
+	sshKey := testkit.SSHPublicKey()
+	a.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": sshKey}).Expect(t, http.StatusCreated)
+
+	tenant := "/operator/tenants/" + a.AccountID
+	if status, out := operatorDo(t, srv, operatorCreds, "", "POST", tenant+"/suspend", nil); status != http.StatusOK ||
+		!strings.Contains(string(out), `"status":"suspended"`) {
+		t.Fatalf("suspend: %d %s", status, out)
+	}
+	for _, d := range app.Families {
+		res := a.Do(t, "GET", familyRead(d), nil)
+		if res.Status != http.StatusForbidden || res.JSON(t)["error_code"] != api.CodeSuspended {
+			t.Errorf("%s of a suspended tenant: %d %s", d.Path, res.Status, res.Body)
+		}
+	}
+	a.Do(t, "POST", "/api_keys", map[string]any{"description": "while suspended"}).Expect(t, http.StatusForbidden)
+	if status, out := operatorDo(t, srv, operatorCreds, "", "POST", tenant+"/resume", nil); status != http.StatusOK ||
+		!strings.Contains(string(out), `"status":"active"`) {
+		t.Fatalf("resume: %d %s", status, out)
+	}
+	for _, d := range app.Families {
+		if res := a.Do(t, "GET", familyRead(d), nil); res.Status == http.StatusForbidden {
+			t.Errorf("%s of a resumed tenant: %d %s", d.Path, res.Status, res.Body)
+		}
+	}
+
+	for {
+		status, out := operatorDo(t, srv, operatorCreds, "", "DELETE", tenant, nil)
+		if status == http.StatusNoContent {
+			break
+		}
+		if status != http.StatusAccepted {
+			t.Fatalf("delete: %d %s", status, out)
+		}
+	}
+	a.Do(t, "GET", "/api_keys", nil).Expect(t, http.StatusForbidden)
+	if status, _ := operatorDo(t, srv, operatorCreds, "", "GET", tenant, nil); status != http.StatusNotFound {
+		t.Errorf("get of a deleted tenant: %d", status)
+	}
+	items, err := s.Items(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if names(it, a.AccountID) {
+			t.Errorf("after the delete an item names the tenant: %v", stringAttrs(it))
+		}
+	}
+	other := s.NewAccount(t)
+	other.Do(t, "POST", "/reserved_domains", map[string]any{"domain": domain}).Expect(t, http.StatusCreated)
+	other.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": sshKey}).Expect(t, http.StatusCreated)
+	other.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + parent}).Expect(t, http.StatusCreated)
+}
+
+// familyRead is a read of d's that reaches its caller's verification: its list, or a get of an
+// id of its kind for a family without one.
+func familyRead(d *resource.Descriptor) string {
+	if d.Serves(resource.OpList) {
+		return d.Path
+	}
+	return d.Path + "/" + d.Prefix + "_2ShIMEZcBYMiQeLvjVVvRMpjmFY"
+}
+
+// names reports whether any key, attribute name or string value of it contains s.
+func names(it map[string]types.AttributeValue, s string) bool {
+	for k, v := range it {
+		if strings.Contains(k, s) {
+			return true
+		}
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			if strings.Contains(v.Value, s) {
+				return true
+			}
+		case *types.AttributeValueMemberSS:
+			for _, x := range v.Value {
+				if strings.Contains(x, s) {
+					return true
+				}
+			}
+		case *types.AttributeValueMemberM:
+			if names(v.Value, s) {
+				return true
+			}
+		case *types.AttributeValueMemberL:
+			for _, x := range v.Value {
+				if names(map[string]types.AttributeValue{"": x}, s) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// The operator's routes refuse a tenant's API key, an unsigned request and one signed with
+// other credentials or a wrong signature, whatever the route, before doing anything.
+func TestOperatorRoutesRefuseAllButTheOperator(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	srv := operatorServer(t, s)
+	wrong := aws.Credentials{AccessKeyID: operatorCreds.AccessKeyID, SecretAccessKey: "not-the-secret"}
+	other := aws.Credentials{AccessKeyID: "someone-else", SecretAccessKey: operatorCreds.SecretAccessKey}
+	for _, r := range operator.Routes {
+		path := strings.ReplaceAll(r.Pattern, "{id}", a.AccountID)
+		for name, c := range map[string]struct {
+			creds aws.Credentials
+			token string
+		}{"tenant key": {token: a.Token}, "unsigned": {}, "wrong secret": {creds: wrong}, "other key": {creds: other}} {
+			status, out := operatorDo(t, srv, c.creds, c.token, r.Method, path, map[string]string{})
+			if status != http.StatusForbidden {
+				t.Errorf("%s %s with %s: %d %s", r.Method, path, name, status, out)
+			}
+		}
+	}
+	// A signature over another body does not carry to this one.
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+"/operator/tenants/"+a.AccountID+"/suspend", strings.NewReader(`{"x":1}`))
+	if err := operator.Sign(t.Context(), req, []byte(`{}`), operatorCreds, "us-east-1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := srv.Client().Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a signature of another body: %v %v", resp.StatusCode, err)
+	}
+	a.Do(t, "GET", "/api_keys", nil).Expect(t, http.StatusOK)
+	if status, out := operatorDo(t, srv, operatorCreds, "", "GET", "/operator/tenants/"+a.AccountID, nil); status != http.StatusOK ||
+		!strings.Contains(string(out), `"status":"active"`) {
+		t.Errorf("the operator's get: %d %s", status, out)
+	}
+}
+
+// The list of tenants pages newest first without a scan: every tenant made appears once.
+func TestOperatorListsTenantsInPages(t *testing.T) {
+	s := testkit.App(t)
+	srv := operatorServer(t, s)
+	made := map[string]bool{}
+	for range 3 {
+		made[s.NewAccount(t).AccountID] = true
+	}
+	path, seen := "/operator/tenants?limit=2", map[string]int{}
+	for path != "" {
+		status, out := operatorDo(t, srv, operatorCreds, "", "GET", path, nil)
+		if status != http.StatusOK {
+			t.Fatalf("list: %d %s", status, out)
+		}
+		var page operator.TenantList
+		if err := json.Unmarshal(out, &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Tenants) > 2 {
+			t.Fatalf("a page of %d with limit 2", len(page.Tenants))
+		}
+		for _, tn := range page.Tenants {
+			seen[tn.ID]++
+		}
+		path = ""
+		if page.NextPageURI != nil {
+			path = (*page.NextPageURI)[strings.Index(*page.NextPageURI, "/operator/"):]
+		}
+	}
+	for id := range made {
+		if seen[id] != 1 {
+			t.Errorf("tenant %s listed %d times", id, seen[id])
+		}
+	}
+}
+
+// stringAttrs are the string attributes of it, to name it in a failure.
+func stringAttrs(it map[string]types.AttributeValue) map[string]string {
+	out := map[string]string{}
+	for k, v := range it {
+		if sv, ok := v.(*types.AttributeValueMemberS); ok {
+			out[k] = sv.Value
+		} else {
+			out[k] = fmt.Sprintf("%T", v)
+		}
+	}
+	return out
+}

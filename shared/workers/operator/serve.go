@@ -1,0 +1,148 @@
+package operator
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	lambdaevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
+)
+
+// Operator serves the operator's interface on the table.
+type Operator struct {
+	DB *store.DB
+	// Families are the service's families: an erasure frees what their resources hold
+	// (resource.Descriptor.Release).
+	Families []*resource.Descriptor
+	Log      *slog.Logger
+	// Budget is how long a request may run: the template's Timeout of the function.
+	Budget time.Duration
+}
+
+// Route is one operation of the operator's interface.
+type Route struct {
+	Method, Pattern string
+	Status          int
+	serve           func(*Operator, context.Context, *api.Request) (any, error)
+}
+
+// Routes are the operator's routes, each authorized in AWS by API Gateway's IAM authorization
+// (template.yaml) and locally by a Verifier.
+var Routes = []Route{
+	{http.MethodPost, "/operator/tenants", http.StatusCreated, (*Operator).create},
+	{http.MethodGet, "/operator/tenants", http.StatusOK, (*Operator).list},
+	{http.MethodGet, "/operator/tenants/{id}", http.StatusOK, (*Operator).get},
+	{http.MethodPost, "/operator/tenants/{id}/suspend", http.StatusOK, (*Operator).suspend},
+	{http.MethodPost, "/operator/tenants/{id}/resume", http.StatusOK, (*Operator).resume},
+	{http.MethodDelete, "/operator/tenants/{id}", http.StatusNoContent, (*Operator).remove},
+}
+
+// Authorize decides whether an operator request (with its body) may run; nil admits it.
+type Authorize func(r *http.Request, body []byte) error
+
+// Register adds the operator's routes to mux, each admitted by authorize first.
+func (o *Operator) Register(mux api.Mux, authorize Authorize) {
+	for _, rt := range Routes {
+		mux.Handle(rt.Method+" "+rt.Pattern, o.handler(rt, authorize))
+	}
+}
+
+// handler runs one route: the body read (capped), the request authorized, then the operation,
+// its result written as JSON or its error in the platform's envelope.
+func (o *Operator) handler(rt Route, authorize Authorize) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		start := time.Now()
+		r := &api.Request{HTTP: hr, OpID: ids.New(ids.Operation)}
+		w.Header().Set("Ngrok-Operation-Id", r.OpID)
+		status, err := rt.Status, error(nil)
+		var v any
+		body, rerr := io.ReadAll(io.LimitReader(hr.Body, api.MaxBodyBytes+1))
+		switch {
+		case rerr != nil || len(body) > api.MaxBodyBytes:
+			err = api.BadRequest(api.CodeBodyTooLarge, "body", "the request body could not be read or exceeds %d bytes", api.MaxBodyBytes)
+		default:
+			err = authorize(hr, body)
+		}
+		if err == nil {
+			r.Body = body
+			ctx, cancel := context.WithTimeout(hr.Context(), o.budget())
+			v, err = rt.serve(o, ctx, r)
+			cancel()
+		}
+		if a, ok := v.(accepted); ok {
+			v, status = a.Tenant, http.StatusAccepted
+		}
+		switch {
+		case err != nil:
+			status = api.WriteError(w, r.OpID, err)
+			if _, ok := api.AsError(err); !ok {
+				o.logger().Error("operator request failed", "op", r.OpID, "path", hr.URL.Path, "err", err.Error())
+			}
+		case v == nil:
+			status = http.StatusNoContent
+			w.WriteHeader(status)
+		default:
+			b, _ := api.MarshalUnescaped(v)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			w.Write(b)
+		}
+		o.logger().LogAttrs(hr.Context(), slog.LevelInfo, "operator request", slog.String("op", r.OpID),
+			slog.String("method", hr.Method), slog.String("path", hr.URL.Path), slog.Int("status", status),
+			slog.Int64("ms", time.Since(start).Milliseconds()))
+	})
+}
+
+func (o *Operator) budget() time.Duration {
+	if o.Budget > 0 {
+		return o.Budget
+	}
+	return 25 * time.Second
+}
+
+func (o *Operator) logger() *slog.Logger {
+	if o.Log != nil {
+		return o.Log
+	}
+	return slog.Default()
+}
+
+// ByIAM admits the requests API Gateway authorized with IAM (its request context names the
+// signer); any other is refused, should a route ever be deployed without the authorization.
+func ByIAM(ev lambdaevents.APIGatewayV2HTTPRequest) bool {
+	a := ev.RequestContext.Authorizer
+	return a != nil && a.IAM != nil && a.IAM.AccessKey != "" && a.IAM.UserARN != ""
+}
+
+// Main is the operator function's main: its routes on Lambda, behind API Gateway's IAM
+// authorization, erasing with families' Release.
+func Main(families ...*resource.Descriptor) {
+	o := config.Start(config.LoadOperator, func(ctx context.Context, c config.Operator, log *slog.Logger) (*Operator, error) {
+		db, err := store.Open(ctx, c.StoreOptions())
+		if err != nil {
+			return nil, err
+		}
+		return &Operator{DB: db, Families: families, Log: log}, nil
+	})
+	mux := http.NewServeMux()
+	o.Register(mux, func(*http.Request, []byte) error { return nil })
+	proxy := httpadapter.NewV2(mux).ProxyWithContext
+	lambda.Start(func(ctx context.Context, ev lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
+		if !ByIAM(ev) {
+			return lambdaevents.APIGatewayV2HTTPResponse{StatusCode: http.StatusForbidden,
+				Headers: map[string]string{"Content-Type": "application/json"},
+				Body:    `{"error_code":"` + ErrNotSigned.Code + `","status_code":403,"msg":"` + ErrNotSigned.Msg + `","details":{}}`}, nil
+		}
+		return proxy(ctx, ev)
+	})
+}
