@@ -7,7 +7,7 @@ package main
 import (
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/platform/serve"
-	// A family seals secrets (its descriptor sets Seals): KMS in AWS.
+	// A family keeps secrets (its descriptor sets Seals or Opens): KMS in AWS.
 	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 

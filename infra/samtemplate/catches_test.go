@@ -8,8 +8,8 @@ import (
 )
 
 // Each check finds the fault it exists for in an otherwise sound deployed template: a route
-// removed, a wildcard DynamoDB grant, a queue whose visibility timeout is too short, a reference
-// to nothing.
+// removed, a wildcard DynamoDB grant, a KMS action a descriptor declares missing, a queue whose
+// visibility timeout is too short, a reference to nothing.
 func TestChecksCatchWhatTheyAreFor(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -26,6 +26,11 @@ func TestChecksCatchWhatTheyAreFor(t *testing.T) {
 			st := dig(tpl.Resources[role].Properties, "Policies", 0, "PolicyDocument", "Statement", 0).(map[string]any)
 			st["Action"] = append(st["Action"].([]any), "dynamodb:*")
 		}, iamProblems, "ApiKeysFunction is granted dynamodb:*"},
+		{"KMS action missing", func(t *testing.T, tpl *samtemplate.Template) {
+			role := getAttOf(tpl.Resources["ApiKeysFunction"].Properties["Role"])
+			st := dig(tpl.Resources[role].Properties, "Policies", 0, "PolicyDocument", "Statement", 1).(map[string]any)
+			st["Action"] = []any{"kms:GenerateDataKey"}
+		}, iamProblems, "ApiKeysFunction is granted [kms:GenerateDataKey]; its descriptors' Seals and Opens need [kms:Decrypt kms:GenerateDataKey]"},
 		{"short visibility timeout", func(t *testing.T, tpl *samtemplate.Template) {
 			tpl.Resources["EventsQueue"].Properties["VisibilityTimeout"] = 60.0
 		}, wrap(triggerProblems), "queue EventsQueue's visibility timeout 60s is under 6 × the function's timeout"},

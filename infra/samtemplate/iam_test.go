@@ -188,9 +188,15 @@ func iamProblems(t *testing.T, tpl *samtemplate.Template) []string {
 		if got, need := actions(gs, "dynamodb"), neededActions(f); !slices.Equal(got, need) {
 			problems = append(problems, fmt.Sprintf("%s is granted %v; its families call %v", f.Name, got, need))
 		}
-		seals := slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Seals })
-		if got := actions(gs, "kms"); seals != (len(got) > 0) {
-			problems = append(problems, fmt.Sprintf("%s: its descriptors seal: %v, its role grants %v", f.Name, seals, got))
+		var kms []string // sorted, as actions returns them
+		if slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Opens }) {
+			kms = append(kms, "kms:Decrypt")
+		}
+		if slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Seals }) {
+			kms = append(kms, "kms:GenerateDataKey")
+		}
+		if got := actions(gs, "kms"); !slices.Equal(got, kms) {
+			problems = append(problems, fmt.Sprintf("%s is granted %v; its descriptors' Seals and Opens need %v", f.Name, got, kms))
 		}
 		if s := actions(gs, "sqs"); len(s) > 0 || links(t, f.Dir, sqsPkg) {
 			problems = append(problems, fmt.Sprintf("%s is granted %v, links %s: %v; no HTTP function calls SQS (events leave through the stream)",

@@ -130,7 +130,7 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 		}
 		args = append(args, q.pkg()+"."+q.name)
 		paths = append(paths, d.Path)
-		seals = seals || d.Seals
+		seals = seals || d.KeepsSecrets()
 	}
 	slices.Sort(imports)
 	var b bytes.Buffer
@@ -141,7 +141,7 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 		fmt.Fprintf(&b, "\t%q\n", p)
 	}
 	if seals {
-		b.WriteString("\t// A family seals secrets (its descriptor sets Seals): KMS in AWS.\n")
+		b.WriteString("\t// A family keeps secrets (its descriptor sets Seals or Opens): KMS in AWS.\n")
 		b.WriteString("\t_ \"tunnelapi/shared/platform/seal/kmsseal\"\n")
 	}
 	fmt.Fprintf(&b, ")\n\nfunc main() { serve.Main(%s) }\n", strings.Join(args, ", "))

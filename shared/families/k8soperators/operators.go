@@ -129,7 +129,7 @@ const Path = "/kubernetes_operators"
 // KubernetesOperatorsDescriptor is the /kubernetes_operators family.
 var KubernetesOperatorsDescriptor = &resource.Descriptor{
 	Path: Path, Prefix: ids.KubernetesOperator, ListKey: "operators", EventKind: "kubernetes_operator", Filter: true,
-	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true,
+	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true, Opens: true,
 	Reads: []config.Section{config.DomainSettings},
 	Serve: func() resource.Serving {
 		return resource.Serve(newOperators, resource.Route[Operators]{

@@ -33,7 +33,7 @@ type apiKeyCreate struct {
 // APIKeysDescriptor is the /api_keys family.
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
-	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true,
+	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
 	Serve: func() resource.Serving {
 		return resource.Serve(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
 			return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}

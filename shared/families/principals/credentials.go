@@ -47,7 +47,7 @@ type CredentialCreate struct {
 // CredentialsDescriptor is the /credentials family.
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
-	Function: "CredentialsFunction", Dir: "credentials", Seals: true,
+	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
 	Serve: func() resource.Serving {
 		return resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
 			return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}

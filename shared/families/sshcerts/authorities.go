@@ -166,7 +166,9 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, ListKey: "ssh_certificate_authorities",
 	EventKind: "ssh_certificate_authority", Filter: true,
 	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Seals: true,
-	Timeout: 29 * time.Second,
+	// Generating an RSA 4096 key takes up to seconds of CPU: more memory (hence CPU) and the
+	// HTTP API's longest timeout.
+	Timeout: 29 * time.Second, MemoryMB: 1024,
 	Serve: func() resource.Serving {
 		return resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
 			return Authorities{Family: f}

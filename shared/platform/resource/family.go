@@ -117,7 +117,7 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 		// signature): only for a caller verified, checked against the account's IP restriction
 		// and admitted by the rate limit, at the price of that read (auth.Authenticator.VerifyRead)
 		// before the transaction. Other families' Prepare only checks the body.
-		if c.Seals && !r.IsVerified() {
+		if c.KeepsSecrets() && !r.IsVerified() {
 			if _, err := c.kit.Read(ctx, r); err != nil {
 				return nil, err
 			}

@@ -55,7 +55,7 @@
 // testkit.RoundTrips): get 1 (BatchGetItem), create 1 (TransactWriteItems), update 2 and delete 2
 // (read, transaction), list 2 issued concurrently (the caller's items and the page's Query: one
 // round trip of latency). Creates that derive from another item (Facts) are 1 in a warm process
-// and 2 the first time; creates that prepare a secret (Preparer of a family that Seals: SSH CAs
+// and 2 the first time; creates that prepare a secret (Preparer of a family that KeepsSecrets: SSH CAs
 // and certificates, TLS certificates, vault secrets) read the caller's items first, one more; an
 // API IP restriction and an SSH certificate from a CA not yet opened in the process are one more
 // again. No SQS call on any request. A GET reads the caller's token and account with

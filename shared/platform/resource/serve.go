@@ -122,18 +122,19 @@ func (d *Descriptor) allEndpoints(sv Serving) []endpoint {
 func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Serves(e.op) }
 
 // Register adds every route of the family d (Routes) to mux, served with kit k: the one place a route is
-// added to a mux. A family that does not declare Seals gets a kit whose sealer refuses, so one
-// that seals without saying so fails its tests instead of its function in AWS. Every request
+// added to a mux. A family's kit seals only if its descriptor declares Seals and opens only if
+// it declares Opens, so one that seals or opens without saying so fails its tests instead of
+// its function in AWS (whose role holds only the KMS actions declared). Every request
 // runs under the family's Budget (its function's timeout) unless s sets its own (Server.Budget).
 func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	if d.Serve == nil {
 		panic("resource: the descriptor of " + d.Path + " has no Serve")
 	}
 	sv := d.Serve()
-	if !d.Seals && k != nil {
-		unsealed := *k
-		unsealed.Seal = seal.Unavailable(d.Path + " keeps no secrets (its Descriptor does not set Seals)")
-		k = &unsealed
+	if k != nil && !(d.Seals && d.Opens) {
+		declared := *k
+		declared.Seal = seal.Restrict(k.Seal, d.Seals, d.Opens, fmt.Sprintf("%s declares Seals %v, Opens %v (its Descriptor)", d.Path, d.Seals, d.Opens))
+		k = &declared
 	}
 	handlers := sv.handlers(d, k)
 	for i, e := range d.allEndpoints(sv) {

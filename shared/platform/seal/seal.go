@@ -91,9 +91,37 @@ func (b broken) Open(context.Context, Sealed, map[string]string) ([]byte, error)
 	return nil, b.err
 }
 
-// Unavailable is the sealer of code that declared it keeps no secrets: every use fails with an
-// error saying why.
-func Unavailable(why string) Sealer { return broken{errors.New("seal: " + why)} }
+// Restrict is s for code that declared what it does with secrets: Seal fails unless seals, Open
+// unless opens, with an error saying why (the declaration).
+func Restrict(s Sealer, seals, opens bool, why string) Sealer {
+	if seals && opens {
+		return s
+	}
+	return restricted{s, seals, opens, errors.New("seal: " + why)}
+}
+
+// restricted is Restrict's sealer.
+type restricted struct {
+	s            Sealer
+	seals, opens bool
+	err          error
+}
+
+// Seal implements Sealer.
+func (r restricted) Seal(ctx context.Context, p []byte, aad map[string]string) (Sealed, error) {
+	if !r.seals {
+		return Sealed{}, r.err
+	}
+	return r.s.Seal(ctx, p, aad)
+}
+
+// Open implements Sealer.
+func (r restricted) Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error) {
+	if !r.opens {
+		return nil, r.err
+	}
+	return r.s.Open(ctx, s, aad)
+}
 
 var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/platform/seal/kmsseal)")
 
