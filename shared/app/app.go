@@ -1,13 +1,13 @@
 // Package app lists every family and worker of the service. Everything that must agree on them
-// reads these lists: the local all-in-one server, the test stack, and the tests that check
-// template.yaml, the Makefile, the Lambda mains and the sample events against them.
+// reads these lists: the local all-in-one server, the test stack, the generator and the tests.
 //
 // Adding a family means adding its package under shared/families with its resource.Descriptor
 // (served by resource.Serve: its hooks and any extra routes declared as resource.Route data;
-// see package resource), an entry in Families, and its block in template.yaml; go generate
-// writes functions/<Dir>/main.go, the Makefile's FUNCTIONS (functions.mk) and skeleton sample
-// events in events/<Dir>/ (see shared/app/gen). The tests here fail until the template and the
-// samples agree, until the generated files are current, and on any route added to a mux by hand.
+// see package resource) and an entry in Families; go generate writes functions/<Dir>/main.go,
+// the Makefile's FUNCTIONS (functions.mk), the function's resource, log group, alarm and
+// dashboard lines in template.yaml, and skeleton sample events in events/<Dir>/ (see
+// shared/app/gen). The tests here fail until the generated files are current and on any route
+// added to a mux by hand.
 package app
 
 //go:generate go run ./gen -root ../..
@@ -79,10 +79,13 @@ type Function struct {
 }
 
 // Functions groups Families by the Lambda that serves them, in the order of Families.
-func Functions() []Function {
+func Functions() []Function { return FunctionsOf(Families) }
+
+// FunctionsOf groups families by the Lambda that serves them, in their order.
+func FunctionsOf(families []*resource.Descriptor) []Function {
 	var out []Function
 	index := map[string]int{}
-	for _, d := range Families {
+	for _, d := range families {
 		i, ok := index[d.Function]
 		if !ok {
 			i = len(out)

@@ -30,9 +30,24 @@ func Files(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return generate(root, app.Functions(), append(slices.Clone(app.Workers), app.Operator), names)
+}
+
+// generate is Files for the HTTP functions functions, whose descriptors' Go names are names,
+// and the other functions workers (app.Workers and app.Operator).
+func generate(root string, functions []app.Function, workers []app.Worker, names map[*resource.Descriptor]qualified) (map[string][]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	g, err := readGlobals(string(raw))
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]byte{}
 	var list []string
-	for _, f := range app.Functions() {
+	var resources strings.Builder
+	for i, f := range functions {
 		main, err := httpMain(f, names)
 		if err != nil {
 			return nil, err
@@ -44,8 +59,16 @@ func Files(root string) (map[string][]byte, error) {
 				out[filepath.Join("events", f.Dir, name)] = body
 			}
 		}
+		fn, err := httpFunction(f, names, g)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			resources.WriteString("\n")
+		}
+		resources.WriteString(fn)
 	}
-	for _, w := range append(slices.Clone(app.Workers), app.Operator) {
+	for _, w := range workers {
 		main, err := workerMain(w)
 		if err != nil {
 			return nil, err
@@ -58,11 +81,11 @@ func Files(root string) (map[string][]byte, error) {
 	for _, e := range list {
 		fns = append(fns, strings.Split(e, ":")[0])
 	}
-	tpl, err := template(filepath.Join(root, "template.yaml"), fns)
+	tpl, err := template(string(raw), []region{{"HTTP functions", resources.String()}, logGroups(fns), alarms(fns)}, fns)
 	if err != nil {
 		return nil, err
 	}
-	out["template.yaml"] = tpl
+	out["template.yaml"] = []byte(tpl)
 	return out, nil
 }
 

@@ -2,29 +2,36 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"regexp"
 	"strings"
 )
 
-// templateRegions are the parts of template.yaml written from the lists of package app, between
-// a "# BEGIN generated <name>" and a "# END generated <name>" line; the rest of the template is
-// hand-written and kept as it is.
-var templateRegions = []struct {
-	name  string
-	write func(fn string) string // the region's lines of one function, by logical id
-}{
-	{"log groups", func(fn string) string {
-		return fmt.Sprintf(`  %sLogGroup:
+// region is a part of template.yaml the generator writes, between a "# BEGIN generated <name>"
+// and a "# END generated <name>" line; the rest of the template is hand-written and kept as it
+// is.
+type region struct{ name, body string }
+
+// logGroups is the region of each function's log group.
+func logGroups(fns []string) region {
+	var b strings.Builder
+	for _, fn := range fns {
+		fmt.Fprintf(&b, `  %sLogGroup:
     Type: AWS::Logs::LogGroup
     Properties: { RetentionInDays: { "Ref": LogRetentionDays } }
 `, fn)
-	}},
-	{"alarms", func(fn string) string {
+	}
+	return region{"log groups", b.String()}
+}
+
+// alarms is the region of each function's alarm on its failed and throttled invocations.
+func alarms(fns []string) region {
+	var b strings.Builder
+	for _, fn := range fns {
 		metric := func(id, name string) string {
 			return fmt.Sprintf(`        - { Id: %s, ReturnData: false, MetricStat: { Metric: { Namespace: AWS/Lambda, MetricName: %s, Dimensions: [{ Name: FunctionName, Value: { "Ref": %s } }] }, Period: 300, Stat: Sum } }
 `, id, name, fn)
 		}
-		return fmt.Sprintf(`  %[1]sFailingAlarm:
+		fmt.Fprintf(&b, `  %[1]sFailingAlarm:
     Type: AWS::CloudWatch::Alarm
     Properties:
       AlarmDescription: %[1]s invocations failed or were throttled
@@ -34,32 +41,65 @@ var templateRegions = []struct {
       EvaluationPeriods: 1
       TreatMissingData: notBreaching
       Metrics:
-`, fn) + metric("errors", "Errors") + metric("throttles", "Throttles") +
-			"        - { Id: failed, Expression: \"errors + throttles\", Label: failed, ReturnData: true }\n"
-	}},
+`, fn)
+		b.WriteString(metric("errors", "Errors") + metric("throttles", "Throttles"))
+		b.WriteString("        - { Id: failed, Expression: \"errors + throttles\", Label: failed, ReturnData: true }\n")
+	}
+	return region{"alarms", b.String()}
 }
 
-// template is the template.yaml at path with its generated regions rewritten for the functions
-// fns (logical ids).
-func template(path string, fns []string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	text := string(raw)
-	for _, r := range templateRegions {
+// dashboardLists are the lists of the dashboard's body (a JSON string, where no comment can
+// mark a region) that name every function, one function a line: each is the one run of lines
+// matching its pattern, rewritten for the functions with the run's last comma kept.
+var dashboardLists = []struct {
+	pattern *regexp.Regexp
+	line    string // the line of one function (%[1]s its logical id)
+}{
+	{regexp.MustCompile(`^ +"\$\{\w+FunctionFailingAlarm\.Arn\}",?$`), `             "${%[1]sFailingAlarm.Arn}"`},
+	{regexp.MustCompile(`^ +\["AWS/Lambda", "Errors", "FunctionName", "\$\{\w+\}", \{"label": "\w+"\}\],?$`),
+		`             ["AWS/Lambda", "Errors", "FunctionName", "${%[1]s}", {"label": "%[1]s"}]`},
+	{regexp.MustCompile(`^ +\["AWS/Lambda", "Throttles", "FunctionName", "\$\{\w+\}", \{"label": "\w+"\}\],?$`),
+		`             ["AWS/Lambda", "Throttles", "FunctionName", "${%[1]s}", {"label": "%[1]s"}]`},
+}
+
+// template is the template.yaml text with its generated regions replaced by regions and the
+// dashboard's lists written for the functions fns (logical ids).
+func template(text string, regions []region, fns []string) (string, error) {
+	for _, r := range regions {
 		begin, end := "  # BEGIN generated "+r.name, "  # END generated "+r.name+"\n"
 		i := strings.Index(text, begin)
 		j := strings.Index(text, end)
 		if i < 0 || j < i {
-			return nil, fmt.Errorf("%s: no %q ... %q region", path, strings.TrimSpace(begin), strings.TrimSpace(end))
+			return "", fmt.Errorf("template.yaml: no %q ... %q region", strings.TrimSpace(begin), strings.TrimSpace(end))
 		}
-		i += strings.Index(text[i:], "\n") + 1
-		var b strings.Builder
-		for _, fn := range fns {
-			b.WriteString(r.write(fn))
-		}
-		text = text[:i] + b.String() + text[j:]
+		head := begin + " (shared/app/gen, go generate ./...: do not edit)\n"
+		text = text[:i] + head + r.body + text[j:]
 	}
-	return []byte(text), nil
+	lines := strings.SplitAfter(text, "\n")
+	for _, l := range dashboardLists {
+		var run []int
+		for i, line := range lines {
+			if l.pattern.MatchString(strings.TrimSuffix(line, "\n")) {
+				if len(run) > 0 && run[len(run)-1] != i-1 {
+					return "", fmt.Errorf("template.yaml: the lines matching %s are not one run (line %d)", l.pattern, i+1)
+				}
+				run = append(run, i)
+			}
+		}
+		if len(run) == 0 {
+			return "", fmt.Errorf("template.yaml: no dashboard line matches %s", l.pattern)
+		}
+		first, last := run[0], run[len(run)-1]
+		comma := strings.HasSuffix(strings.TrimSuffix(lines[last], "\n"), ",")
+		var out []string
+		for k, fn := range fns {
+			line := fmt.Sprintf(l.line, fn)
+			if k < len(fns)-1 || comma {
+				line += ","
+			}
+			out = append(out, line+"\n")
+		}
+		lines = append(lines[:first], append(out, lines[last+1:]...)...)
+	}
+	return strings.Join(lines, ""), nil
 }

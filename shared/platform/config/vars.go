@@ -66,7 +66,8 @@ type Var struct {
 	// By are the kinds of process that read it.
 	By Process
 	// Needed are the kinds of deployed function that cannot work without it and get no default:
-	// template.yaml must set it for each of them (a test holds it to that).
+	// template.yaml must set it for each of them (shared/app/gen writes the HTTP functions'
+	// environment from what their parsers read; a test holds the workers' to it).
 	Needed Process
 	// Secret values are never repeated in an error.
 	Secret bool

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/families/access"
+	"tunnelapi/shared/platform/config"
+)
+
+// A family is its package and its line in app.Families: given one more descriptor (a fixture
+// serving the IP policies' hooks under its own path, function and folder, sealing, reading the
+// deployment settings, with a longer timeout), the generator writes everything else for it: its
+// main, its functions.mk entry, its function in template.yaml with its settings, role and
+// routes, its log group, alarm and dashboard lines, and its skeleton samples.
+func TestNewFamilyIsGenerated(t *testing.T) {
+	dir := t.TempDir()
+	tpl, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "template.yaml"), tpl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, err := descriptorNames(filepath.Join(root, "shared", "app", "app.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgets := *access.IPPoliciesDescriptor
+	widgets.Path, widgets.Function, widgets.Dir = "/widgets", "WidgetsFunction", "widgets"
+	widgets.Seals, widgets.Reads, widgets.Timeout = true, []config.Section{config.DeploymentSettings}, 20*time.Second
+	names[&widgets] = qualified{"tunnelapi/shared/families/widgets", "WidgetsDescriptor"}
+	files, err := generate(dir, app.FunctionsOf(append(app.Families[:len(app.Families):len(app.Families)], &widgets)), append(slices.Clone(app.Workers), app.Operator), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	main := string(files[filepath.Join("functions", "widgets", "main.go")])
+	for _, want := range []string{`"tunnelapi/shared/families/widgets"`, `"tunnelapi/shared/platform/seal/kmsseal"`, "serve.Main(widgets.WidgetsDescriptor)"} {
+		if !strings.Contains(main, want) {
+			t.Errorf("functions/widgets/main.go lacks %s:\n%s", want, main)
+		}
+	}
+	if mk := string(files["functions.mk"]); !strings.Contains(mk, "WidgetsFunction:widgets") {
+		t.Errorf("functions.mk lacks WidgetsFunction:widgets:\n%s", mk)
+	}
+	if _, ok := files[filepath.Join("events", "widgets", "1-create.json")]; !ok {
+		t.Error("no skeleton sample events/widgets/1-create.json")
+	}
+
+	var got struct {
+		Resources map[string]struct {
+			Type       string `yaml:"Type"`
+			Properties struct {
+				Timeout     int `yaml:"Timeout"`
+				Environment struct {
+					Variables map[string]any `yaml:"Variables"`
+				} `yaml:"Environment"`
+				Policies []struct {
+					Statement []struct {
+						Action []string `yaml:"Action"`
+					} `yaml:"Statement"`
+				} `yaml:"Policies"`
+				Events map[string]struct {
+					Properties struct {
+						Method string `yaml:"Method"`
+						Path   string `yaml:"Path"`
+					} `yaml:"Properties"`
+				} `yaml:"Events"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	text := string(files["template.yaml"])
+	if err := yaml.Unmarshal([]byte(text), &got); err != nil {
+		t.Fatal(err)
+	}
+	fn := got.Resources["WidgetsFunction"]
+	if fn.Type != "AWS::Serverless::Function" || fn.Properties.Timeout != 20 {
+		t.Errorf("WidgetsFunction is a %q with Timeout %d, want a function with Timeout 20", fn.Type, fn.Properties.Timeout)
+	}
+	if _, ok := fn.Properties.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"]; !ok {
+		t.Errorf("WidgetsFunction's environment %v lacks DEPLOYMENT_ACCOUNT_ID, which the section it reads parses", fn.Properties.Environment.Variables)
+	}
+	var actions []string
+	for _, p := range fn.Properties.Policies {
+		for _, st := range p.Statement {
+			actions = append(actions, st.Action...)
+		}
+	}
+	for _, want := range []string{"dynamodb:Query", "dynamodb:DeleteItem", "kms:GenerateDataKey"} {
+		if !strings.Contains(strings.Join(actions, " "), want) {
+			t.Errorf("WidgetsFunction is granted %v, not %s", actions, want)
+		}
+	}
+	if strings.Contains(strings.Join(actions, " "), "kms:Decrypt") {
+		t.Errorf("WidgetsFunction is granted %v: kms:Decrypt although it does not open", actions)
+	}
+	routes := map[string]string{}
+	for name, e := range fn.Properties.Events {
+		routes[e.Properties.Method+" "+e.Properties.Path] = name
+	}
+	for _, r := range widgets.Routes() {
+		if routes[r] == "" {
+			t.Errorf("WidgetsFunction has no event for %s (it has %v)", r, routes)
+		}
+	}
+	if len(routes) != len(widgets.Routes()) {
+		t.Errorf("WidgetsFunction has events %v, its descriptor serves %v", routes, widgets.Routes())
+	}
+	for _, r := range []string{"WidgetsFunctionLogGroup", "WidgetsFunctionFailingAlarm"} {
+		if _, ok := got.Resources[r]; !ok {
+			t.Errorf("template.yaml has no %s", r)
+		}
+	}
+	for _, want := range []string{`"${WidgetsFunctionFailingAlarm.Arn}",`, `["AWS/Lambda", "Errors", "FunctionName", "${WidgetsFunction}"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the dashboard does not show %s", want)
+		}
+	}
+}
