@@ -34,25 +34,25 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	widgets := *access.IPPoliciesDescriptor
-	widgets.Path, widgets.Function, widgets.Dir = "/widgets", "WidgetsFunction", "widgets"
+	widgets.Path, widgets.Function, widgets.Dir = "/fixture_widgets", "FixtureWidgetsFunction", "fixture_widgets"
 	widgets.Seals, widgets.Reads, widgets.Timeout = true, []config.Section{config.DeploymentSettings}, 20*time.Second
-	names[&widgets] = qualified{"tunnelapi/shared/families/widgets", "WidgetsDescriptor"}
+	names[&widgets] = qualified{"tunnelapi/shared/families/fixture", "WidgetsDescriptor"}
 	files, err := generate(dir, app.FunctionsOf(append(app.Families[:len(app.Families):len(app.Families)], &widgets)), append(slices.Clone(app.Workers), app.Operator), names)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	main := string(files[filepath.Join("functions", "widgets", "main.go")])
-	for _, want := range []string{`"tunnelapi/shared/families/widgets"`, `"tunnelapi/shared/platform/seal/kmsseal"`, "serve.Main(widgets.WidgetsDescriptor)"} {
+	main := string(files[filepath.Join("functions", "fixture_widgets", "main.go")])
+	for _, want := range []string{`"tunnelapi/shared/families/fixture"`, `"tunnelapi/shared/platform/seal/kmsseal"`, "serve.Main(fixture.WidgetsDescriptor)"} {
 		if !strings.Contains(main, want) {
-			t.Errorf("functions/widgets/main.go lacks %s:\n%s", want, main)
+			t.Errorf("functions/fixture_widgets/main.go lacks %s:\n%s", want, main)
 		}
 	}
-	if mk := string(files["functions.mk"]); !strings.Contains(mk, "WidgetsFunction:widgets") {
-		t.Errorf("functions.mk lacks WidgetsFunction:widgets:\n%s", mk)
+	if mk := string(files["functions.mk"]); !strings.Contains(mk, "FixtureWidgetsFunction:fixture_widgets") {
+		t.Errorf("functions.mk lacks FixtureWidgetsFunction:fixture_widgets:\n%s", mk)
 	}
-	if _, ok := files[filepath.Join("events", "widgets", "1-create.json")]; !ok {
-		t.Error("no skeleton sample events/widgets/1-create.json")
+	if _, ok := files[filepath.Join("events", "fixture_widgets", "1-create.json")]; !ok {
+		t.Error("no skeleton sample events/fixture_widgets/1-create.json")
 	}
 
 	var got struct {
@@ -81,12 +81,12 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(text), &got); err != nil {
 		t.Fatal(err)
 	}
-	fn := got.Resources["WidgetsFunction"]
+	fn := got.Resources["FixtureWidgetsFunction"]
 	if fn.Type != "AWS::Serverless::Function" || fn.Properties.Timeout != 20 {
-		t.Errorf("WidgetsFunction is a %q with Timeout %d, want a function with Timeout 20", fn.Type, fn.Properties.Timeout)
+		t.Errorf("FixtureWidgetsFunction is a %q with Timeout %d, want a function with Timeout 20", fn.Type, fn.Properties.Timeout)
 	}
 	if _, ok := fn.Properties.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"]; !ok {
-		t.Errorf("WidgetsFunction's environment %v lacks DEPLOYMENT_ACCOUNT_ID, which the section it reads parses", fn.Properties.Environment.Variables)
+		t.Errorf("FixtureWidgetsFunction's environment %v lacks DEPLOYMENT_ACCOUNT_ID, which the section it reads parses", fn.Properties.Environment.Variables)
 	}
 	var actions []string
 	for _, p := range fn.Properties.Policies {
@@ -96,11 +96,11 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 	}
 	for _, want := range []string{"dynamodb:Query", "dynamodb:DeleteItem", "kms:GenerateDataKey"} {
 		if !strings.Contains(strings.Join(actions, " "), want) {
-			t.Errorf("WidgetsFunction is granted %v, not %s", actions, want)
+			t.Errorf("FixtureWidgetsFunction is granted %v, not %s", actions, want)
 		}
 	}
 	if strings.Contains(strings.Join(actions, " "), "kms:Decrypt") {
-		t.Errorf("WidgetsFunction is granted %v: kms:Decrypt although it does not open", actions)
+		t.Errorf("FixtureWidgetsFunction is granted %v: kms:Decrypt although it does not open", actions)
 	}
 	routes := map[string]string{}
 	for name, e := range fn.Properties.Events {
@@ -108,18 +108,18 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 	}
 	for _, r := range widgets.Routes() {
 		if routes[r] == "" {
-			t.Errorf("WidgetsFunction has no event for %s (it has %v)", r, routes)
+			t.Errorf("FixtureWidgetsFunction has no event for %s (it has %v)", r, routes)
 		}
 	}
 	if len(routes) != len(widgets.Routes()) {
-		t.Errorf("WidgetsFunction has events %v, its descriptor serves %v", routes, widgets.Routes())
+		t.Errorf("FixtureWidgetsFunction has events %v, its descriptor serves %v", routes, widgets.Routes())
 	}
-	for _, r := range []string{"WidgetsFunctionLogGroup", "WidgetsFunctionFailingAlarm"} {
+	for _, r := range []string{"FixtureWidgetsFunctionLogGroup", "FixtureWidgetsFunctionFailingAlarm"} {
 		if _, ok := got.Resources[r]; !ok {
 			t.Errorf("template.yaml has no %s", r)
 		}
 	}
-	for _, want := range []string{`"${WidgetsFunctionFailingAlarm.Arn}",`, `["AWS/Lambda", "Errors", "FunctionName", "${WidgetsFunction}"`} {
+	for _, want := range []string{`"${FixtureWidgetsFunctionFailingAlarm.Arn}",`, `["AWS/Lambda", "Errors", "FunctionName", "${FixtureWidgetsFunction}"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the dashboard does not show %s", want)
 		}
