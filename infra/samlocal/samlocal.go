@@ -286,6 +286,7 @@ func Write(ctx context.Context, o Options) (err error) {
 	for _, w := range app.Workers {
 		names = append(names, w.Name)
 	}
+	names = append(names, app.Operator.Name) // its routes are IAM-authorized: no samples
 	env, err := EnvVars(tpl, names, values)
 	if err != nil {
 		return err

@@ -108,6 +108,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 	for _, w := range app.Workers {
 		functions = append(functions, w.Name)
 	}
+	functions = append(functions, app.Operator.Name)
 	if got, want := slices.Sorted(maps.Keys(file)), slices.Sorted(maps.Keys(declared)); !slices.Equal(got, want) {
 		t.Fatalf("env.json has functions %v, template.yaml %v", got, want)
 	}
