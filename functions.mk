@@ -35,4 +35,5 @@ FUNCTIONS := \
 	EventWorkerFunction:event_worker \
 	CertWorkerFunction:cert_worker \
 	SchedulerFunction:scheduler \
+	UsageWorkerFunction:usage_worker \
 	OperatorFunction:operator

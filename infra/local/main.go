@@ -44,6 +44,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -57,6 +58,7 @@ import (
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
@@ -65,6 +67,7 @@ import (
 	"tunnelapi/shared/workers/delivery"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
+	"tunnelapi/shared/workers/usage"
 )
 
 func main() {
@@ -147,6 +150,12 @@ func runServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The usage worker in process: every usage line written is summed and flushed to the table
+	// on an interval, as the subscription filters feed the usage worker in AWS.
+	agg := &usage.Aggregator{DB: db}
+	emitter := &metrics.Emitter{W: io.MultiWriter(os.Stdout, agg)}
+	d.Kit.Metrics, d.Server.Metrics, worker.Metrics = emitter, emitter, emitter
+	go agg.Run(ctx, usage.LocalFlushEvery)
 	cfg := c.HTTP.AWSConfig()
 	streams := stream.NewClient(cfg, c.HTTP.DynamoDBEndpoint)
 	sqsClient := queue.NewClient(cfg, c.HTTP.SQSEndpoint)
@@ -174,6 +183,7 @@ func runServer(ctx context.Context) error {
 	if certWorker, err := certs.FromConfig(ctx, c.CertWorker, log); err != nil {
 		log.Warn("certificate worker not started", "err", err.Error())
 	} else {
+		certWorker.Metrics = emitter
 		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, log, certWorker.Handle)
 		go schedule(ctx, &scheduler.Scheduler{DB: db, Log: log}, c.ScheduleEvery)
 	}

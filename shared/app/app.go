@@ -34,6 +34,7 @@ import (
 	"tunnelapi/shared/workers/delivery"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
+	"tunnelapi/shared/workers/usage"
 )
 
 // Families is every resource family of the service.
@@ -111,7 +112,10 @@ const (
 type Worker struct {
 	Name string // logical id in template.yaml
 	Dir  string // folder under functions/
-	// Trigger is the type of its event in template.yaml: "SQS" or "Schedule".
+	// Trigger is what runs it: "SQS", "Schedule" or "HttpApi", the type of its event in
+	// template.yaml, or
+	// "Logs", the destination of a subscription filter on every other function's log group
+	// (generated into template.yaml).
 	Trigger string
 	// Main is the function functions/<Dir>/main.go calls, or, for the operator, Serve is: it is
 	// called with Families.
@@ -126,6 +130,7 @@ var Workers = []Worker{
 	{Name: "EventWorkerFunction", Dir: "event_worker", Trigger: "SQS", Main: delivery.Main, Kind: config.ByEventWorker},
 	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main, Kind: config.ByCertWorker},
 	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main, Kind: config.ByScheduler},
+	{Name: "UsageWorkerFunction", Dir: "usage_worker", Trigger: "Logs", Main: usage.Main, Kind: config.ByUsageWorker},
 }
 
 // Operator is the function serving the operator's interface (package operator): routes of its

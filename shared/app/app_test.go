@@ -28,6 +28,7 @@ import (
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
 	"tunnelapi/shared/workers/scheduler"
+	"tunnelapi/shared/workers/usage"
 )
 
 const root = "../.."
@@ -205,6 +206,13 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 			return err
 		},
 		"event_worker": sqsHandler(w.Handle),
+		"usage_worker": func(ctx context.Context, raw []byte) error {
+			var ev events.CloudwatchLogsEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return err
+			}
+			return (&usage.Worker{DB: s.DB, Log: testkit.Logger()}).Handle(ctx, ev)
+		},
 	}
 }
 

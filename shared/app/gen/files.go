@@ -81,7 +81,7 @@ func generate(root string, functions []app.Function, workers []app.Worker, names
 	for _, e := range list {
 		fns = append(fns, strings.Split(e, ":")[0])
 	}
-	tpl, err := template(string(raw), []region{{"HTTP functions", resources.String()}, logGroups(fns), alarms(fns)}, fns)
+	tpl, err := template(string(raw), []region{{"HTTP functions", resources.String()}, logGroups(fns), alarms(fns), usageSubscriptions(fns)}, fns)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func workerMain(w app.Worker) ([]byte, error) {
 	dot := strings.LastIndex(full, ".")
 	path, name := full[:dot], full[dot+1:]
 	trigger := map[string]string{"SQS": "triggered by its SQS queue", "Schedule": "run on a schedule",
-		"HttpApi": "serving its IAM-authorized HTTP API routes"}[w.Trigger]
+		"HttpApi": "serving its IAM-authorized HTTP API routes", "Logs": "fed by every other function's log group"}[w.Trigger]
 	if trigger == "" {
 		trigger = "triggered by " + w.Trigger
 	}

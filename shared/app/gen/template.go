@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/metrics"
 )
 
 // region is a part of template.yaml the generator writes, between a "# BEGIN generated <name>"
@@ -46,6 +49,37 @@ func alarms(fns []string) region {
 		b.WriteString("        - { Id: failed, Expression: \"errors + throttles\", Label: failed, ReturnData: true }\n")
 	}
 	return region{"alarms", b.String()}
+}
+
+// usageSubscriptions is the region of each function's subscription filter sending its usage
+// lines (metrics.UsageFilterPattern) to the usage worker, whose own log group has none.
+func usageSubscriptions(fns []string) region {
+	dest := usageWorker()
+	var b strings.Builder
+	for _, fn := range fns {
+		if fn == dest {
+			continue
+		}
+		fmt.Fprintf(&b, `  %[1]sUsageSubscription:
+    Type: AWS::Logs::SubscriptionFilter
+    DependsOn: %[2]sLogsPermission
+    Properties:
+      LogGroupName: { "Ref": %[1]sLogGroup }
+      FilterPattern: '%[3]s'
+      DestinationArn: { "Fn::GetAtt": [%[2]s, Arn] }
+`, fn, dest, metrics.UsageFilterPattern)
+	}
+	return region{"usage subscriptions", b.String()}
+}
+
+// usageWorker is the logical id of the worker fed by the log groups (its Trigger is "Logs").
+func usageWorker() string {
+	for _, w := range app.Workers {
+		if w.Trigger == "Logs" {
+			return w.Name
+		}
+	}
+	return ""
 }
 
 // dashboardLists are the lists of the dashboard's body (a JSON string, where no comment can

@@ -14,6 +14,7 @@ import (
 	"path"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"tunnelapi/shared/platform/ids"
@@ -101,7 +102,8 @@ type Server struct {
 	// the request's Admission.
 	RateLimitPolicy string
 	// Metrics receives a line per request refused for its rate limit or its credentials
-	// (metrics.RateLimited, metrics.AuthFailure); nil is standard output.
+	// (metrics.RateLimited, metrics.AuthFailure) and the usage line of every request whose
+	// caller was verified (metrics.Usage); nil is standard output.
 	Metrics *metrics.Emitter
 	// Budget, when set, is how long every request may run, in place of the budget its route
 	// was registered with (HandleWithin): test stacks set a longer one (see testkit). Zero
@@ -144,23 +146,26 @@ func (s *Server) deadline(ctx context.Context, start time.Time, budget time.Dura
 }
 
 // Handle returns an http.Handler that runs h and writes status on success.
-func (s *Server) Handle(status int, h Handler) http.Handler { return s.HandleWithin(0, status, h) }
+func (s *Server) Handle(status int, h Handler) http.Handler { return s.HandleWithin("", 0, status, h) }
 
-// HandleWithin is Handle for a route whose request may run budget: the Timeout of the function
-// serving it in template.yaml (resource.Descriptor.Register passes it). On Lambda the
-// invocation's context carries the same deadline; the local server has only this. Zero leaves
-// the request's own deadline, if any.
-func (s *Server) HandleWithin(budget time.Duration, status int, h Handler) http.Handler {
+// HandleWithin is Handle for a route of family (its collection path, "/api_keys") whose request
+// may run budget: the Timeout of the function serving it in template.yaml
+// (resource.Descriptor.Register passes both). On Lambda the invocation's context carries the
+// same deadline; the local server has only this. Zero leaves the request's own deadline, if
+// any. Once answered, a request whose caller was verified has its usage line written (see
+// usage).
+func (s *Server) HandleWithin(family string, budget time.Duration, status int, h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		start := time.Now()
 		r := &Request{HTTP: hr, OpID: ids.New(ids.Operation), headers: w.Header()}
+		tally := &metrics.Tally{}
 		w.Header().Set("Ngrok-Operation-Id", r.OpID)
 		if s.Source != nil {
 			r.Source = s.Source(hr)
 		} else {
 			r.Source = RemoteAddrSource(hr)
 		}
-		ctx, cancel := s.deadline(hr.Context(), start, budget)
+		ctx, cancel := s.deadline(metrics.WithTally(hr.Context(), tally), start, budget)
 		v, err := s.serve(ctx, r, h)
 		cancel()
 		// A request over its account's limit is a 429 whatever else went wrong: nothing was
@@ -186,10 +191,27 @@ func (s *Server) HandleWithin(budget time.Duration, status int, h Handler) http.
 		} else {
 			writeJSON(w, status, v)
 		}
+		s.usage(r, family, code, tally)
 		// Typed attributes: nothing is boxed or formatted when the level is off.
 		s.logger().LogAttrs(hr.Context(), slog.LevelInfo, "request", slog.String("op", r.OpID), slog.String("method", hr.Method),
 			slog.String("path", hr.URL.Path), slog.Int("status", code), slog.Int64("ms", time.Since(start).Milliseconds()))
 	})
+}
+
+// usage writes the usage line of a request answered with code: its family, status, whether it
+// committed a change, the resources it created less those it deleted and the DynamoDB capacity
+// its calls consumed (tally), under its caller's account. A request whose caller was not
+// verified has none: an unverified token names no account that can be held to it (anyone may
+// send one), and such a request spends nothing of the account's either (its rate-limit count
+// is given back).
+func (s *Server) usage(r *Request, family string, code int, tally *metrics.Tally) {
+	c := r.Caller()
+	if !r.verified || c == nil || c.AccountID == "" {
+		return
+	}
+	u := metrics.Usage{Account: c.AccountID, Family: strings.TrimPrefix(family, "/"), Status: code}
+	tally.Fill(&u)
+	s.Metrics.EmitUsage(u)
 }
 
 func (s *Server) logger() *slog.Logger {

@@ -134,6 +134,11 @@ type Operator struct {
 	Common
 }
 
+// UsageWorker is the configuration of the usage worker.
+type UsageWorker struct {
+	Common
+}
+
 // Local is the configuration of the local server: everything the functions it stands in for
 // read, and its own settings.
 type Local struct {
@@ -204,6 +209,13 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 func LoadOperator(lookup Lookup) (Operator, error) {
 	p := &parser{lookup: lookup, as: ByOperator}
 	c := Operator{p.common()}
+	return c, p.err()
+}
+
+// LoadUsageWorker parses the configuration of the usage worker.
+func LoadUsageWorker(lookup Lookup) (UsageWorker, error) {
+	p := &parser{lookup: lookup, as: ByUsageWorker}
+	c := UsageWorker{p.common()}
 	return c, p.err()
 }
 

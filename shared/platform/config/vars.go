@@ -21,6 +21,9 @@ const (
 	ByScheduler
 	// ByOperator is the function serving the operator's interface (package operator).
 	ByOperator
+	// ByUsageWorker is the function summing the usage lines of every function's log (package
+	// usage).
+	ByUsageWorker
 	// ByLocal is the all-in-one local server and its commands (make run, make bootstrap, make
 	// sam-local) and the local stack's scripts.
 	ByLocal
@@ -28,7 +31,7 @@ const (
 	ByTests
 
 	// ByFunctions is every Lambda function.
-	ByFunctions = ByHTTP | ByEventWorker | ByCertWorker | ByScheduler | ByOperator
+	ByFunctions = ByHTTP | ByEventWorker | ByCertWorker | ByScheduler | ByOperator | ByUsageWorker
 	// ByEvery is every kind of process.
 	ByEvery = ByFunctions | ByLocal | ByTests
 )
@@ -39,7 +42,7 @@ var processNames = []struct {
 	name string
 }{
 	{ByHTTP, "HTTP functions"}, {ByEventWorker, "event worker"}, {ByCertWorker, "certificate worker"},
-	{ByScheduler, "scheduler"}, {ByOperator, "operator"}, {ByLocal, "local"}, {ByTests, "tests"},
+	{ByScheduler, "scheduler"}, {ByOperator, "operator"}, {ByUsageWorker, "usage worker"}, {ByLocal, "local"}, {ByTests, "tests"},
 }
 
 // String names the kinds in p, comma-separated ("every process" for all of them).

@@ -1,6 +1,8 @@
 package metrics_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +61,42 @@ func TestEmitAndOf(t *testing.T) {
 	}
 	if n := len(metrics.Of(metrics.RateLimited, buf.Bytes())); n != 1 {
 		t.Fatalf("%d rate-limited lines, want 1", n)
+	}
+}
+
+// A usage line reads back as written, with the capacity and items a Tally summed; a line of
+// another kind is no usage line, and a usage without an account is not written.
+func TestUsageLines(t *testing.T) {
+	var tally metrics.Tally
+	tally.AddCapacity(0.5, 0)
+	tally.AddCapacity(1, 2)
+	tally.AddCommit(1)
+	tally.AddCommit(-1)
+	u := metrics.Usage{Account: "acct_2Bxz7mWl3jk8UpN5sQ0vR9tYc1a", Family: "api_keys", Status: 201}
+	tally.Fill(&u)
+	if u.ReadUnits != 1.5 || u.WriteUnits != 2 || u.Mutation != 1 || u.Items != 0 {
+		t.Fatalf("filled %+v", u)
+	}
+	var buf metrics.Buffer
+	e := &metrics.Emitter{W: &buf}
+	e.EmitUsage(u)
+	e.EmitUsage(metrics.Usage{Family: "api_keys", Status: 200})
+	e.Emit(metrics.RateLimited, nil, 1)
+	var got []metrics.Usage
+	for _, line := range strings.Split(strings.TrimSpace(string(buf.Bytes())), "\n") {
+		if v, err := metrics.ParseUsage([]byte(line)); err == nil {
+			got = append(got, v)
+		}
+	}
+	if len(got) != 1 || got[0] != u {
+		t.Fatalf("read back %+v, want %+v", got, u)
+	}
+	for _, bad := range []string{`{"level":"INFO","msg":"request","usage":"acct_x"}`, `{"usage":""}`, `{"usage":1}`, `not json`} {
+		if _, err := metrics.ParseUsage([]byte(bad)); err == nil {
+			t.Errorf("%s read as a usage line", bad)
+		}
+	}
+	if metrics.TallyOf(context.Background()) != nil || metrics.TallyOf(metrics.WithTally(context.Background(), &tally)) != &tally {
+		t.Error("a context's tally")
 	}
 }

@@ -139,7 +139,7 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	handlers := sv.handlers(d, k)
 	for i, e := range d.allEndpoints(sv) {
 		if d.serves(e) {
-			mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Budget(), e.status, handlers[i]))
+			mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Path, d.Budget(), e.status, handlers[i]))
 		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/platform/derrors"
+	"tunnelapi/shared/platform/metrics"
 )
 
 // MaxTxItems is DynamoDB's limit on the items of one transaction.
@@ -27,7 +30,9 @@ type Tx struct {
 	refusal map[string]func(old Item) error
 	// wantOld are the labels whose failed writes return the item (RefuseWith).
 	wantOld map[string]bool
-	err     error
+	// stored counts the resources the transaction creates less those it deletes.
+	stored int
+	err    error
 }
 
 // Refuse makes Commit return err when the condition of the write labelled label does not hold,
@@ -124,7 +129,11 @@ func (t *Tx) Put(label string, item any, cond ...expression.ConditionBuilder) {
 	if !t.condition(cond, &p.ConditionExpression, &p.ExpressionAttributeNames, &p.ExpressionAttributeValues) {
 		return
 	}
-	t.add(label, keyOf(av), types.TransactWriteItem{Put: p})
+	k := keyOf(av)
+	if isResource(k) && createsItem(p) {
+		t.stored++
+	}
+	t.add(label, k, types.TransactWriteItem{Put: p})
 }
 
 // Delete removes the item at k if cond holds.
@@ -132,6 +141,9 @@ func (t *Tx) Delete(label string, k Key, cond ...expression.ConditionBuilder) {
 	d := &types.Delete{Key: k.AV()}
 	if !t.condition(cond, &d.ConditionExpression, &d.ExpressionAttributeNames, &d.ExpressionAttributeValues) {
 		return
+	}
+	if isResource(k) {
+		t.stored--
 	}
 	t.add(label, k, types.TransactWriteItem{Delete: d})
 }
@@ -314,6 +326,9 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 		setTable(&t.items[i], db.Table)
 	}
 	_, err = db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
+	if tally := metrics.TallyOf(ctx); tally != nil && err == nil {
+		tally.AddCommit(t.stored)
+	}
 	var dep *DependencyError
 	if errors.As(err, &dep) {
 		return err // a cancellation after an attempt that may have applied is no answer (classify)
@@ -374,4 +389,24 @@ func Holds(seen Item, attrs ...string) expression.ConditionBuilder {
 	}
 	c, _ := all(conds)
 	return c
+}
+
+// isResource reports whether k is the key of a resource of an account: an item of one of its
+// collections (Collection), the only partitions named A#<account>#….
+func isResource(k Key) bool {
+	rest, ok := strings.CutPrefix(k.PK, "A#")
+	return ok && strings.IndexByte(rest, '#') > 0
+}
+
+// absent is Absent() as built into a write: a resource's create is a Put with this condition
+// alone (an overwrite of an existing resource conditions on its version).
+var absent = sync.OnceValue(func() expression.Expression {
+	e, _ := expression.NewBuilder().WithCondition(Absent()).Build() // a constant condition: it cannot fail
+	return e
+})
+
+// createsItem reports whether p creates its item: its only condition is Absent.
+func createsItem(p *types.Put) bool {
+	a := absent()
+	return aws.ToString(p.ConditionExpression) == aws.ToString(a.Condition()) && maps.Equal(p.ExpressionAttributeNames, a.Names())
 }

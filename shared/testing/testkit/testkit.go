@@ -28,10 +28,12 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/awsconfig"
 	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
+	"tunnelapi/shared/workers/usage"
 )
 
 // TestBudget is how long a request of a test stack may run (api.Server.Budget).
@@ -52,9 +54,14 @@ type Stack struct {
 	// (so it committed); true drops the connection instead of answering, as a server killed
 	// between its commit and its response would (fault injection).
 	AbortAfterCommit func(*http.Request) bool
-	ledger           ledger
-	families         []*resource.Descriptor
-	stopReader       func()
+	// Usage sums the usage lines of the stack's requests, as the usage worker sums them from
+	// the functions' logs in AWS: its Flush writes them to the table. Metrics is the emitter of
+	// the stack's handlers (testkit.Metrics teed into Usage), for workers a test runs to use too.
+	Usage      *usage.Aggregator
+	Metrics    *metrics.Emitter
+	ledger     ledger
+	families   []*resource.Descriptor
+	stopReader func()
 	// lambda is the Lambda handler of families, built once (DoFrom).
 	lambda     func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 	lambdaOnce sync.Once
@@ -183,12 +190,14 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 		t.Fatal(err)
 	}
 	d.Kit.Log, d.Server.Log = Logger(), Logger()
-	d.Kit.Metrics, d.Server.Metrics = Metrics(), Metrics()
+	agg := &usage.Aggregator{DB: d.Kit.DB}
+	em := &metrics.Emitter{W: io.MultiWriter(Metrics().W, agg)}
+	d.Kit.Metrics, d.Server.Metrics = em, em
 	// Tests race hundreds of requests on two loaded cores, where one can take longer than its
 	// function's timeout without anything being wrong; the deadline's own tests (package chaos)
 	// set theirs.
 	d.Server.Budget = TestBudget
-	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}, config: cfg}
+	st := &Stack{DB: d.Kit.DB, Deps: d, Calls: c, SQSCalls: &Counter{}, config: cfg, Usage: agg, Metrics: em}
 	if cfg.SQSEndpoint != "" && events {
 		st.Queues = NewQueues(t, st.SQSCalls)
 		st.stopReader = st.RunReader(stream.Events.To(st.Queues.Events), nil)

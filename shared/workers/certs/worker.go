@@ -150,6 +150,8 @@ func (w *Worker) handleOne(ctx context.Context, m lambdaevents.SQSMessage) (retr
 // before receiving it again after a temporary failure; an error means it must be received again
 // as it is. attempt is how many times the job's message has been received.
 func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt int) (wait time.Duration, err error) {
+	tally := &metrics.Tally{}
+	ctx = metrics.WithTally(ctx, tally)
 	t, err := w.load(ctx, job)
 	if err != nil || t == nil {
 		return 0, err
@@ -194,11 +196,25 @@ func (w *Worker) Run(ctx context.Context, job domains.CertJobMessage, attempt in
 			outcome = metrics.Failed
 		}
 		w.Metrics.Emit(metrics.CertificateJob, map[string]string{metrics.DimOutcome: outcome}, 1)
+		w.usage(job.AccountID, outcome == metrics.Issued, tally)
 	}
 	if stale && err == nil && ingress(t) {
 		err = w.dropOrphanZone(ctx, t)
 	}
 	return wait, err
+}
+
+// usage writes the usage line of a job's run for account: the certificate it issued, if it did,
+// the resources it stored less those it dropped and the DynamoDB capacity it consumed (tally).
+// A job is no request: it counts as no mutation.
+func (w *Worker) usage(account string, issued bool, tally *metrics.Tally) {
+	u := metrics.Usage{Account: account}
+	tally.Fill(&u)
+	u.Mutation = 0
+	if issued {
+		u.Certificates = 1
+	}
+	w.Metrics.EmitUsage(u)
 }
 
 // ingress reports the target an agent ingress: its domain is delegated to the service and has

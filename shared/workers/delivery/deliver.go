@@ -211,7 +211,8 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 }
 
 // count emits the metrics of one delivery attempt to a destination of sink kind: its outcome,
-// and its latency from the event's commit.
+// and its latency from the event's commit; and, when it was delivered, the usage line of an
+// event delivered for its account.
 func (w *Worker) count(sink string, p pendingDelivery, err error) {
 	outcome := metrics.Delivered
 	if err != nil {
@@ -226,6 +227,9 @@ func (w *Worker) count(sink string, p pendingDelivery, err error) {
 	}
 	w.Metrics.Emit(metrics.Delivery, map[string]string{metrics.DimSink: sink, metrics.DimOutcome: outcome},
 		1, float64(latency.Milliseconds()))
+	if outcome == metrics.Delivered {
+		w.Metrics.EmitUsage(metrics.Usage{Account: p.msg.AccountID, Events: 1})
+	}
 }
 
 // retry schedules the next attempt of a failed delivery with a backoff delay, or after the

@@ -1,0 +1,150 @@
+package usage
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"tunnelapi/shared/platform/metrics"
+	"tunnelapi/shared/platform/store"
+)
+
+// Attribute names of a day's usage item (store.UsageKey). Requests are counted in one attribute
+// per status class and family: "<class> <family>", as "2xx api_keys".
+const (
+	AttrMutations    = "m"
+	AttrEvents       = "e"
+	AttrCertificates = "c"
+	AttrItems        = "n" // resources created less resources deleted that day
+	AttrReadUnits    = "r"
+	AttrWriteUnits   = "w"
+)
+
+// DayFormat is how a day is written: its UTC date.
+const DayFormat = "2006-01-02"
+
+// Sums are usage lines summed per account and UTC day.
+type Sums map[accountDay]*sum
+
+type accountDay struct{ account, day string }
+
+type sum struct {
+	requests                               map[string]int64 // by attribute name
+	mutations, events, certificates, items int64
+	readUnits, writeUnits                  float64
+}
+
+// Class is the status class of an HTTP status: "2xx", "4xx", "5xx".
+func Class(status int) string { return strconv.Itoa(status/100) + "xx" }
+
+// Add counts the line u, written at.
+func (s Sums) Add(at time.Time, u metrics.Usage) {
+	k := accountDay{u.Account, at.UTC().Format(DayFormat)}
+	m := s[k]
+	if m == nil {
+		m = &sum{requests: map[string]int64{}}
+		s[k] = m
+	}
+	if u.Family != "" && u.Status != 0 {
+		m.requests[Class(u.Status)+" "+u.Family]++
+	}
+	m.mutations += int64(u.Mutation)
+	m.events += int64(u.Events)
+	m.certificates += int64(u.Certificates)
+	m.items += int64(u.Items)
+	m.readUnits += u.ReadUnits
+	m.writeUnits += u.WriteUnits
+}
+
+// Merge adds every sum of o to s.
+func (s Sums) Merge(o Sums) {
+	for k, v := range o {
+		m := s[k]
+		if m == nil {
+			s[k] = v
+			continue
+		}
+		for a, n := range v.requests {
+			m.requests[a] += n
+		}
+		m.mutations += v.mutations
+		m.events += v.events
+		m.certificates += v.certificates
+		m.items += v.items
+		m.readUnits += v.readUnits
+		m.writeUnits += v.writeUnits
+	}
+}
+
+// update is the sum as the additions to its day's item.
+func (m *sum) update() expression.UpdateBuilder {
+	var u expression.UpdateBuilder
+	add := func(attr string, v any) { u = u.Add(expression.Name(attr), expression.Value(v)) }
+	for _, a := range slices.Sorted(maps.Keys(m.requests)) {
+		add(a, m.requests[a])
+	}
+	for _, f := range []struct {
+		attr string
+		n    int64
+	}{{AttrMutations, m.mutations}, {AttrEvents, m.events}, {AttrCertificates, m.certificates}, {AttrItems, m.items}} {
+		if f.n != 0 {
+			add(f.attr, f.n)
+		}
+	}
+	if m.readUnits != 0 {
+		add(AttrReadUnits, m.readUnits)
+	}
+	if m.writeUnits != 0 {
+		add(AttrWriteUnits, m.writeUnits)
+	}
+	return u
+}
+
+// batchChunk is how many days one transaction adds to, with its batch's marker: DynamoDB's
+// limit on a transaction's items less one.
+const batchChunk = store.MaxTxItems - 1
+
+// BatchRetention is how long a batch's marker stays: longer than CloudWatch Logs retries a
+// delivery.
+const BatchRetention = 24 * time.Hour
+
+// batchConsumer names the markers' partition (store.StreamCheckpointKey): which batches of
+// lines the usage worker has added.
+const batchConsumer = "usage"
+
+type marker struct {
+	store.Key
+	TTL int64 `dynamodbav:"ttl"`
+}
+
+// Write adds the sums to their days' items, in transactions of at most batchChunk days, each
+// with a marker of batch (an id the same lines always get) that makes it apply once: a chunk
+// whose marker exists is already counted and is skipped.
+func Write(ctx context.Context, db *store.DB, batch string, s Sums) error {
+	keys := make([]accountDay, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b accountDay) int {
+		return strings.Compare(a.account+" "+a.day, b.account+" "+b.day)
+	})
+	for i := 0; i < len(keys); i += batchChunk {
+		tx := &store.Tx{}
+		for _, k := range keys[i:min(i+batchChunk, len(keys))] {
+			tx.Update("usage "+k.account+" "+k.day, store.UsageKey(k.account, k.day), s[k].update())
+		}
+		mk := marker{Key: store.StreamCheckpointKey(batchConsumer, fmt.Sprintf("%s#%d", batch, i/batchChunk)),
+			TTL: time.Now().Add(BatchRetention).Unix()}
+		tx.Put("batch", mk, store.Absent())
+		if err := db.Commit(ctx, tx); err != nil && !store.ConditionFailed(err, "batch") {
+			return err
+		}
+	}
+	return nil
+}
