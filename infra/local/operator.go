@@ -18,6 +18,7 @@ import (
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/workers/operator"
+	"tunnelapi/shared/workers/usage"
 )
 
 // operatorUsage is the operator command's synopsis.
@@ -25,6 +26,7 @@ const operatorUsage = `usage: local operator [-url URL] COMMAND
   create [EMAIL]                 a tenant with its first admin key (the token is printed once)
   list [LIMIT [BEFORE_ID]]       tenants, newest first
   get ID | suspend ID | resume ID
+  usage ID [FROM [TO]]           the tenant's usage by UTC day (YYYY-MM-DD) as CSV, for billing
   delete ID                      erases everything of the tenant (resumed until done)
 Requests are signed with the AWS credentials of the environment (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION); -url is the deployment's ApiUrl
@@ -78,6 +80,23 @@ func runOperator(ctx context.Context, args []string) error {
 			q.Set("before_id", arg(1))
 		}
 		return op.print(ctx, http.MethodGet, "/operator/tenants?"+q.Encode(), nil)
+	case cmd == "usage" && len(rest) >= 1 && len(rest) <= 3:
+		q := url.Values{}
+		if arg(1) != "" {
+			q.Set("from", arg(1))
+		}
+		if arg(2) != "" {
+			q.Set("to", arg(2))
+		}
+		_, out, err := op.Do(ctx, http.MethodGet, "/operator/tenants/"+id+"/usage?"+q.Encode(), nil)
+		if err != nil {
+			return err
+		}
+		var u operator.Usage
+		if err := json.Unmarshal(out, &u); err != nil {
+			return err
+		}
+		return usage.WriteCSV(os.Stdout, u.TenantID, u.Days, true)
 	case cmd == "get" && len(rest) == 1:
 		return op.print(ctx, http.MethodGet, "/operator/tenants/"+id, nil)
 	case (cmd == "suspend" || cmd == "resume") && len(rest) == 1:

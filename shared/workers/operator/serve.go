@@ -42,6 +42,7 @@ var Routes = []Route{
 	{http.MethodPost, "/operator/tenants", http.StatusCreated, (*Operator).create},
 	{http.MethodGet, "/operator/tenants", http.StatusOK, (*Operator).list},
 	{http.MethodGet, "/operator/tenants/{id}", http.StatusOK, (*Operator).get},
+	{http.MethodGet, "/operator/tenants/{id}/usage", http.StatusOK, (*Operator).usageOf},
 	{http.MethodPost, "/operator/tenants/{id}/suspend", http.StatusOK, (*Operator).suspend},
 	{http.MethodPost, "/operator/tenants/{id}/resume", http.StatusOK, (*Operator).resume},
 	{http.MethodDelete, "/operator/tenants/{id}", http.StatusNoContent, (*Operator).remove},

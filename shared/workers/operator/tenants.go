@@ -14,6 +14,7 @@ import (
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/workers/usage"
 )
 
 // Tenant is a tenant (an account) as the operator's routes render it.
@@ -23,6 +24,8 @@ type Tenant struct {
 	// Status is active, suspended or deleting.
 	Status    string `json:"status"`
 	CreatedAt string `json:"created_at"`
+	// UsageToday is what it used today so far (UTC; package usage): shown by get, not by list.
+	UsageToday *usage.Day `json:"usage_today,omitempty"`
 }
 
 // Created is the answer to a tenant's creation: the tenant, its first admin and that admin's
@@ -125,13 +128,19 @@ func (o *Operator) list(ctx context.Context, r *api.Request) (any, error) {
 	return out, nil
 }
 
-// get is one tenant.
+// get is one tenant, with its usage today.
 func (o *Operator) get(ctx context.Context, r *api.Request) (any, error) {
 	t, err := o.tenant(ctx, r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
-	return render(t), nil
+	day, err := usage.On(ctx, o.DB, t.ID, time.Now().UTC().Format(usage.DayFormat))
+	if err != nil {
+		return nil, err
+	}
+	out := render(t)
+	out.UsageToday = &day
+	return out, nil
 }
 
 // suspend refuses every key of the tenant (auth.ErrSuspended) and pauses its deliveries and
