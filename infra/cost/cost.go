@@ -22,13 +22,30 @@ type Usage struct {
 	ReadUnits, WriteUnits float64
 	// SQS, Pipes and KMS count requests to each.
 	SQS, Pipes, KMS float64
+	// LogBytes are the bytes its usage line adds to CloudWatch Logs, with the overhead
+	// CloudWatch Logs counts per log event (LogEventOverhead).
+	LogBytes float64
+	// UsageInvocations is its share of the usage worker's invocations (a delivery of lines is
+	// one), each of UsageLambda at UsageMemoryMB; the worker's write units are in WriteUnits.
+	UsageInvocations float64
+	UsageLambda      time.Duration
+	UsageMemoryMB    int
+}
+
+// LogEventOverhead is what CloudWatch Logs counts for a log event beyond its message.
+const LogEventOverhead = 26
+
+// gbSeconds is the compute of invocations of d each at memoryMB, billed by the millisecond.
+func gbSeconds(invocations float64, d time.Duration, memoryMB int) float64 {
+	billedMs := math.Ceil(float64(d) / float64(time.Millisecond))
+	return invocations * float64(memoryMB) / 1024 * billedMs / 1000
 }
 
 // PerMillion is the price of a million requests like u under t, in US dollars.
 func (t Table) PerMillion(u Usage) float64 {
-	billedMs := math.Ceil(float64(u.Lambda) / float64(time.Millisecond))
-	gbSeconds := u.Invocations * float64(u.MemoryMB) / 1024 * billedMs / 1000
-	p := u.Invocations*t.LambdaPerMillion + gbSeconds*t.LambdaPerGBSecond*1e6 +
+	p := (u.Invocations+u.UsageInvocations)*t.LambdaPerMillion +
+		(gbSeconds(u.Invocations, u.Lambda, u.MemoryMB)+gbSeconds(u.UsageInvocations, u.UsageLambda, u.UsageMemoryMB))*t.LambdaPerGBSecond*1e6 +
+		u.LogBytes/1e9*t.LogsIngestedPerGB*1e6 +
 		u.ReadUnits*t.ReadUnitsPerMillion + u.WriteUnits*t.WriteUnitsPerMillion +
 		u.SQS*t.SQSPerMillion + u.Pipes*t.PipesPerMillion + u.KMS*t.KMSPerMillion
 	if u.HTTP {
@@ -40,9 +57,9 @@ func (t Table) PerMillion(u Usage) float64 {
 // Print writes the cost table of usages under t.
 func (t Table) Print(w io.Writer, usages []Usage) {
 	fmt.Fprintf(w, "cost per request kind (prices: %s, %s; Lambda arm64)\n", t.Region, t.Date)
-	fmt.Fprintf(w, "%-34s %6s %6s %5s %9s %5s %4s %4s %12s\n", "kind", "RRU", "WRU", "inv", "lambda", "SQS", "pipe", "KMS", "$/million")
+	fmt.Fprintf(w, "%-34s %6s %6s %5s %9s %5s %4s %4s %5s %6s %12s\n", "kind", "RRU", "WRU", "inv", "lambda", "SQS", "pipe", "KMS", "logB", "usage", "$/million")
 	for _, u := range usages {
-		fmt.Fprintf(w, "%-34s %6.1f %6.1f %5.2f %7.1fms %5.2f %4.0f %4.1f %12.2f\n", u.Kind, u.ReadUnits, u.WriteUnits,
-			u.Invocations, float64(u.Lambda)/float64(time.Millisecond), u.SQS, u.Pipes, u.KMS, t.PerMillion(u))
+		fmt.Fprintf(w, "%-34s %6.1f %6.2f %5.2f %7.1fms %5.2f %4.0f %4.1f %5.0f %6.3f %12.2f\n", u.Kind, u.ReadUnits, u.WriteUnits,
+			u.Invocations, float64(u.Lambda)/float64(time.Millisecond), u.SQS, u.Pipes, u.KMS, u.LogBytes, u.UsageInvocations, t.PerMillion(u))
 	}
 }

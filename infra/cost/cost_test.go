@@ -16,6 +16,7 @@ import (
 
 	"tunnelapi/infra/cost"
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/ratelimit"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -84,12 +85,15 @@ func BenchmarkCostPerRequest(b *testing.B) {
 	}
 	m := &meter{Client: d.Kit.DB.Client}
 	d.Kit.DB.Client = m
+	lines := &byteCounter{}
+	d.Server.Metrics = &metrics.Emitter{W: lines}
 	h := d.Mux(app.Families...)
 	a := s.NewAccount(b)
 
 	type sum struct {
 		n           int
 		read, write float64
+		logBytes    float64
 		dur         time.Duration
 		path        string
 	}
@@ -111,10 +115,12 @@ func BenchmarkCostPerRequest(b *testing.B) {
 		}
 		rec := httptest.NewRecorder()
 		m.take()
+		lines.take()
 		start := time.Now()
 		h.ServeHTTP(rec, req)
 		dur := time.Since(start)
 		read, write, calls := m.take()
+		logBytes := float64(lines.take())
 		if rec.Code != want {
 			b.Fatalf("%s %s: %d, want %d: %s", method, path, rec.Code, want, rec.Body)
 		}
@@ -132,6 +138,7 @@ func BenchmarkCostPerRequest(b *testing.B) {
 			sm.n++
 			sm.read += read
 			sm.write += write
+			sm.logBytes += logBytes + cost.LogEventOverhead
 			sm.dur += dur
 		}
 		var out map[string]any
@@ -162,17 +169,24 @@ func BenchmarkCostPerRequest(b *testing.B) {
 		do("ip_policies delete", "DELETE", "/ip_policies/"+pol, nil, http.StatusNoContent)
 	}
 	b.StopTimer()
+	share := usageShare(b, m, d.Kit.DB.Table, a.AccountID)
 	var usages []cost.Usage
 	for _, kind := range order {
 		sm := sums[kind]
-		usages = append(usages, cost.Usage{Kind: kind, HTTP: true, Invocations: 1, Lambda: sm.dur / time.Duration(sm.n),
-			MemoryMB: memoryMB(b, sm.path), ReadUnits: sm.read / float64(sm.n), WriteUnits: sm.write / float64(sm.n)})
+		usages = append(usages, share.add(cost.Usage{Kind: kind, HTTP: true, Invocations: 1, Lambda: sm.dur / time.Duration(sm.n),
+			MemoryMB: memoryMB(b, sm.path), ReadUnits: sm.read / float64(sm.n), WriteUnits: sm.write / float64(sm.n),
+			LogBytes: sm.logBytes / float64(sm.n)}))
 	}
 	sort.SliceStable(usages, func(i, j int) bool { return usages[i].Kind < usages[j].Kind })
 	if b.N > 1 {
 		// A fixed number of each: 20 events (two full batches), 3 certificates (real ACME
 		// orders), whatever b.N is.
-		usages = append(usages, deliveredEvent(b, 20), issuedCertificate(b, 3))
+		// Each writes a usage line too, of the size of these.
+		event := metrics.UsageLine(metrics.Usage{Account: a.AccountID, Events: 1})
+		cert := metrics.UsageLine(metrics.Usage{Account: a.AccountID, Certificates: 1, Items: 1, ReadUnits: 2, WriteUnits: 28})
+		ev, ct := deliveredEvent(b, 20), issuedCertificate(b, 3)
+		ev.LogBytes, ct.LogBytes = float64(len(event)+cost.LogEventOverhead), float64(len(cert)+cost.LogEventOverhead)
+		usages = append(usages, share.add(ev), share.add(ct))
 		var out strings.Builder
 		cost.Prices.Print(&out, usages)
 		fmt.Println("\n" + out.String())

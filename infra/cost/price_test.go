@@ -13,11 +13,15 @@ import (
 // power of two, so a share counted twice, left out or priced by another's rate changes the sum.
 func TestPerMillionPricesEachService(t *testing.T) {
 	tbl := cost.Table{HTTPAPIPerMillion: 1, LambdaPerMillion: 2, LambdaPerGBSecond: 4e-6, ReadUnitsPerMillion: 8,
-		WriteUnitsPerMillion: 16, SQSPerMillion: 32, PipesPerMillion: 64, KMSPerMillion: 128}
+		WriteUnitsPerMillion: 16, SQSPerMillion: 32, PipesPerMillion: 64, KMSPerMillion: 128, LogsIngestedPerGB: 256}
 	u := cost.Usage{HTTP: true, Invocations: 0.5, Lambda: 1500*time.Microsecond + time.Nanosecond, MemoryMB: 512,
-		ReadUnits: 3, WriteUnits: 5, SQS: 1.5, Pipes: 1, KMS: 0.25}
-	// Half an invocation of 2 billed ms (1.5 ms rounds up) at half a GB: 0.0005 GB-s.
-	want := 1 + 0.5*2 + 0.5*0.5*0.002*4e-6*1e6 + 3*8 + 5*16 + 1.5*32 + 64 + 0.25*128
+		ReadUnits: 3, WriteUnits: 5, SQS: 1.5, Pipes: 1, KMS: 0.25,
+		LogBytes: 125, UsageInvocations: 0.25, UsageLambda: 3 * time.Millisecond, UsageMemoryMB: 1024}
+	// Half an invocation of 2 billed ms (1.5 ms rounds up) at half a GB: 0.0005 GB-s; a quarter
+	// of the usage worker's of 3 ms at 1 GB: 0.00075 GB-s; a million usage lines of 125 bytes:
+	// 0.125 GB.
+	want := 1 + 0.5*2 + 0.5*0.5*0.002*4e-6*1e6 + 3*8 + 5*16 + 1.5*32 + 64 + 0.25*128 +
+		0.25*2 + 0.25*1*0.003*4e-6*1e6 + 0.125*256
 	if got := tbl.PerMillion(u); math.Abs(got-want) > 1e-9 {
 		t.Errorf("PerMillion = %v, want %v", got, want)
 	}

@@ -21,6 +21,8 @@ var Prices = Table{
 	PipesPerMillion: 0.40,
 	// KMS: per million requests (GenerateDataKey, Decrypt).
 	KMSPerMillion: 3.00,
+	// CloudWatch Logs: per GB ingested (standard log class).
+	LogsIngestedPerGB: 0.50,
 }
 
 // Table is a price table (see Prices).
@@ -31,4 +33,5 @@ type Table struct {
 	WriteUnitsPerMillion, ReadUnitsPerMillion float64
 	SQSPerMillion, PipesPerMillion            float64
 	KMSPerMillion                             float64
+	LogsIngestedPerGB                         float64
 }
