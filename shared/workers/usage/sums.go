@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/store"
 )
@@ -106,9 +108,9 @@ func (m *sum) update() expression.UpdateBuilder {
 	return u
 }
 
-// batchChunk is how many days one transaction adds to, with its batch's marker: DynamoDB's
-// limit on a transaction's items less one.
-const batchChunk = store.MaxTxItems - 1
+// batchChunk is how many days one transaction adds to: with a check of each day's account and
+// the batch's marker, within DynamoDB's limit on a transaction's items.
+const batchChunk = (store.MaxTxItems - 1) / 2
 
 // BatchRetention is how long a batch's marker stays: longer than CloudWatch Logs retries a
 // delivery.
@@ -125,7 +127,10 @@ type marker struct {
 
 // Write adds the sums to their days' items, in transactions of at most batchChunk days, each
 // with a marker of batch (an id the same lines always get) that makes it apply once: a chunk
-// whose marker exists is already counted and is skipped.
+// whose marker exists is already counted and is skipped. A day is added only while its account
+// exists and is not being deleted (a check in the same transaction), so that lines arriving
+// after a tenant's erasure began never write an item the erasure would leave behind; such
+// days are dropped and the rest of their chunk written.
 func Write(ctx context.Context, db *store.DB, batch string, s Sums) error {
 	keys := make([]accountDay, 0, len(s))
 	for k := range s {
@@ -135,14 +140,44 @@ func Write(ctx context.Context, db *store.DB, batch string, s Sums) error {
 		return strings.Compare(a.account+" "+a.day, b.account+" "+b.day)
 	})
 	for i := 0; i < len(keys); i += batchChunk {
-		tx := &store.Tx{}
-		for _, k := range keys[i:min(i+batchChunk, len(keys))] {
-			tx.Update("usage "+k.account+" "+k.day, store.UsageKey(k.account, k.day), s[k].update())
-		}
 		mk := marker{Key: store.StreamCheckpointKey(batchConsumer, fmt.Sprintf("%s#%d", batch, i/batchChunk)),
 			TTL: time.Now().Add(BatchRetention).Unix()}
+		if err := writeChunk(ctx, db, keys[i:min(i+batchChunk, len(keys))], s, mk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// live is the condition on an account item that its usage may be added: it exists and is not
+// being deleted.
+func live() expression.ConditionBuilder {
+	return expression.And(store.Exists(), expression.Name("status").NotEqual(expression.Value(auth.StatusDeleting)))
+}
+
+// writeChunk adds the days of keys in one transaction with mk, dropping the days of accounts
+// gone or being deleted.
+func writeChunk(ctx context.Context, db *store.DB, keys []accountDay, s Sums, mk marker) error {
+	for len(keys) > 0 {
+		tx := &store.Tx{}
+		for _, k := range keys {
+			if label := "account " + k.account; !tx.Touches(store.AccountKey(k.account)) {
+				tx.Check(label, store.AccountKey(k.account), live())
+			}
+			tx.Update("usage "+k.account+" "+k.day, store.UsageKey(k.account, k.day), s[k].update())
+		}
 		tx.Put("batch", mk, store.Absent())
-		if err := db.Commit(ctx, tx); err != nil && !store.ConditionFailed(err, "batch") {
+		err := db.Commit(ctx, tx)
+		var c *store.CanceledError
+		switch {
+		case err == nil || store.ConditionFailed(err, "batch"):
+			return nil
+		case !errors.As(err, &c) || len(c.Failed) == 0:
+			return err
+		}
+		n := len(keys)
+		keys = slices.DeleteFunc(keys, func(k accountDay) bool { return slices.Contains(c.Failed, "account "+k.account) })
+		if len(keys) == n {
 			return err
 		}
 	}

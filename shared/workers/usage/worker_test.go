@@ -8,9 +8,13 @@ import (
 	"os"
 	"reflect"
 	"testing"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
+	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/metrics"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/usage"
 )
@@ -35,6 +39,9 @@ func TestWorkerAddsADeliveryOnce(t *testing.T) {
 	s := testkit.Start(t)
 	w := &usage.Worker{DB: s.DB, Log: testkit.Logger()}
 	ctx := context.Background()
+	if err := s.DB.Put(ctx, auth.AccountItem{Key: store.AccountKey(account), ID: account}); err != nil {
+		t.Fatal(err)
+	}
 	want := []usage.Day{
 		{Day: "2025-11-28", Requests: map[string]map[string]int64{"api_keys": {"2xx": 2, "4xx": 1}}, Mutations: 2,
 			ItemsStored: 0, ReadUnits: 3.5, WriteUnits: 11},
@@ -61,6 +68,31 @@ func TestWorkerAddsADeliveryOnce(t *testing.T) {
 	}
 	if _, err := usage.Days(ctx, s.DB, account, "2025-11", "2025-11-30"); err == nil {
 		t.Fatal("a month read as a day")
+	}
+}
+
+// Usage lines of a tenant being erased, or erased, add nothing (so nothing outlives the
+// erasure), while those of a live tenant in the same delivery are added.
+func TestWorkerAddsNothingForAnErasedTenant(t *testing.T) {
+	s := testkit.Start(t)
+	ctx := context.Background()
+	live, deleting, gone := s.NewAccount(t), s.NewAccount(t), "acct_2Bxz7mWl3jk8UpN5sQ0vR9tYc1b"
+	if err := s.DB.Put(ctx, auth.AccountItem{Key: store.AccountKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 11, 28, 12, 0, 0, 0, time.UTC)
+	sums := usage.Sums{}
+	for _, acct := range []string{live.AccountID, deleting.AccountID, gone} {
+		sums.Add(at, metrics.Usage{Account: acct, Family: "api_keys", Status: 200, ReadUnits: 1})
+	}
+	if err := usage.Write(ctx, s.DB, "erased-tenants", sums); err != nil {
+		t.Fatal(err)
+	}
+	for acct, want := range map[string]int{live.AccountID: 1, deleting.AccountID: 0, gone: 0} {
+		days, err := usage.Days(ctx, s.DB, acct, "2025-11-28", "2025-11-28")
+		if err != nil || len(days) != want {
+			t.Errorf("%s: %+v, %v; want %d days", acct, days, err, want)
+		}
 	}
 }
 
