@@ -29,6 +29,7 @@ import (
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
 	"tunnelapi/shared/workers/scheduler"
+	"tunnelapi/shared/workers/usage"
 )
 
 // Every function's deployment zip, built as `make build` builds it (for this machine's
@@ -407,6 +408,14 @@ func workerAnswers(t *testing.T, st *testkit.Stack, env map[string][]string) map
 	if err != nil {
 		t.Fatal(err)
 	}
+	uc, err := config.LoadUsageWorker(lookup("UsageWorkerFunction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uw, err := usage.FromConfig(ctx, uc, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sqsAnswer := func(handle queue.Worker) func(testing.TB, []byte) []byte {
 		h := queue.Handler(handle.Handle)
 		return func(t testing.TB, raw []byte) []byte {
@@ -427,6 +436,16 @@ func workerAnswers(t *testing.T, st *testkit.Stack, env map[string][]string) map
 		"cert_worker":  sqsAnswer(cw),
 		"scheduler": func(t testing.TB, raw []byte) []byte {
 			if _, err := s.Run(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			return []byte("null") // the handler returns only an error
+		},
+		"usage_worker": func(t testing.TB, raw []byte) []byte {
+			var ev events.CloudwatchLogsEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if err := uw.Handle(ctx, ev); err != nil {
 				t.Fatal(err)
 			}
 			return []byte("null") // the handler returns only an error
