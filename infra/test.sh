@@ -13,10 +13,10 @@ if [ $# -eq 0 ]; then
   # in go test below wait on the build's lock, so on a fresh machine the builds overlap the
   # static checks and the stack's start instead of following them.
   mkdir -p .local
-  go test -count=1 -timeout 40m -run '^(TestToolsBuild|TestZipsHoldAnExecutableBootstrap)$' ./infra/terraform ./infra/coldstart \
+  setsid go test -count=1 -timeout 40m -run '^(TestToolsBuild|TestZipsHoldAnExecutableBootstrap)$' ./infra/terraform ./infra/coldstart \
     >.local/prebuild.log 2>&1 &
   prebuild=$!
-  trap 'kill $prebuild 2>/dev/null || true' EXIT
+  trap 'kill -- -$prebuild 2>/dev/null || true' EXIT # its group: go test, test binaries, builds
   echo "== gofmt"
   unformatted=$(gofmt -l functions shared infra)
   [ -z "$unformatted" ] || { printf 'gofmt: not formatted (run gofmt -w):\n%s\n' "$unformatted" >&2; exit 1; }
