@@ -1,7 +1,6 @@
 package cost_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -100,19 +99,11 @@ func BenchmarkCostPerRequest(b *testing.B) {
 	sums := map[string]*sum{}
 	var order []string
 	do := func(kind, method, path string, body any, want int) map[string]any {
-		var rd *bytes.Reader
-		if body != nil {
-			raw, _ := json.Marshal(body)
-			rd = bytes.NewReader(raw)
-		} else {
-			rd = bytes.NewReader(nil)
+		req, err := testkit.NewRequest(method, "http://example.com"+path, a.Token, body)
+		if err != nil {
+			b.Fatal(err)
 		}
-		req := httptest.NewRequest(method, path, rd)
-		req.Header.Set("Authorization", "Bearer "+a.Token)
-		req.Header.Set("Ngrok-Version", "2")
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
+		req.RemoteAddr = "192.0.2.1:1234" // as httptest.NewRequest has it
 		rec := httptest.NewRecorder()
 		m.take()
 		lines.take()

@@ -73,9 +73,10 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	if saved, _ := os.ReadFile(filepath.Join(dir, "admin.token")); strings.TrimSpace(string(saved)) != token {
 		t.Fatalf("admin.token holds %q, the printed token is %q", saved, token)
 	}
-	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Ngrok-Version", "2")
+	req, err := testkit.NewRequest("GET", url, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

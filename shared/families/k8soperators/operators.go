@@ -66,11 +66,7 @@ type Binding struct {
 
 // JSON is the wire form of a Kubernetes operator.
 type JSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-	resource.DescribedJSON
+	resource.UpdatedHead
 	Principal       api.Ref     `json:"principal"`
 	EnabledFeatures []string    `json:"enabled_features"`
 	Region          string      `json:"region"`
@@ -162,8 +158,8 @@ func (f Operators) Render(r *api.Request, it *Operator) any {
 	if it.Binding.Selectors != nil {
 		selectors = slices.Clone(it.Binding.Selectors)
 	}
-	return JSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-		DescribedJSON: it.Described.Rendered(), Principal: api.Ref{ID: it.PrincipalID},
+	return JSON{UpdatedHead: f.Head(r, &it.Meta, it.Described).Updated(it.UpdatedAt),
+		Principal: api.Ref{ID: it.PrincipalID},
 		EnabledFeatures: api.Slice(slices.Clone(it.Features)), Region: it.Region, Deployment: it.Deployment,
 		Binding: BindingJSON{EndpointSelectors: selectors, Cert: cert, IngressEndpoint: it.Binding.IngressEndpoint}}
 }

@@ -216,8 +216,26 @@ type Head struct {
 }
 
 // Head returns the wire head of the item with meta m and text t, its uri on r's host.
-func (d *Descriptor) Head(r *api.Request, m *store.Meta, t Described) Head {
-	return Head{ID: m.ID, URI: d.URI(r, m.ID), CreatedAt: api.Timestamp(m.CreatedAt), DescribedJSON: t.Rendered()}
+func (d *Descriptor) Head(r *api.Request, m *store.Meta, t Described) Head { return HeadAt(r, d.Path, m, t) }
+
+// HeadAt is Descriptor.Head by the family's path alone (see URIAt).
+func HeadAt(r *api.Request, path string, m *store.Meta, t Described) Head {
+	return Head{ID: m.ID, URI: URIAt(r, path, m.ID), CreatedAt: api.Timestamp(m.CreatedAt), DescribedJSON: t.Rendered()}
+}
+
+// UpdatedHead is Head with updated_at after created_at, for the resources whose wire form
+// carries it.
+type UpdatedHead struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+	DescribedJSON
+}
+
+// Updated returns h with updatedAt (Unix seconds) as its updated_at.
+func (h Head) Updated(updatedAt int64) UpdatedHead {
+	return UpdatedHead{ID: h.ID, URI: h.URI, CreatedAt: h.CreatedAt, UpdatedAt: api.Timestamp(updatedAt), DescribedJSON: h.DescribedJSON}
 }
 
 // Described is the free text every resource carries, stored on its item; its checks live here

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
@@ -29,16 +26,9 @@ func TestStreamReaderSurvivesFaults(t *testing.T) {
 		t.Skip("no SQS emulator")
 	}
 	s.StopReader()
-	ddb := faults.NewProxy(t, "dynamodb-stream", testkit.Endpoint(t))
+	fs := faults.NewStore(t, "dynamodb-stream", testkit.Config(t, config.LoadHTTP).AWSConfig(), store.Options{Table: s.DB.Table})
+	db, dyn, ddb, cfg := fs.Open(t), fs.DynamoDB, fs.Proxy, fs.Config
 	sqsProxy := faults.NewProxy(t, "sqs", os.Getenv("SQS_ENDPOINT"))
-	cfg := testkit.Config(t, config.LoadHTTP).AWSConfig()
-	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
-	dyn := &faults.DynamoDB{}
-	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg,
-		APIOptions: []func(*dynamodb.Options){dyn.Option}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	q := testkit.NewQueues(t, nil)
 	r := &stream.Reader{DB: db, Streams: stream.NewClient(cfg, ddb.URL),
 		SQS:      queue.NewClient(cfg, sqsProxy.URL),

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/config"
@@ -46,12 +42,10 @@ type faulty struct {
 func newFaulty(t *testing.T, wrap ...func(http.Handler) http.Handler) *faulty {
 	t.Helper()
 	s := testkit.Shared(t, app.Families...)
-	f := &faulty{stack: s, proxy: faults.NewProxy(t, "dynamodb", testkit.Endpoint(t)), dyn: &faults.DynamoDB{}}
 	c := testkit.Config(t, config.LoadHTTP)
-	cfg := c.AWSConfig()
-	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
-	d, err := serve.NewDeps(context.Background(), c, store.Options{Table: s.DB.Table, Endpoint: f.proxy.URL, Config: &cfg,
-		APIOptions: []func(*dynamodb.Options){f.dyn.Option}})
+	fs := faults.NewStore(t, "dynamodb", c.AWSConfig(), store.Options{Table: s.DB.Table})
+	f := &faulty{stack: s, proxy: fs.Proxy, dyn: fs.DynamoDB}
+	d, err := serve.NewDeps(context.Background(), c, fs.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,19 +93,9 @@ func (a answer) errorCode() string {
 var client = &http.Client{Timeout: budget + time.Second}
 
 func (f *faulty) do(token, method, path string, headers http.Header, body any) answer {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, f.srv.URL+path, rd)
+	req, err := testkit.NewRequest(method, f.srv.URL+path, token, body)
 	if err != nil {
 		return answer{err: err}
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Ngrok-Version", "2")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range headers {
 		req.Header[k] = v

@@ -2,14 +2,10 @@ package chaos
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"sync"
 	"testing"
 	"time"
-
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
@@ -25,17 +21,10 @@ import (
 func TestEventWorkerSurvivesFaults(t *testing.T) {
 	k := testkit.StartSinks(t)
 	s, st := k.Stack, k.Stand
-	ddb := faults.NewProxy(t, "dynamodb-worker", testkit.Endpoint(t))
-	sqsProxy := faults.NewProxy(t, "sqs-worker", os.Getenv("SQS_ENDPOINT"))
 	c := k.Worker
-	cfg := c.AWSConfig()
-	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
-	dyn := &faults.DynamoDB{}
-	db, err := store.Open(context.Background(), store.Options{Table: s.DB.Table, Endpoint: ddb.URL, Config: &cfg,
-		APIOptions: []func(*dynamodb.Options){dyn.Option}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := faults.NewStore(t, "dynamodb-worker", c.AWSConfig(), store.Options{Table: s.DB.Table})
+	db, dyn, ddb, cfg := fs.Open(t), fs.DynamoDB, fs.Proxy, fs.Config
+	sqsProxy := faults.NewProxy(t, "sqs-worker", os.Getenv("SQS_ENDPOINT"))
 	sqsClient := queue.NewClient(cfg, sqsProxy.URL)
 	w := delivery.New(db, sqsClient, s.Deps.Kit.Seal, cfg, c)
 	w.Log, w.Metrics, w.Backoff = testkit.Logger(), testkit.Metrics(), 500*time.Millisecond

@@ -45,283 +45,341 @@ var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 // Of the five operations it checks those the family serves (Descriptor.Operations), and that
 // each of the others answers as an unknown route does.
 func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
-	a, b := s.NewAccount(t), s.NewAccount(t)
-	serves := spec.Family.Serves
-	text := spec.Text
-	if text == "" {
-		text = "description"
+	c := &conformance{s: s, spec: spec, a: s.NewAccount(t), b: s.NewAccount(t), serves: spec.Family.Serves, text: spec.Text}
+	if c.text == "" {
+		c.text = "description"
 	}
-	var created map[string]any
-	t.Run("create", func(t *testing.T) {
-		created = a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 0)).Expect(t, http.StatusCreated)
-		id, _ := created["id"].(string)
-		if !ids.Is(id, spec.Family.Prefix) {
-			t.Fatalf("id %q is not a %s_ id", id, spec.Family.Prefix)
-		}
-		if want := s.Server.URL + spec.Family.Path + "/" + id; created["uri"] != want {
-			t.Fatalf("uri %v, want %s", created["uri"], want)
-		}
-		if ca, ok := created["created_at"].(string); ok && !timestampRE.MatchString(ca) {
-			t.Fatalf("created_at %q is not RFC 3339 UTC whole seconds", ca)
-		}
-		if spec.Secret != "" {
-			if v, _ := created[spec.Secret].(string); v == "" {
-				t.Fatalf("create response has no %s: %v", spec.Secret, created)
-			}
-		}
-	})
-	if created == nil {
+	t.Run("create", c.create)
+	if c.created == nil {
 		t.FailNow()
 	}
-	id := created["id"].(string)
-	item := spec.Family.Path + "/" + id
-	t.Run("get", func(t *testing.T) {
-		got := a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
-		for k, v := range created {
-			if k == spec.Secret {
-				if got[k] != nil {
-					t.Fatalf("%s is %v on GET, want null", k, got[k])
-				}
-				continue
+	c.id = c.created["id"].(string)
+	c.item = spec.Family.Path + "/" + c.id
+	for _, check := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"get", c.get},
+		{"list", c.list},
+		{"other account", c.otherAccount},
+		{"not found", c.notFound},
+		{"paging parameters", c.pagingParameters},
+		{"update", c.update},
+		{"path id in body", c.pathIDInBody},
+		{"strict JSON", c.strictJSON},
+		{"beforeId", c.beforeID},
+		{"idempotent create", c.idempotentCreate},
+		{"concurrent deletes", c.concurrentDeletes},
+		{"round trips", func(t *testing.T) { s.roundTrips(t, spec, c.a) }},
+		{"unserved operations", func(t *testing.T) { s.unserved(t, spec, c.a, c.item) }},
+		{"delete", c.delete},
+	} {
+		t.Run(check.name, check.run)
+	}
+}
+
+// conformance is one run of the suite on one family: the two accounts, and the item the
+// create made, which the checks after it read, change and finally delete.
+type conformance struct {
+	s      *Stack
+	spec   FamilySpec
+	a, b   *Account
+	serves func(resource.Operation) bool
+	// text is FamilySpec.Text or its default.
+	text string
+	// created is the create's response; id and item are its id and path.
+	created  map[string]any
+	id, item string
+}
+
+// create creates the item the later checks use: a well-formed id, its absolute uri, created_at in
+// UTC seconds, the secret shown.
+func (c *conformance) create(t *testing.T) {
+	c.created = c.a.Do(t, "POST", c.spec.Family.Path, c.spec.Create(t, c.a, 0)).Expect(t, http.StatusCreated)
+	id, _ := c.created["id"].(string)
+	if !ids.Is(id, c.spec.Family.Prefix) {
+		t.Fatalf("id %q is not a %s_ id", id, c.spec.Family.Prefix)
+	}
+	if want := c.s.Server.URL + c.spec.Family.Path + "/" + id; c.created["uri"] != want {
+		t.Fatalf("uri %v, want %s", c.created["uri"], want)
+	}
+	if ca, ok := c.created["created_at"].(string); ok && !timestampRE.MatchString(ca) {
+		t.Fatalf("created_at %q is not RFC 3339 UTC whole seconds", ca)
+	}
+	if c.spec.Secret != "" {
+		if v, _ := c.created[c.spec.Secret].(string); v == "" {
+			t.Fatalf("create response has no %s: %v", c.spec.Secret, c.created)
+		}
+	}
+}
+
+// get reads the item back as the create showed it, the secret null.
+func (c *conformance) get(t *testing.T) {
+	got := c.a.Do(t, "GET", c.item, nil).Expect(t, http.StatusOK)
+	for k, v := range c.created {
+		if k == c.spec.Secret {
+			if got[k] != nil {
+				t.Fatalf("%s is %v on GET, want null", k, got[k])
 			}
-			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
-				t.Fatalf("GET %s = %v, create returned %v", k, got[k], v)
-			}
+			continue
 		}
-	})
-	t.Run("list", func(t *testing.T) {
-		if !serves(resource.OpList) {
-			t.Skip("the family serves no list")
+		if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+			t.Fatalf("GET %s = %v, create returned %v", k, got[k], v)
 		}
-		page := a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
-		items, ok := page[spec.Family.ListKey].([]any)
-		if !ok {
-			t.Fatalf("list has no %q array: %v", spec.Family.ListKey, page)
-		}
-		if page["uri"] != s.Server.URL+spec.Family.Path {
-			t.Fatalf("list uri %v", page["uri"])
-		}
-		if _, ok := page["next_page_uri"]; !ok || page["next_page_uri"] != nil {
-			t.Fatalf("next_page_uri %v, want null", page["next_page_uri"])
-		}
-		found := false
-		for _, it := range items {
-			m := it.(map[string]any)
-			if m["id"] == id {
-				found = true
-				if spec.Secret != "" && m[spec.Secret] != nil {
-					t.Fatalf("%s shown in list", spec.Secret)
-				}
-			}
-		}
-		if !found {
-			t.Fatalf("created %s not in list", id)
-		}
-	})
-	t.Run("other account", func(t *testing.T) {
-		b.Do(t, "GET", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		if serves(resource.OpUpdate) {
-			b.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
-		}
-		if serves(resource.OpDelete) {
-			b.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		}
-		if serves(resource.OpList) {
-			page := b.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
-			for _, it := range page[spec.Family.ListKey].([]any) {
-				if it.(map[string]any)["id"] == id {
-					t.Fatalf("account B sees A's %s", id)
-				}
-			}
-		}
-		a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
-	})
-	t.Run("not found", func(t *testing.T) {
-		for _, bad := range []string{ids.New(spec.Family.Prefix), "nope", spec.Family.Prefix + "_x", ids.New("zz"), strings.Repeat("a", 2000)} {
-			a.Do(t, "GET", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
-			if serves(resource.OpDelete) {
-				a.Do(t, "DELETE", spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
-			}
-		}
-	})
-	t.Run("paging parameters", func(t *testing.T) {
-		if !serves(resource.OpList) {
-			t.Skip("the family serves no list")
-		}
-		a.Do(t, "GET", spec.Family.Path+"?limit=0", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
-		a.Do(t, "GET", spec.Family.Path+"?limit=101", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
-		a.Do(t, "GET", spec.Family.Path+"?limit=x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
-		a.Do(t, "GET", spec.Family.Path+"?before_id="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
-		a.Do(t, "GET", spec.Family.Path+"?bogus=1", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "bogus")
-	})
-	t.Run("update", func(t *testing.T) {
-		if !serves(resource.OpUpdate) {
-			t.Skip("the family serves no update")
-		}
-		got := a.Do(t, "PATCH", item, spec.Update).Expect(t, http.StatusOK)
-		for k, v := range spec.UpdateWants {
-			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
-				t.Fatalf("PATCH %s = %v, want %v", k, got[k], v)
-			}
-		}
-		if spec.Secret != "" && got[spec.Secret] != nil {
-			t.Fatalf("%s shown after PATCH", spec.Secret)
-		}
-		again := a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)
-		for k, v := range spec.UpdateWants {
-			if fmt.Sprint(again[k]) != fmt.Sprint(v) {
-				t.Fatalf("GET after PATCH %s = %v, want %v", k, again[k], v)
-			}
-		}
-		a.Do(t, "PATCH", item, map[string]any{"bogus_field": 1}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "bogus_field")
-		a.Do(t, "PATCH", item, "{").ExpectError(t, http.StatusBadRequest, "ERR_NGROK_213", "")
-	})
-	t.Run("path id in body", func(t *testing.T) {
-		// The JavaScript client sends its whole argument, path id included, as the PATCH body.
-		if !serves(resource.OpUpdate) {
-			t.Skip("the family serves no update")
-		}
-		with := func(id any) map[string]any {
-			m := map[string]any{}
-			if b, err := json.Marshal(spec.Update); err != nil || json.Unmarshal(b, &m) != nil {
-				t.Fatalf("update body %v is not an object", spec.Update)
-			}
-			m["id"] = id
-			return m
-		}
-		got := a.Do(t, "PATCH", item, with(id)).Expect(t, http.StatusOK)
-		if got["id"] != id {
-			t.Fatalf("PATCH with the path id in the body: %v", got)
-		}
-		a.Do(t, "PATCH", item, with(nil)).Expect(t, http.StatusOK)
-		a.Do(t, "PATCH", item, with(ids.New(spec.Family.Prefix))).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
-		a.Do(t, "PATCH", item, with(7)).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
-	})
-	t.Run("strict JSON", func(t *testing.T) {
-		cases := []struct{ body, code, field string }{
-			{`{"` + strings.ToUpper(text) + `":"x"}`, "ERR_NGROK_214", strings.ToUpper(text)},
-			{`{"` + text + `":"a","` + text + `":"b"}`, "ERR_NGROK_213", text},
-			{`{"` + text + `":"\ud800"}`, "ERR_NGROK_213", text},
-			{`{"` + text + "\":\"\xff\"}", "ERR_NGROK_213", text},
-			{`{"` + text + `":"a\u0000b"}`, "ERR_NGROK_215", text},
-		}
-		if strings.Contains(text, "s") {
-			// The member named with a long s (U+017F), which a case-folding decoder takes for it.
-			cases = append(cases, struct{ body, code, field string }{
-				`{"` + strings.Replace(text, "s", `\u017f`, 1) + `":"x"}`, "ERR_NGROK_214", strings.Replace(text, "s", "ſ", 1)})
-		}
-		for _, c := range cases {
-			if serves(resource.OpUpdate) {
-				a.Do(t, "PATCH", item, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
-			}
-			a.Do(t, "POST", spec.Family.Path, c.body).ExpectError(t, http.StatusBadRequest, c.code, c.field)
-		}
-	})
-	t.Run("beforeId", func(t *testing.T) {
-		// The JavaScript client pages with beforeId; it means what before_id means.
-		if !serves(resource.OpList) {
-			t.Skip("the family serves no list")
-		}
-		a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 1)).Expect(t, http.StatusCreated)
-		page := a.Do(t, "GET", spec.Family.Path+"?limit=2", nil).Expect(t, http.StatusOK)
-		items := page[spec.Family.ListKey].([]any)
-		if len(items) != 2 {
-			t.Fatalf("two items created, page of two holds %d", len(items))
-		}
-		newest, older := items[0].(map[string]any)["id"].(string), items[1].(map[string]any)["id"].(string)
-		for _, q := range []string{"beforeId=" + newest, "before_id=" + newest, "beforeId=" + newest + "&before_id=" + newest} {
-			got := a.Do(t, "GET", spec.Family.Path+"?limit=1&"+q, nil).Expect(t, http.StatusOK)[spec.Family.ListKey].([]any)
-			if len(got) != 1 || got[0].(map[string]any)["id"] != older {
-				t.Fatalf("%s listed %v, want %s", q, got, older)
+	}
+}
+
+// list finds the item in the first page, with the list's uri, a null next_page_uri and no secret.
+func (c *conformance) list(t *testing.T) {
+	if !c.serves(resource.OpList) {
+		t.Skip("the family serves no list")
+	}
+	page := c.a.Do(t, "GET", c.spec.Family.Path, nil).Expect(t, http.StatusOK)
+	items, ok := page[c.spec.Family.ListKey].([]any)
+	if !ok {
+		t.Fatalf("list has no %q array: %v", c.spec.Family.ListKey, page)
+	}
+	if page["uri"] != c.s.Server.URL+c.spec.Family.Path {
+		t.Fatalf("list uri %v", page["uri"])
+	}
+	if _, ok := page["next_page_uri"]; !ok || page["next_page_uri"] != nil {
+		t.Fatalf("next_page_uri %v, want null", page["next_page_uri"])
+	}
+	found := false
+	for _, it := range items {
+		m := it.(map[string]any)
+		if m["id"] == c.id {
+			found = true
+			if c.spec.Secret != "" && m[c.spec.Secret] != nil {
+				t.Fatalf("%s shown in list", c.spec.Secret)
 			}
 		}
-		a.Do(t, "GET", spec.Family.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
-		a.Do(t, "GET", spec.Family.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
-	})
-	t.Run("idempotent create", func(t *testing.T) {
-		// Retries of one create with one Idempotency-Key, even at once, create one resource
-		// and all get its response; the key with another body is a 422 naming the key.
-		key := http.Header{resource.IdempotencyHeader: {"conformance-" + ids.New(ids.Operation)}}
-		body, err := json.Marshal(spec.Create(t, a, 3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var before []string
-		if serves(resource.OpList) {
-			before, _ = a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
-		}
-		responses := a.RaceWith(t, ConcurrentCreates, "POST", spec.Family.Path, key, body)
-		var first *Response
-		replayed := 0
-		for _, res := range responses {
-			if res.Status != http.StatusCreated {
-				t.Fatalf("idempotent create: %d %s", res.Status, res.Body)
-			}
-			if res.Header.Get(resource.ReplayedHeader) != "" {
-				replayed++
-			}
-			if first == nil {
-				first = res
-			} else if !bytes.Equal(res.Body, first.Body) {
-				t.Fatalf("two responses to one idempotent create differ:\n%s\n%s", first.Body, res.Body)
+	}
+	if !found {
+		t.Fatalf("created %s not in list", c.id)
+	}
+}
+
+// otherAccount checks that another account can neither read, change, delete nor list the item.
+func (c *conformance) otherAccount(t *testing.T) {
+	c.b.Do(t, "GET", c.item, nil).ExpectError(t, http.StatusNotFound, "", "")
+	if c.serves(resource.OpUpdate) {
+		c.b.Do(t, "PATCH", c.item, c.spec.Update).ExpectError(t, http.StatusNotFound, "", "")
+	}
+	if c.serves(resource.OpDelete) {
+		c.b.Do(t, "DELETE", c.item, nil).ExpectError(t, http.StatusNotFound, "", "")
+	}
+	if c.serves(resource.OpList) {
+		page := c.b.Do(t, "GET", c.spec.Family.Path, nil).Expect(t, http.StatusOK)
+		for _, it := range page[c.spec.Family.ListKey].([]any) {
+			if it.(map[string]any)["id"] == c.id {
+				t.Fatalf("account B sees A's %s", c.id)
 			}
 		}
-		if replayed != ConcurrentCreates-1 {
-			t.Fatalf("%d of %d responses marked %s, want %d", replayed, ConcurrentCreates, resource.ReplayedHeader, ConcurrentCreates-1)
+	}
+	c.a.Do(t, "GET", c.item, nil).Expect(t, http.StatusOK)
+}
+
+// notFound checks the 404 of unknown, malformed and foreign-kind ids.
+func (c *conformance) notFound(t *testing.T) {
+	for _, bad := range []string{ids.New(c.spec.Family.Prefix), "nope", c.spec.Family.Prefix + "_x", ids.New("zz"), strings.Repeat("a", 2000)} {
+		c.a.Do(t, "GET", c.spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
+		if c.serves(resource.OpDelete) {
+			c.a.Do(t, "DELETE", c.spec.Family.Path+"/"+bad, nil).ExpectError(t, http.StatusNotFound, "", "")
 		}
-		id := first.JSON(t)["id"].(string)
-		if serves(resource.OpList) {
-			after, _ := a.WalkPages(t, spec.Family.Path, spec.Family.ListKey)
-			if len(after) != len(before)+1 || !slices.Contains(after, id) {
-				t.Fatalf("%d concurrent creates with one key: %d items before, %d after, want one more (%s)", ConcurrentCreates, len(before), len(after), id)
-			}
+	}
+}
+
+// pagingParameters checks the 400s of bad limit, before_id and unknown parameters.
+func (c *conformance) pagingParameters(t *testing.T) {
+	if !c.serves(resource.OpList) {
+		t.Skip("the family serves no list")
+	}
+	c.a.Do(t, "GET", c.spec.Family.Path+"?limit=0", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+	c.a.Do(t, "GET", c.spec.Family.Path+"?limit=101", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+	c.a.Do(t, "GET", c.spec.Family.Path+"?limit=x", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_233", "limit")
+	c.a.Do(t, "GET", c.spec.Family.Path+"?before_id="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "before_id")
+	c.a.Do(t, "GET", c.spec.Family.Path+"?bogus=1", nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "bogus")
+}
+
+// update checks a PATCH, its effect on a later GET, and the 400s of unknown members and bad JSON.
+func (c *conformance) update(t *testing.T) {
+	if !c.serves(resource.OpUpdate) {
+		t.Skip("the family serves no update")
+	}
+	got := c.a.Do(t, "PATCH", c.item, c.spec.Update).Expect(t, http.StatusOK)
+	for k, v := range c.spec.UpdateWants {
+		if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+			t.Fatalf("PATCH %s = %v, want %v", k, got[k], v)
 		}
-		// The create body with the update's members is another valid create; without an
-		// update, another item's create body is.
-		other, bodies := map[string]any{}, []any{spec.Create(t, a, 3), spec.Update}
-		if spec.Update == nil {
-			bodies = []any{spec.Create(t, a, 5)}
+	}
+	if c.spec.Secret != "" && got[c.spec.Secret] != nil {
+		t.Fatalf("%s shown after PATCH", c.spec.Secret)
+	}
+	again := c.a.Do(t, "GET", c.item, nil).Expect(t, http.StatusOK)
+	for k, v := range c.spec.UpdateWants {
+		if fmt.Sprint(again[k]) != fmt.Sprint(v) {
+			t.Fatalf("GET after PATCH %s = %v, want %v", k, again[k], v)
 		}
-		for _, v := range bodies {
-			b, err := json.Marshal(v)
-			if err != nil || json.Unmarshal(b, &other) != nil {
-				t.Fatalf("body %v is not an object", v)
-			}
+	}
+	c.a.Do(t, "PATCH", c.item, map[string]any{"bogus_field": 1}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_214", "bogus_field")
+	c.a.Do(t, "PATCH", c.item, "{").ExpectError(t, http.StatusBadRequest, "ERR_NGROK_213", "")
+}
+
+// pathIDInBody checks a PATCH body that repeats the path id (the JavaScript client's).
+func (c *conformance) pathIDInBody(t *testing.T) {
+	// The JavaScript client sends its whole argument, path id included, as the PATCH body.
+	if !c.serves(resource.OpUpdate) {
+		t.Skip("the family serves no update")
+	}
+	with := func(id any) map[string]any {
+		m := map[string]any{}
+		if b, err := json.Marshal(c.spec.Update); err != nil || json.Unmarshal(b, &m) != nil {
+			t.Fatalf("update body %v is not an object", c.spec.Update)
 		}
-		a.DoWith(t, "POST", spec.Family.Path, key, other).ExpectError(t, http.StatusUnprocessableEntity, api.CodeBadFieldValue, resource.IdempotencyHeader)
-		for _, bad := range []string{strings.Repeat("k", resource.MaxIdempotencyKeyBytes+1), "a,b", "caf\u00e9"} {
-			a.DoWith(t, "POST", spec.Family.Path, http.Header{resource.IdempotencyHeader: {bad}}, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", resource.IdempotencyHeader)
+		m["id"] = id
+		return m
+	}
+	got := c.a.Do(t, "PATCH", c.item, with(c.id)).Expect(t, http.StatusOK)
+	if got["id"] != c.id {
+		t.Fatalf("PATCH with the path id in the body: %v", got)
+	}
+	c.a.Do(t, "PATCH", c.item, with(nil)).Expect(t, http.StatusOK)
+	c.a.Do(t, "PATCH", c.item, with(ids.New(c.spec.Family.Prefix))).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
+	c.a.Do(t, "PATCH", c.item, with(7)).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", "id")
+}
+
+// strictJSON checks that creates and PATCHes refuse JSON that a lenient decoder would take.
+func (c *conformance) strictJSON(t *testing.T) {
+	cases := []struct{ body, code, field string }{
+		{`{"` + strings.ToUpper(c.text) + `":"x"}`, "ERR_NGROK_214", strings.ToUpper(c.text)},
+		{`{"` + c.text + `":"a","` + c.text + `":"b"}`, "ERR_NGROK_213", c.text},
+		{`{"` + c.text + `":"\ud800"}`, "ERR_NGROK_213", c.text},
+		{`{"` + c.text + "\":\"\xff\"}", "ERR_NGROK_213", c.text},
+		{`{"` + c.text + `":"a\u0000b"}`, "ERR_NGROK_215", c.text},
+	}
+	if strings.Contains(c.text, "s") {
+		// The member named with a long s (U+017F), which a case-folding decoder takes for it.
+		cases = append(cases, struct{ body, code, field string }{
+			`{"` + strings.Replace(c.text, "s", `\u017f`, 1) + `":"x"}`, "ERR_NGROK_214", strings.Replace(c.text, "s", "ſ", 1)})
+	}
+	for _, tc := range cases {
+		if c.serves(resource.OpUpdate) {
+			c.a.Do(t, "PATCH", c.item, tc.body).ExpectError(t, http.StatusBadRequest, tc.code, tc.field)
 		}
-		if serves(resource.OpDelete) {
-			a.Do(t, "DELETE", spec.Family.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+		c.a.Do(t, "POST", c.spec.Family.Path, tc.body).ExpectError(t, http.StatusBadRequest, tc.code, tc.field)
+	}
+}
+
+// beforeID checks that beforeId pages as before_id does.
+func (c *conformance) beforeID(t *testing.T) {
+	// The JavaScript client pages with beforeId; it means what before_id means.
+	if !c.serves(resource.OpList) {
+		t.Skip("the family serves no list")
+	}
+	c.a.Do(t, "POST", c.spec.Family.Path, c.spec.Create(t, c.a, 1)).Expect(t, http.StatusCreated)
+	page := c.a.Do(t, "GET", c.spec.Family.Path+"?limit=2", nil).Expect(t, http.StatusOK)
+	items := page[c.spec.Family.ListKey].([]any)
+	if len(items) != 2 {
+		t.Fatalf("two items created, page of two holds %d", len(items))
+	}
+	newest, older := items[0].(map[string]any)["id"].(string), items[1].(map[string]any)["id"].(string)
+	for _, q := range []string{"beforeId=" + newest, "before_id=" + newest, "beforeId=" + newest + "&before_id=" + newest} {
+		got := c.a.Do(t, "GET", c.spec.Family.Path+"?limit=1&"+q, nil).Expect(t, http.StatusOK)[c.spec.Family.ListKey].([]any)
+		if len(got) != 1 || got[0].(map[string]any)["id"] != older {
+			t.Fatalf("%s listed %v, want %s", q, got, older)
 		}
-	})
-	t.Run("concurrent deletes", func(t *testing.T) {
-		if !serves(resource.OpDelete) {
-			t.Skip("the family serves no delete")
+	}
+	c.a.Do(t, "GET", c.spec.Family.Path+"?beforeId="+ids.New("zz"), nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "beforeId")
+	c.a.Do(t, "GET", c.spec.Family.Path+"?beforeId="+newest+"&before_id="+older, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_223", "")
+}
+
+// idempotentCreate races creates under one Idempotency-Key.
+func (c *conformance) idempotentCreate(t *testing.T) {
+	// Retries of one create with one Idempotency-Key, even at once, create one resource
+	// and all get its response; the key with another body is a 422 naming the key.
+	key := http.Header{resource.IdempotencyHeader: {"conformance-" + ids.New(ids.Operation)}}
+	body, err := json.Marshal(c.spec.Create(t, c.a, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []string
+	if c.serves(resource.OpList) {
+		before, _ = c.a.WalkPages(t, c.spec.Family.Path, c.spec.Family.ListKey)
+	}
+	responses := c.a.RaceWith(t, ConcurrentCreates, "POST", c.spec.Family.Path, key, body)
+	var first *Response
+	replayed := 0
+	for _, res := range responses {
+		if res.Status != http.StatusCreated {
+			t.Fatalf("idempotent create: %d %s", res.Status, res.Body)
 		}
-		// Racing deletes of one resource tell the truth: one succeeds, the others find it gone.
-		// None may blame the callers' own valid credentials (401/403) or fail (5xx).
-		victim := a.Do(t, "POST", spec.Family.Path, spec.Create(t, a, 2)).Expect(t, http.StatusCreated)["id"].(string)
-		statuses := a.Race(t, ConcurrentDeletes, "DELETE", spec.Family.Path+"/"+victim, nil)
-		if statuses[http.StatusNoContent] != 1 || statuses[http.StatusNotFound] != ConcurrentDeletes-1 {
-			t.Fatalf("%d concurrent DELETEs of one %s answered %v, want one 204 and %d 404", ConcurrentDeletes, spec.Family.Prefix, statuses, ConcurrentDeletes-1)
+		if res.Header.Get(resource.ReplayedHeader) != "" {
+			replayed++
 		}
-	})
-	t.Run("round trips", func(t *testing.T) { s.roundTrips(t, spec, a) })
-	t.Run("unserved operations", func(t *testing.T) { s.unserved(t, spec, a, item) })
-	t.Run("delete", func(t *testing.T) {
-		if !serves(resource.OpDelete) {
-			t.Skip("the family serves no delete")
+		if first == nil {
+			first = res
+		} else if !bytes.Equal(res.Body, first.Body) {
+			t.Fatalf("two responses to one idempotent create differ:\n%s\n%s", first.Body, res.Body)
 		}
-		res := a.Do(t, "DELETE", item, nil)
-		if res.Status != http.StatusNoContent || len(res.Body) != 0 {
-			t.Fatalf("DELETE: %d %q, want 204 and no body", res.Status, res.Body)
+	}
+	if replayed != ConcurrentCreates-1 {
+		t.Fatalf("%d of %d responses marked %s, want %d", replayed, ConcurrentCreates, resource.ReplayedHeader, ConcurrentCreates-1)
+	}
+	id := first.JSON(t)["id"].(string)
+	if c.serves(resource.OpList) {
+		after, _ := c.a.WalkPages(t, c.spec.Family.Path, c.spec.Family.ListKey)
+		if len(after) != len(before)+1 || !slices.Contains(after, id) {
+			t.Fatalf("%d concurrent creates with one key: %d items before, %d after, want one more (%s)", ConcurrentCreates, len(before), len(after), id)
 		}
-		a.Do(t, "GET", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		a.Do(t, "DELETE", item, nil).ExpectError(t, http.StatusNotFound, "", "")
-		a.Do(t, "PATCH", item, spec.Update).ExpectError(t, http.StatusNotFound, "", "")
-	})
+	}
+	// The create body with the update's members is another valid create; without an
+	// update, another item's create body is.
+	other, bodies := map[string]any{}, []any{c.spec.Create(t, c.a, 3), c.spec.Update}
+	if c.spec.Update == nil {
+		bodies = []any{c.spec.Create(t, c.a, 5)}
+	}
+	for _, v := range bodies {
+		b, err := json.Marshal(v)
+		if err != nil || json.Unmarshal(b, &other) != nil {
+			t.Fatalf("body %v is not an object", v)
+		}
+	}
+	c.a.DoWith(t, "POST", c.spec.Family.Path, key, other).ExpectError(t, http.StatusUnprocessableEntity, api.CodeBadFieldValue, resource.IdempotencyHeader)
+	for _, bad := range []string{strings.Repeat("k", resource.MaxIdempotencyKeyBytes+1), "a,b", "caf\u00e9"} {
+		c.a.DoWith(t, "POST", c.spec.Family.Path, http.Header{resource.IdempotencyHeader: {bad}}, body).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_215", resource.IdempotencyHeader)
+	}
+	if c.serves(resource.OpDelete) {
+		c.a.Do(t, "DELETE", c.spec.Family.Path+"/"+id, nil).Expect(t, http.StatusNoContent)
+	}
+}
+
+// concurrentDeletes races deletes of one item.
+func (c *conformance) concurrentDeletes(t *testing.T) {
+	if !c.serves(resource.OpDelete) {
+		t.Skip("the family serves no delete")
+	}
+	// Racing deletes of one resource tell the truth: one succeeds, the others find it gone.
+	// None may blame the callers' own valid credentials (401/403) or fail (5xx).
+	victim := c.a.Do(t, "POST", c.spec.Family.Path, c.spec.Create(t, c.a, 2)).Expect(t, http.StatusCreated)["id"].(string)
+	statuses := c.a.Race(t, ConcurrentDeletes, "DELETE", c.spec.Family.Path+"/"+victim, nil)
+	if statuses[http.StatusNoContent] != 1 || statuses[http.StatusNotFound] != ConcurrentDeletes-1 {
+		t.Fatalf("%d concurrent DELETEs of one %s answered %v, want one 204 and %d 404", ConcurrentDeletes, c.spec.Family.Prefix, statuses, ConcurrentDeletes-1)
+	}
+}
+
+// delete deletes the item: a 204 with no body, then 404s.
+func (c *conformance) delete(t *testing.T) {
+	if !c.serves(resource.OpDelete) {
+		t.Skip("the family serves no delete")
+	}
+	res := c.a.Do(t, "DELETE", c.item, nil)
+	if res.Status != http.StatusNoContent || len(res.Body) != 0 {
+		t.Fatalf("DELETE: %d %q, want 204 and no body", res.Status, res.Body)
+	}
+	c.a.Do(t, "GET", c.item, nil).ExpectError(t, http.StatusNotFound, "", "")
+	c.a.Do(t, "DELETE", c.item, nil).ExpectError(t, http.StatusNotFound, "", "")
+	c.a.Do(t, "PATCH", c.item, c.spec.Update).ExpectError(t, http.StatusNotFound, "", "")
 }
 
 // unserved checks that each operation the family does not serve answers, on the collection

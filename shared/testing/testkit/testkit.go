@@ -349,34 +349,13 @@ func (s *Stack) Do(t testing.TB, method, path, token string, body any) *Response
 // DoWith is Do with extra request headers.
 func (s *Stack) DoWith(t testing.TB, method, path, token string, headers http.Header, body any) *Response {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
 	url := path
 	if !strings.HasPrefix(path, "http") {
 		url = s.Server.URL + path
 	}
-	req, err := http.NewRequest(method, url, rd)
+	req, err := NewRequest(method, url, token, body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Ngrok-Version", "2")
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, vs := range headers {
 		req.Header[k] = vs
@@ -391,6 +370,38 @@ func (s *Stack) DoWith(t testing.TB, method, path, token string, headers http.He
 		t.Fatal(err)
 	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// NewRequest is a request to the API as its clients send one: token as the bearer (none when
+// empty), Ngrok-Version 2, and body (nil, a string or bytes sent verbatim, or a value marshalled
+// to JSON) as application/json.
+func NewRequest(method, url, token string, body any) (*http.Request, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Ngrok-Version", "2")
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
 }
 
 // DoFrom sends a request as API Gateway would deliver it from source (its request context's

@@ -1,7 +1,6 @@
 package certs_test
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net/http"
@@ -11,12 +10,8 @@ import (
 	"testing"
 	"time"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
-	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/faults"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
@@ -65,23 +60,18 @@ func rejectingPebble(t *testing.T, percent int) string {
 func TestWorkerSurvivesFaults(t *testing.T) {
 	needACME(t)
 	dir := rejectingPebble(t, 40)
-	dyn := &faults.DynamoDB{}
-	ddb := faults.NewProxy(t, "dynamodb-certs", testkit.Endpoint(t))
+	c := testkit.Config(t, config.LoadCertWorker)
+	var fs *faults.Store
 	sqsProxy := faults.NewProxy(t, "sqs-certs", os.Getenv("SQS_ENDPOINT"))
 	h := newHarness(t, func(w *certs.Worker) {
-		c := testkit.Config(t, config.LoadCertWorker)
-		cfg := c.AWSConfig()
-		// A connection per attempt, so that a toxic's toxicity is the fraction of attempts it meets.
-		cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DisableKeepAlives = true })
 		o := c.StoreOptions()
-		o.Table, o.Endpoint, o.Config, o.APIOptions = w.DB.Table, ddb.URL, &cfg, []func(*dynamodb.Options){dyn.Option}
-		db, err := store.Open(context.Background(), o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o.Table = w.DB.Table
+		fs = faults.NewStore(t, "dynamodb-certs", c.AWSConfig(), o)
+		db := fs.Open(t)
 		w.DB, w.Issuer.DB, w.Issuer.Directory = db, db, dir
-		w.SQS = queue.NewClient(cfg, sqsProxy.URL)
+		w.SQS = queue.NewClient(fs.Config, sqsProxy.URL)
 	})
+	dyn, ddb := fs.DynamoDB, fs.Proxy
 	var domains []string
 	for _, fc := range faults.Classes {
 		fc = fc.Harsh(0.3)

@@ -157,15 +157,10 @@ type decoded struct {
 
 // mutate sends a request as a's admin, returning an error when the server dropped it.
 func mutate(a *testkit.Account, method, path string, body any) (*decoded, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+	req, err := testkit.NewRequest(method, a.URL(path), a.Token, body)
+	if err != nil {
+		return nil, err
 	}
-	req, _ := http.NewRequest(method, a.URL(path), rd)
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	req.Header.Set("Ngrok-Version", "2")
-	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err

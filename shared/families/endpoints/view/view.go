@@ -45,11 +45,7 @@ type Item struct {
 // JSON is the wire form of a cloud endpoint: the members the platform returns for one, no
 // more (agent endpoints' members such as tunnel, upstream_url or principal are absent, not null).
 type JSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-	resource.DescribedJSON
+	resource.UpdatedHead
 	Type           string   `json:"type"`
 	URL            string   `json:"url"`
 	PublicURL      string   `json:"public_url"`
@@ -67,8 +63,8 @@ type JSON struct {
 // Render returns an endpoint as GET /endpoints/{id} returns it on r's host.
 func Render(r *api.Request, it *Item) JSON {
 	u, _ := ParseURL(it.URL)
-	out := JSON{ID: it.ID, URI: resource.URIAt(r, Path, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-		DescribedJSON: it.Described.Rendered(), Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
+	out := JSON{UpdatedHead: resource.HeadAt(r, Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
+		Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
 		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
 	}
 	if it.DomainID != "" {
