@@ -24,7 +24,7 @@
 //
 // The sizes and start-ups are make bench's output (TestZipSizes, BenchmarkColdStart*); what
 // holds them down, and must stay:
-//   - a family's descriptor is data (its Serve a function), and another family is named by its
+//   - a family's descriptor is data (its Binding a function), and another family is named by its
 //     path (resource.URIAt), so a function links only its own families;
 //   - the variables' meanings are comments, not strings in every binary;
 //   - dynamodbstreams, cloudwatchlogs, firehose and kinesis stay at their last releases whose

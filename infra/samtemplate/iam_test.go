@@ -110,15 +110,15 @@ func neededActions(f app.Function) []string {
 	for _, d := range f.Families {
 		served := 0
 		for _, op := range []resource.Operation{resource.OpCreate, resource.OpList, resource.OpGet, resource.OpUpdate, resource.OpDelete} {
-			if d.Serves(op) {
+			if d.Offers(op) {
 				served++
 			}
 		}
 		extra := len(d.Routes()) > served
-		if extra || d.Serves(resource.OpList) {
+		if extra || d.Offers(resource.OpList) {
 			need = append(need, listActions...)
 		}
-		if extra || d.Serves(resource.OpDelete) || d.Serves(resource.OpUpdate) {
+		if extra || d.Offers(resource.OpDelete) || d.Offers(resource.OpUpdate) {
 			need = append(need, deleteActions...)
 		}
 	}

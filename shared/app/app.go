@@ -2,7 +2,7 @@
 // reads these lists: the local all-in-one server, the test stack, the generator and the tests.
 //
 // Adding a family means adding its package under shared/families with its resource.Descriptor
-// (served by resource.Serve: its hooks and any extra routes declared as resource.Route data;
+// (served by resource.Bind: its hooks and any extra routes declared as resource.Route data;
 // see package resource) and an entry in Families; go generate writes functions/<Dir>/main.go,
 // the Makefile's FUNCTIONS (functions.mk), the function's resource, log group, alarm and
 // dashboard lines in template.yaml, and skeleton sample events in events/<Dir>/ (see

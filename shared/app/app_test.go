@@ -472,7 +472,7 @@ func TestEveryFamilysEventsAreSubscribable(t *testing.T) {
 			t.Errorf("%s declares no EventKind", d.Path)
 		}
 		for op, verb := range map[resource.Operation]audit.Verbs{resource.OpCreate: audit.Created, resource.OpUpdate: audit.Updated, resource.OpDelete: audit.Deleted} {
-			if d.Serves(op) {
+			if d.Offers(op) {
 				recorded[d.EventKind] |= verb
 			}
 		}

@@ -154,7 +154,7 @@ func TestJavaScriptClient(t *testing.T) {
 		}
 		fam := jsFamily{Path: form.Path, Update: form.Update, Service: jsServices[form.Path]}
 		for name, op := range map[string]resource.Operation{"update": resource.OpUpdate, "list": resource.OpList, "delete": resource.OpDelete} {
-			if form.Family.Serves(op) {
+			if form.Family.Offers(op) {
 				fam.Operations = append(fam.Operations, name)
 			}
 		}

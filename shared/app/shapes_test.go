@@ -69,7 +69,7 @@ func sampleForms(t *testing.T, a *testkit.Account) []sampleForm {
 		}
 		for _, d := range f.Families {
 			form := forms[d.Path]
-			if form == nil || form.Create == nil || (form.Update == nil) == d.Serves(resource.OpUpdate) {
+			if form == nil || form.Create == nil || (form.Update == nil) == d.Offers(resource.OpUpdate) {
 				t.Fatalf("events/%s has no create sample for %s, or an update sample exactly when the family serves no update", f.Dir, d.Path)
 			}
 			form.Family = d
@@ -101,7 +101,7 @@ func TestResponseShapes(t *testing.T) {
 			// views returns the item as each read shows it: get and its entry in the list.
 			views := func() map[string]map[string]any {
 				out := map[string]map[string]any{"get": a.Do(t, "GET", item, nil).Expect(t, http.StatusOK)}
-				if !form.Family.Serves(resource.OpList) {
+				if !form.Family.Offers(resource.OpList) {
 					return out
 				}
 				list := a.Do(t, "GET", form.Path, nil).Expect(t, http.StatusOK)
@@ -146,7 +146,7 @@ func TestResponseShapes(t *testing.T) {
 			for name, v := range views() {
 				expect(name, v, "", "")
 			}
-			if !form.Family.Serves(resource.OpUpdate) {
+			if !form.Family.Offers(resource.OpUpdate) {
 				return
 			}
 			res := a.Do(t, "PATCH", item, map[string]any{"description": "set", "metadata": `{"k":"v"}`})

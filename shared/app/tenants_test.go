@@ -167,7 +167,7 @@ func TestTenantLifecycle(t *testing.T) {
 // familyRead is a read of d's that reaches its caller's verification: its list, or a get of an
 // id of its kind for a family without one.
 func familyRead(d *resource.Descriptor) string {
-	if d.Serves(resource.OpList) {
+	if d.Offers(resource.OpList) {
 		return d.Path
 	}
 	return d.Path + "/" + d.Prefix + "_2ShIMEZcBYMiQeLvjVVvRMpjmFY"

@@ -22,7 +22,7 @@ type recorder struct{ routes []string }
 func (r *recorder) Handle(pattern string, _ http.Handler) { r.routes = append(r.routes, pattern) }
 
 // Registering a family adds exactly the routes its descriptor declares: the operations it
-// serves and the routes of its Serve, nothing more or less.
+// serves and the routes of its Binding, nothing more or less.
 func TestRegisterAddsTheDeclaredRoutes(t *testing.T) {
 	for _, d := range app.Families {
 		rec := &recorder{}
@@ -37,7 +37,7 @@ func TestRegisterAddsTheDeclaredRoutes(t *testing.T) {
 // wiring lists, for each place allowed to touch a mux, what it may use: the api package defines
 // the Mux and Server.Handle, resource's Register is the one place routes are added, and the
 // process wiring creates the mux. Everything else declares its routes as data
-// (resource.Serve, resource.Route).
+// (resource.Bind, resource.Route).
 var wiring = map[string][]string{
 	"shared/platform/api":               {"api.Mux", "api.Server", ".Handle(", "http.HandlerFunc"},
 	"shared/platform/resource/serve.go": {"api.Mux", "api.Server", ".Handle("},
@@ -67,7 +67,7 @@ func TestNoRouteIsHandWired(t *testing.T) {
 			files++
 			for _, use := range wiringUses(t, path) {
 				if !slices.Contains(allowed, use.what) {
-					t.Errorf("%s:%d uses %s: declare the route in the family's resource.Serve instead", rel, use.line, use.what)
+					t.Errorf("%s:%d uses %s: declare the route in the family's resource.Bind instead", rel, use.line, use.what)
 				}
 			}
 			return nil

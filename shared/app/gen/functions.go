@@ -95,8 +95,8 @@ func tableActions(fs []*resource.Descriptor) []string {
 	query, del := false, false
 	for _, d := range fs {
 		extra := len(d.Routes()) > len(operationsOf(d))
-		query = query || extra || d.Serves(resource.OpList)
-		del = del || extra || d.Serves(resource.OpDelete) || d.Serves(resource.OpUpdate)
+		query = query || extra || d.Offers(resource.OpList)
+		del = del || extra || d.Offers(resource.OpDelete) || d.Offers(resource.OpUpdate)
 	}
 	out := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
 	if del {
@@ -120,7 +120,7 @@ func operationsOf(d *resource.Descriptor) []string {
 		{resource.OpCreate, "POST", d.Path}, {resource.OpList, "GET", d.Path}, {resource.OpGet, "GET", d.Path + "/{id}"},
 		{resource.OpUpdate, "PATCH", d.Path + "/{id}"}, {resource.OpDelete, "DELETE", d.Path + "/{id}"},
 	} {
-		if d.Serves(o.op) {
+		if d.Offers(o.op) {
 			out = append(out, o.method+" "+o.path)
 		}
 	}

@@ -82,7 +82,7 @@ func samples(f app.Function) map[string][]byte {
 	var all []named
 	for i, d := range f.Families {
 		for _, s := range walk {
-			if !d.Serves(s.op) {
+			if !d.Offers(s.op) {
 				continue
 			}
 			name := s.name

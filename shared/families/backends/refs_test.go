@@ -54,8 +54,8 @@ func (referrers) Delete(ctx context.Context, r *api.Request, it *referrerItem, m
 
 var referrersDescriptor = &resource.Descriptor{
 	Path: "/test_referrers", Prefix: ids.TLSEdge, ListKey: "referrers", EventKind: "tls_edge",
-	Serve: func() resource.Serving {
-		return resource.Serve(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
+	Binding: func() resource.Binding {
+		return resource.Bind(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
 			return referrers{f}
 		})
 	},

@@ -47,7 +47,7 @@ const MaxAddressBytes = 253 + 6
 var StaticBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/static", Prefix: ids.StaticBackend, ListKey: "backends", EventKind: "static_backend",
 	Function: "StaticBackendsFunction", Dir: "static_backends",
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[StaticBackends]) },
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[StaticBackends]) },
 }
 
 // StaticBackends is the static backend family's rules.

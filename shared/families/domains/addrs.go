@@ -54,7 +54,7 @@ var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Reads:   []config.Section{config.DomainSettings},
-	Serve:   func() resource.Serving { return resource.Serve(configured[ReservedAddrs]) },
+	Binding: func() resource.Binding { return resource.Bind(configured[ReservedAddrs]) },
 	Release: releaseAddr,
 }
 

@@ -46,7 +46,7 @@ type configuredHooks[T any, P interface {
 	resource.Hooks[P]
 }
 
-// configured is the hooks constructor (resource.Serve) of a family whose hooks H hold the
+// configured is the hooks constructor (resource.Bind) of a family whose hooks H hold the
 // configuration as well as their family.
 func configured[H configuredHooks[T, P], T any, P interface {
 	*T

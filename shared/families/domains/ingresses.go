@@ -58,7 +58,7 @@ var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
 	Reads:   []config.Section{config.DomainSettings},
-	Serve:   func() resource.Serving { return resource.Serve(configured[AgentIngresses]) },
+	Binding: func() resource.Binding { return resource.Bind(configured[AgentIngresses]) },
 	Release: releaseIngress,
 }
 

@@ -28,7 +28,7 @@ func (c *CertManagement) DropCertificate(ctx context.Context, db *store.DB, tx *
 	if c.ManagedCertificateID == "" {
 		return false, nil
 	}
-	var cert tlscerts.TLSCertificate
+	var cert tlscerts.TLSCertificateItem
 	err = db.Get(ctx, store.ResourceKey(account, c.ManagedCertificateID), &cert)
 	if store.IsNotFound(err) {
 		return false, nil

@@ -104,12 +104,12 @@ var ReservedDomainsDescriptor = &resource.Descriptor{
 	Path: ReservedDomainsPath, Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
 	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving {
-		return resource.Serve(configured[ReservedDomains],
+	Binding: func() resource.Binding {
+		return resource.Bind(configured[ReservedDomains],
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
-				Status: http.StatusNoContent, Serve: ReservedDomains.detachCertificate},
+				Status: http.StatusNoContent, Handle: ReservedDomains.detachCertificate},
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
-				Status: http.StatusNoContent, Serve: ReservedDomains.detachPolicy})
+				Status: http.StatusNoContent, Handle: ReservedDomains.detachPolicy})
 	},
 	Release: releaseDomain,
 }
@@ -350,7 +350,7 @@ func (f ReservedDomains) checkCertificates(ctx context.Context, r *api.Request, 
 	if !ids.Is(*certID, ids.TLSCertificate) {
 		return nil, api.Invalid("certificate_id", "certificate_id %s is not a TLS certificate id (cert_…)", api.Describe(*certID))
 	}
-	var cert tlscerts.TLSCertificate
+	var cert tlscerts.TLSCertificateItem
 	if err := f.Kit.Get(ctx, r, ids.TLSCertificate, *certID, &cert); err != nil {
 		if errors.Is(err, api.ErrNotFound) {
 			return nil, certMissing(*certID)

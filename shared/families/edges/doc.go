@@ -22,14 +22,14 @@
 //
 //	backend := edges.Attach(edges.BackendModule, func(it *RouteItem) **edges.Backend { return &it.Backend })
 //	modules := edges.NewSet(backend, …)
-//	// among the family's resource.Serve routes: PUT/GET/DELETE /{edge_id}/routes/{id}/<name>
+//	// among the family's resource.Bind routes: PUT/GET/DELETE /{edge_id}/routes/{id}/<name>
 //	edges.ModuleRoutes(modules, "/{edge_id}/routes/{id}", func(f F) edges.Holder[RouteItem] { … })
 //	// in the wire form: Backend: backend.Render(r, it) (a nil *BackendJSON, JSON null, when absent)
 //
 // The holder (a Holder) loads and modifies the item a request's path names and says what the
 // item holds on others (Claim). Family implements it for edges. An edge family is a Spec (its
 // hostport rule, its modules, its wire form) and a descriptor serving it like any family:
-// Serve: resource.Serve(spec.Hooks, spec.Routes()...).
+// Binding: resource.Bind(spec.Hooks, spec.Routes()...).
 //
 // # The update rule
 //
@@ -57,7 +57,7 @@
 //
 // # Edges
 //
-// An edge family is a Spec (hostport rule, module set, wire form) served by Serve; its item
+// An edge family is a Spec (hostport rule, module set, wire form) bound by Bind; its item
 // embeds Edge (id, description, metadata, hostports and the reservation each is on). Codes:
 // description over 255 bytes 7073, metadata over 4096 bytes 7074, a PATCH supplying nothing 606.
 //

@@ -10,9 +10,9 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Edge is the part of an edge item every edge family shares; an edge family's item embeds it
+// EdgeBase is the part of an edge item every edge family shares; an edge family's item embeds it
 // and adds one pointer per module (nil when absent).
-type Edge struct {
+type EdgeBase struct {
 	store.Meta
 	resource.Described
 	Hostports []string `dynamodbav:"hostports"`
@@ -22,7 +22,7 @@ type Edge struct {
 }
 
 // Common returns the shared part, so that the generic hooks reach it in any edge item.
-func (e *Edge) Common() *Edge { return e }
+func (e *EdgeBase) Common() *EdgeBase { return e }
 
 // EdgeJSON is the wire form of the shared part, embedded in an edge family's wire type before
 // its modules.
@@ -44,7 +44,7 @@ type PolicyJSON struct {
 type Item[T any] interface {
 	*T
 	store.Resource
-	Common() *Edge
+	Common() *EdgeBase
 }
 
 // Codes of every edge family.
@@ -67,7 +67,7 @@ type Spec[T any, P Item[T]] struct {
 	Delete func(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error
 }
 
-// Hooks is the hooks constructor (resource.Serve) of the edge family spec declares.
+// Hooks is the hooks constructor (resource.Bind) of the edge family spec declares.
 func (spec *Spec[T, P]) Hooks(f *resource.Family[T, P]) *Family[T, P] {
 	return &Family[T, P]{Family: f, spec: spec, hostports: hostports{HostportRule: spec.Hostports, config: domains.ConfigOf(f.Kit)}}
 }

@@ -185,7 +185,7 @@ func hostportGuardKey(hp string) store.Key { return store.GuardKey(hostportGuard
 
 // moveHostports adds to m the guard writes of an edge whose hostports go from before to after:
 // released ones are deleted, new ones claimed on the condition that no edge holds them (7122).
-func moveHostports(m *resource.Mutation, e *Edge, before, after []string) {
+func moveHostports(m *resource.Mutation, e *EdgeBase, before, after []string) {
 	for _, hp := range before {
 		if !slices.Contains(after, hp) {
 			m.Delete(labelHostportRelease+":"+hp, hostportGuardKey(hp))

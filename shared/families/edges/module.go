@@ -306,11 +306,11 @@ func ModuleRoutes[F, H any](s *Set[H], base string, holder func(F) Holder[H]) []
 		path := base + "/" + mod.Name()
 		out = append(out,
 			resource.Route[F]{Method: http.MethodPut, Pattern: path, Status: http.StatusOK,
-				Serve: func(f F, ctx context.Context, r *api.Request) (any, error) { return s.replace(ctx, r, mod, holder(f)) }},
+				Handle: func(f F, ctx context.Context, r *api.Request) (any, error) { return s.replace(ctx, r, mod, holder(f)) }},
 			resource.Route[F]{Method: http.MethodGet, Pattern: path, Status: http.StatusOK,
-				Serve: func(f F, ctx context.Context, r *api.Request) (any, error) { return s.get(ctx, r, mod, holder(f)) }},
+				Handle: func(f F, ctx context.Context, r *api.Request) (any, error) { return s.get(ctx, r, mod, holder(f)) }},
 			resource.Route[F]{Method: http.MethodDelete, Pattern: path, Status: http.StatusNoContent,
-				Serve: func(f F, ctx context.Context, r *api.Request) (any, error) {
+				Handle: func(f F, ctx context.Context, r *api.Request) (any, error) {
 					return nil, s.remove(ctx, r, mod, holder(f))
 				}})
 	}

@@ -9,7 +9,7 @@ import (
 
 // TCPEdgeItem is a stored TCP edge.
 type TCPEdgeItem struct {
-	Edge
+	EdgeBase
 	Backend       *Backend       `dynamodbav:"backend,omitempty"`
 	IPRestriction *IPRestriction `dynamodbav:"ip_restriction,omitempty"`
 	TrafficPolicy *TrafficPolicy `dynamodbav:"traffic_policy,omitempty"`
@@ -37,7 +37,7 @@ var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
 	Reads:   []config.Section{config.DomainSettings},
-	Serve:   func() resource.Serving { return resource.Serve(tcpSpec.Hooks, tcpSpec.Routes()...) },
+	Binding: func() resource.Binding { return resource.Bind(tcpSpec.Hooks, tcpSpec.Routes()...) },
 	Release: ReleaseHostports,
 }
 

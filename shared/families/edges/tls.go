@@ -11,7 +11,7 @@ import (
 
 // TLSEdgeItem is a stored TLS edge.
 type TLSEdgeItem struct {
-	Edge
+	EdgeBase
 	Backend        *Backend        `dynamodbav:"backend,omitempty"`
 	IPRestriction  *IPRestriction  `dynamodbav:"ip_restriction,omitempty"`
 	MutualTLS      *MutualTLS      `dynamodbav:"mutual_tls,omitempty"`
@@ -46,7 +46,7 @@ var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
 	Reads:   []config.Section{config.DomainSettings},
-	Serve:   func() resource.Serving { return resource.Serve(tlsSpec.Hooks, tlsSpec.Routes()...) },
+	Binding: func() resource.Binding { return resource.Bind(tlsSpec.Hooks, tlsSpec.Routes()...) },
 	Release: ReleaseHostports,
 }
 

@@ -33,10 +33,10 @@ const (
 var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
 
 // Item is a stored endpoint (package view, which renders it without the family's rules).
-type Item = view.Item
+type Item = view.EndpointItem
 
 // JSON is the wire form of a cloud endpoint (package view).
-type JSON = view.JSON
+type JSON = view.EndpointJSON
 
 // URL is a validated, normalised endpoint URL (package view).
 type URL = view.URL
@@ -70,7 +70,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Serve:   func() resource.Serving { return resource.Serve(resource.Wrap[Endpoints]) },
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[Endpoints]) },
 	Release: releaseURL,
 }
 

@@ -60,8 +60,8 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 	Path: destinationsPath, Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
-	Reads: []config.Section{config.DeploymentSettings},
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[EventDestinations]) },
+	Reads:   []config.Section{config.DeploymentSettings},
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[EventDestinations]) },
 }
 
 // EventDestinations is the event destination family's rules. Subscriptions reference

@@ -70,18 +70,18 @@ var EventSubscriptionsDescriptor = &resource.Descriptor{
 	Path: "/event_subscriptions", Prefix: ids.EventSubscription, ListKey: "event_subscriptions",
 	EventKind: "event_subscription", Filter: true,
 	Function: "EventSubscriptionsFunction", Dir: "event_subscriptions",
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[EventSubscriptions], sourceRoutes...) },
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[EventSubscriptions], sourceRoutes...) },
 }
 
 // sourceRoutes serve /event_subscriptions/{subscription_id}/sources: the subscription's event
 // types as a sub-resource keyed by type, kept inside the subscription item (read with
 // Family.Load, changed with Family.Modify, so each change is the subscription's update).
 var sourceRoutes = []resource.Route[EventSubscriptions]{
-	{Method: http.MethodPost, Pattern: "/{subscription_id}/sources", Status: http.StatusCreated, Serve: EventSubscriptions.createSource},
-	{Method: http.MethodGet, Pattern: "/{subscription_id}/sources", Status: http.StatusOK, Serve: EventSubscriptions.listSources},
-	{Method: http.MethodGet, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusOK, Serve: EventSubscriptions.getSource},
-	{Method: http.MethodPatch, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusOK, Serve: EventSubscriptions.updateSource},
-	{Method: http.MethodDelete, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusNoContent, Serve: EventSubscriptions.deleteSource},
+	{Method: http.MethodPost, Pattern: "/{subscription_id}/sources", Status: http.StatusCreated, Handle: EventSubscriptions.createSource},
+	{Method: http.MethodGet, Pattern: "/{subscription_id}/sources", Status: http.StatusOK, Handle: EventSubscriptions.listSources},
+	{Method: http.MethodGet, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusOK, Handle: EventSubscriptions.getSource},
+	{Method: http.MethodPatch, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusOK, Handle: EventSubscriptions.updateSource},
+	{Method: http.MethodDelete, Pattern: "/{subscription_id}/sources/{type}", Status: http.StatusNoContent, Handle: EventSubscriptions.deleteSource},
 }
 
 // EventSubscriptions is the event subscription family's rules. A subscription references each

@@ -21,7 +21,7 @@ const CodeTerminateAt = "ERR_NGROK_7109"
 // first. The routes live in the edge's item, so that the edge reads (routes included), changes
 // and deletes (routes and their modules included) in one round trip and one transaction.
 type HTTPSEdgeItem struct {
-	edges.Edge
+	edges.EdgeBase
 	MutualTLS      *edges.MutualTLS      `dynamodbav:"mutual_tls,omitempty"`
 	TLSTermination *edges.TLSTermination `dynamodbav:"tls_termination,omitempty"`
 	Routes         []*Route              `dynamodbav:"routes"`
@@ -76,8 +76,8 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Path: edgesPath, Prefix: ids.HTTPSEdge, ListKey: "https_edges", EventKind: "https_edge",
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
 	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving {
-		return resource.Serve(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...)
+	Binding: func() resource.Binding {
+		return resource.Bind(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...)
 	},
 	Release: edges.ReleaseHostports,
 }

@@ -169,10 +169,10 @@ type edgeFamily = *edges.Family[HTTPSEdgeItem, *HTTPSEdgeItem]
 // routeRoutes are the routes' operations under /edges/https/{edge_id}/routes and their modules'
 // sub-routes.
 var routeRoutes = append([]resource.Route[edgeFamily]{
-	{Method: http.MethodPost, Pattern: "/{edge_id}/routes", Status: http.StatusCreated, Serve: onRoutes((*routes).create)},
-	{Method: http.MethodGet, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Serve: onRoutes((*routes).get)},
-	{Method: http.MethodPatch, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Serve: onRoutes((*routes).update)},
-	{Method: http.MethodDelete, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusNoContent, Serve: onRoutes((*routes).delete)},
+	{Method: http.MethodPost, Pattern: "/{edge_id}/routes", Status: http.StatusCreated, Handle: onRoutes((*routes).create)},
+	{Method: http.MethodGet, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Handle: onRoutes((*routes).get)},
+	{Method: http.MethodPatch, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Handle: onRoutes((*routes).update)},
+	{Method: http.MethodDelete, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusNoContent, Handle: onRoutes((*routes).delete)},
 }, edges.ModuleRoutes(routeModules, "/{edge_id}/routes/{id}", func(f edgeFamily) edges.Holder[Route] { return &routes{edges: f} })...)
 
 // onRoutes serves a route operation on the routes of the edge family f.

@@ -28,7 +28,7 @@ func (f Operators) boundEndpoints(ctx context.Context, r *api.Request) (_ any, e
 	if err != nil {
 		return nil, err
 	}
-	var op Operator
+	var op OperatorItem
 	if err := f.Kit.Get(ctx, r, ids.KubernetesOperator, r.PathValue("id"), &op); err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (f Operators) boundEndpoints(ctx context.Context, r *api.Request) (_ any, e
 			return nil, err
 		}
 		for i, raw := range items {
-			var ep view.Item
+			var ep view.EndpointItem
 			if err := store.Unmarshal(raw, &ep); err != nil {
 				return nil, err
 			}
@@ -78,7 +78,7 @@ func (f Operators) boundEndpoints(ctx context.Context, r *api.Request) (_ any, e
 }
 
 // selectors are the operator's compiled endpoint selectors; none without the bindings feature.
-func (op *Operator) selectors() ([]*listfilter.Filter, error) {
+func (op *OperatorItem) selectors() ([]*listfilter.Filter, error) {
 	if !slices.Contains(op.Features, "bindings") {
 		return nil, nil
 	}
@@ -94,7 +94,7 @@ func (op *Operator) selectors() ([]*listfilter.Filter, error) {
 }
 
 // bound reports whether the endpoint v has the kubernetes binding and a selector matches it.
-func bound(selectors []*listfilter.Filter, v view.JSON) (bool, error) {
+func bound(selectors []*listfilter.Filter, v view.EndpointJSON) (bool, error) {
 	if !slices.Contains(v.Bindings, view.BindingKubernetes) {
 		return false, nil
 	}

@@ -34,8 +34,8 @@ const (
 // textCodes: the platform documents no codes of its own for this family's text.
 var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.CodeBadFieldValue}
 
-// Operator is a stored Kubernetes operator.
-type Operator struct {
+// OperatorItem is a stored Kubernetes operator.
+type OperatorItem struct {
 	store.Meta
 	resource.Described
 	UpdatedAt   int64      `dynamodbav:"updated"`
@@ -64,8 +64,8 @@ type Binding struct {
 	NotAfter        int64    `dynamodbav:"not_after,omitempty"`
 }
 
-// JSON is the wire form of a Kubernetes operator.
-type JSON struct {
+// OperatorJSON is the wire form of a Kubernetes operator.
+type OperatorJSON struct {
 	resource.UpdatedHead
 	Principal       api.Ref     `json:"principal"`
 	EnabledFeatures []string    `json:"enabled_features"`
@@ -127,21 +127,21 @@ var KubernetesOperatorsDescriptor = &resource.Descriptor{
 	Path: Path, Prefix: ids.KubernetesOperator, ListKey: "operators", EventKind: "kubernetes_operator", Filter: true,
 	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true, Opens: true,
 	Reads: []config.Section{config.DomainSettings},
-	Serve: func() resource.Serving {
-		return resource.Serve(newOperators, resource.Route[Operators]{
-			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Serve: Operators.boundEndpoints})
+	Binding: func() resource.Binding {
+		return resource.Bind(newOperators, resource.Route[Operators]{
+			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Handle: Operators.boundEndpoints})
 	},
 }
 
 // Operators is the Kubernetes operator family's rules.
 type Operators struct {
-	*resource.Family[Operator, *Operator]
-	resource.Prepared[*Operator]
+	*resource.Family[OperatorItem, *OperatorItem]
+	resource.Prepared[*OperatorItem]
 	// regions are the regions an operator may name besides global.
 	regions []string
 }
 
-func newOperators(f *resource.Family[Operator, *Operator]) Operators {
+func newOperators(f *resource.Family[OperatorItem, *OperatorItem]) Operators {
 	return Operators{Family: f, regions: domains.ConfigOf(f.Kit).Regions}
 }
 
@@ -149,7 +149,7 @@ func newOperators(f *resource.Family[Operator, *Operator]) Operators {
 const zeroTime = "0001-01-01T00:00:00Z"
 
 // Render returns an operator as GET returns it.
-func (f Operators) Render(r *api.Request, it *Operator) any {
+func (f Operators) Render(r *api.Request, it *OperatorItem) any {
 	cert := CertJSON{Cert: it.Binding.Cert, NotBefore: zeroTime, NotAfter: zeroTime}
 	if it.Binding.Cert != "" {
 		cert.NotBefore, cert.NotAfter = api.Timestamp(it.Binding.NotBefore), api.Timestamp(it.Binding.NotAfter)
@@ -158,15 +158,15 @@ func (f Operators) Render(r *api.Request, it *Operator) any {
 	if it.Binding.Selectors != nil {
 		selectors = slices.Clone(it.Binding.Selectors)
 	}
-	return JSON{UpdatedHead: f.Head(r, &it.Meta, it.Described).Updated(it.UpdatedAt),
-		Principal: api.Ref{ID: it.PrincipalID},
+	return OperatorJSON{UpdatedHead: f.Head(r, &it.Meta, it.Described).Updated(it.UpdatedAt),
+		Principal:       api.Ref{ID: it.PrincipalID},
 		EnabledFeatures: api.Slice(slices.Clone(it.Features)), Region: it.Region, Deployment: it.Deployment,
 		Binding: BindingJSON{EndpointSelectors: selectors, Cert: cert, IngressEndpoint: it.Binding.IngressEndpoint}}
 }
 
 // Prepare validates the body and signs the binding's CSR, once per request, before the
 // transaction.
-func (f Operators) Prepare(ctx context.Context, r *api.Request, it *Operator) error {
+func (f Operators) Prepare(ctx context.Context, r *api.Request, it *OperatorItem) error {
 	var in createBody
 	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (f Operators) Prepare(ctx context.Context, r *api.Request, it *Operator) er
 
 // Update applies a PATCH body: the members it supplies replace the stored ones; a csr is
 // signed into a new certificate.
-func (f Operators) Update(ctx context.Context, r *api.Request, it *Operator, m *resource.Mutation) error {
+func (f Operators) Update(ctx context.Context, r *api.Request, it *OperatorItem, m *resource.Mutation) error {
 	var in updateBody
 	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
@@ -216,7 +216,7 @@ func (f Operators) Update(ctx context.Context, r *api.Request, it *Operator, m *
 }
 
 // setCommon sets the enabled features and the region when supplied.
-func (f Operators) setCommon(enabled *[]string, region *string, it *Operator) error {
+func (f Operators) setCommon(enabled *[]string, region *string, it *OperatorItem) error {
 	if enabled != nil {
 		out := []string{}
 		for _, s := range *enabled {
@@ -241,7 +241,7 @@ func (f Operators) setCommon(enabled *[]string, region *string, it *Operator) er
 
 // setBinding applies a binding body: selectors and ingress endpoint when supplied, and a CSR
 // signed into the binding's certificate.
-func (f Operators) setBinding(ctx context.Context, r *api.Request, in *bindingBody, it *Operator) error {
+func (f Operators) setBinding(ctx context.Context, r *api.Request, in *bindingBody, it *OperatorItem) error {
 	if in == nil {
 		return nil
 	}

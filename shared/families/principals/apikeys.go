@@ -12,7 +12,7 @@ import (
 
 // APIKeyItem is a stored API key. Only its token's hash is kept.
 type APIKeyItem struct {
-	Secret
+	SecretBase
 }
 
 // APIKeyJSON is the wire form of an API key.
@@ -34,8 +34,8 @@ type apiKeyCreate struct {
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
 	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
-	Serve: func() resource.Serving {
-		return resource.Serve(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
+	Binding: func() resource.Binding {
+		return resource.Bind(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
 			return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
 		})
 	},

@@ -42,8 +42,8 @@ func Bootstrap(ctx context.Context, db *store.DB, email, description string) (*B
 	tx := &store.Tx{}
 	tx.Put("tenant", TenantItem{Key: store.TenantKey(acct), ID: acct, Email: email, Created: now.Unix()}, store.Absent())
 	tx.Put("account", auth.AccountItem{Key: store.AccountKey(acct), ID: acct, Created: now.Unix()}, store.Absent())
-	tx.Put("user", User{Meta: meta(acct, user, now), Email: email, Admin: true}, store.Absent())
-	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(acct, key, now), Described: resource.Described{Description: description},
+	tx.Put("user", UserItem{Meta: meta(acct, user, now), Email: email, Admin: true}, store.Absent())
+	tx.Put("key", APIKeyItem{SecretBase: SecretBase{Meta: meta(acct, key, now), Described: resource.Described{Description: description},
 		OwnerID: user, TokenHash: hash}}, store.Absent())
 	tx.Put("token", auth.TokenItem{Key: store.TokenKey(hash), Kind: auth.KindAPIKey, AccountID: acct,
 		PrincipalID: user, Subject: email, Admin: true, ResourceID: key}, store.Absent())

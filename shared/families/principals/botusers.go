@@ -9,12 +9,12 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// BotUser is a non-human principal: a bot user (bot_…) or a service user (service_…), the same
+// BotUserItem is a non-human principal: a bot user (bot_…) or a service user (service_…), the same
 // kind of principal stored and served alike under two paths. An inactive or deleted bot's keys
 // are refused at once: a request by one of them reads the bot's own item with its token (or
 // conditions its write on it) and finds it inactive or gone (auth.AttrActive). Nothing of the
 // bot is kept anywhere else, so bots coming and going leave the account item as it was.
-type BotUser struct {
+type BotUserItem struct {
 	store.Meta
 	Name   string `dynamodbav:"name"`
 	Active bool   `dynamodbav:"active"` // auth.AttrActive
@@ -41,7 +41,7 @@ const maxNameBytes = 255
 var BotUsersDescriptor = &resource.Descriptor{
 	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 	Function: "BotUsersFunction", Dir: "bot_users",
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[BotUsers]) },
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[BotUsers]) },
 }
 
 // ServiceUsersDescriptor is the /service_users family: bot users by the platform's newer name,
@@ -49,7 +49,7 @@ var BotUsersDescriptor = &resource.Descriptor{
 var ServiceUsersDescriptor = &resource.Descriptor{
 	Path: "/service_users", Prefix: ids.ServiceUser, ListKey: "service_users", EventKind: "service_user", Filter: true,
 	Function: "ServiceUsersFunction", Dir: "service_users",
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[BotUsers]) },
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[BotUsers]) },
 }
 
 // isBot reports whether id names a bot user or a service user.
@@ -57,17 +57,17 @@ func isBot(id string) bool { return ids.Is(id, ids.BotUser) || ids.Is(id, ids.Se
 
 // BotUsers is the rules of bot users and service users.
 type BotUsers struct {
-	*resource.Family[BotUser, *BotUser]
+	*resource.Family[BotUserItem, *BotUserItem]
 }
 
 // Render returns a bot user as GET returns it.
-func (f BotUsers) Render(r *api.Request, b *BotUser) any {
+func (f BotUsers) Render(r *api.Request, b *BotUserItem) any {
 	return BotUserJSON{ID: b.ID, URI: f.URI(r, b.ID), Name: b.Name, Active: b.Active, CreatedAt: api.Timestamp(b.CreatedAt)}
 }
 
 // Create fills a new bot user from the request body; name is required and active defaults to
 // true.
-func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) (any, error) {
+func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUserItem, m *resource.Mutation) (any, error) {
 	var in botUserBody
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (BotUsers) Create(ctx context.Context, r *api.Request, b *BotUser, m *resou
 
 // Update applies a PATCH body; at least one member must be given. Once active is false, the
 // bot's keys are refused.
-func (BotUsers) Update(ctx context.Context, r *api.Request, b *BotUser, m *resource.Mutation) error {
+func (BotUsers) Update(ctx context.Context, r *api.Request, b *BotUserItem, m *resource.Mutation) error {
 	var in botUserBody
 	if err := api.DecodePatch(r, &in); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 // CredentialItem is a stored tunnel authtoken credential.
 type CredentialItem struct {
-	Secret
+	SecretBase
 	BindRules
 }
 
@@ -48,8 +48,8 @@ type CredentialCreate struct {
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
 	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
-	Serve: func() resource.Serving {
-		return resource.Serve(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
+	Binding: func() resource.Binding {
+		return resource.Bind(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
 			return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
 		})
 	},

@@ -11,7 +11,7 @@
 //   - owner_id defaults to the caller; only an admin may name another user, bot user or service
 //     user of the account (ERR_NGROK_630 otherwise), and that owner must exist when the secret
 //     commits.
-//   - Bot users and service users are one kind of principal (BotUser, with the same hooks)
+//   - Bot users and service users are one kind of principal (BotUserItem, with the same hooks)
 //     served on two paths, each with its own id prefix, list and event kind: the platform's
 //     Terraform provider manages service users through the bot users API, and either id is
 //     accepted wherever owner_id is.

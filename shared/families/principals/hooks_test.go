@@ -21,14 +21,14 @@ func credentials() Credentials {
 }
 
 func TestAPIKeyRenderHidesToken(t *testing.T) {
-	it := &APIKeyItem{Secret{Meta: store.Meta{ID: "ak_1"}, Described: resource.Described{Description: "d", Metadata: "m"},
+	it := &APIKeyItem{SecretBase{Meta: store.Meta{ID: "ak_1"}, Described: resource.Described{Description: "d", Metadata: "m"},
 		OwnerID: "usr_1", TokenHash: "h"}}
 	hooktest.WantJSON(t, apiKeys().Render(hooktest.Request(""), it),
 		`{"id":"ak_1","uri":"https://api.example.com/api_keys/ak_1","description":"d","metadata":"m","created_at":"1970-01-01T00:00:00Z","token":null,"owner_id":"usr_1"}`)
 }
 
 func TestAPIKeyUpdateRefusals(t *testing.T) {
-	it := &APIKeyItem{Secret{Described: resource.Described{Description: "orig"}}}
+	it := &APIKeyItem{SecretBase{Described: resource.Described{Description: "orig"}}}
 	hooktest.WantCode(t, apiKeys().Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
 	hooktest.WantCode(t, apiKeys().Update(t.Context(), hooktest.Request(`{"description":"`+strings.Repeat("x", 256)+`"}`), it, nil), "ERR_NGROK_604", "description")
 	hooktest.WantCode(t, apiKeys().Update(t.Context(), hooktest.Request(`{"owner_id":"usr_1"}`), it, nil), api.CodeUnknownField, "owner_id")
@@ -41,7 +41,7 @@ func TestAPIKeyUpdateRefusals(t *testing.T) {
 }
 
 func TestCredentialRenderAndUpdate(t *testing.T) {
-	it := &CredentialItem{Secret: Secret{Meta: store.Meta{ID: "cr_1"}, OwnerID: "bot_1"}}
+	it := &CredentialItem{SecretBase: SecretBase{Meta: store.Meta{ID: "cr_1"}, OwnerID: "bot_1"}}
 	hooktest.WantJSON(t, credentials().Render(hooktest.Request(""), it),
 		`{"id":"cr_1","uri":"https://api.example.com/credentials/cr_1","created_at":"1970-01-01T00:00:00Z","token":null,"acl":[],"owner_id":"bot_1"}`)
 	f := credentials()
@@ -58,11 +58,11 @@ func TestCredentialRenderAndUpdate(t *testing.T) {
 
 func TestBotUserHooks(t *testing.T) {
 	f := resource.HooksOf[BotUsers](BotUsersDescriptor, nil)
-	b := &BotUser{Meta: store.Meta{ID: "bot_1"}, Name: "ci", Active: true}
+	b := &BotUserItem{Meta: store.Meta{ID: "bot_1"}, Name: "ci", Active: true}
 	hooktest.WantJSON(t, f.Render(hooktest.Request(""), b),
 		`{"id":"bot_1","uri":"https://api.example.com/bot_users/bot_1","name":"ci","active":true,"created_at":"1970-01-01T00:00:00Z"}`)
 	// Refusals come before anything is added to the mutation, so none is needed here.
-	if _, err := f.Create(t.Context(), hooktest.Request(`{}`), &BotUser{}, nil); err == nil {
+	if _, err := f.Create(t.Context(), hooktest.Request(`{}`), &BotUserItem{}, nil); err == nil {
 		t.Fatal("create without a name accepted")
 	} else {
 		hooktest.WantCode(t, err, api.CodeBadFieldValue, "name")

@@ -8,9 +8,9 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// User is a human member of an account. Users are made by bootstrap; admins may manage every
+// UserItem is a human member of an account. Users are made by bootstrap; admins may manage every
 // resource of the account and assign owners.
-type User struct {
+type UserItem struct {
 	store.Meta
 	Email string `dynamodbav:"email"`
 	Admin bool   `dynamodbav:"admin"`
@@ -49,13 +49,13 @@ func ResolveOwner(r *api.Request, m *resource.Mutation, supplied *string) (Owner
 		return Owner{}, api.Invalid("owner_id", "owner_id %s is not a user, bot user or service user of this account", api.Describe(id))
 	}
 	if ids.Is(id, ids.User) {
-		var u User
+		var u UserItem
 		if err := store.Unmarshal(seen, &u); err != nil {
 			return Owner{}, err
 		}
 		return Owner{ID: id, Admin: u.Admin, Subject: u.Email}, nil
 	}
-	var b BotUser
+	var b BotUserItem
 	if err := store.Unmarshal(seen, &b); err != nil {
 		return Owner{}, err
 	}

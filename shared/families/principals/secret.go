@@ -11,9 +11,9 @@ import (
 	// Idempotency-Key replay is sealed, with KMS in AWS.
 )
 
-// Secret is what API keys and tunnel credentials have in common: free text, an owner, and the
+// SecretBase is what API keys and tunnel credentials have in common: free text, an owner, and the
 // hash of a bearer token shown once.
-type Secret struct {
+type SecretBase struct {
 	store.Meta
 	resource.Described
 	OwnerID   string `dynamodbav:"owner"`
@@ -25,7 +25,7 @@ var SecretTextCodes = api.TextCodes{Description: "ERR_NGROK_604", Metadata: "ERR
 
 // Issue validates the shared fields of a new secret, resolves its owner and issues its token
 // (kind is the token item's kind), which it returns to be shown once.
-func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation,
+func (s *SecretBase) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation,
 	kind string, text api.Text, owner *string) (string, error) {
 	if err := s.SetSecretText(text); err != nil {
 		return "", err
@@ -41,18 +41,18 @@ func (s *Secret) Issue(ctx context.Context, k *resource.Kit, r *api.Request, m *
 }
 
 // SetSecretText checks and sets the free text of a key or credential, with their codes.
-func (s *Secret) SetSecretText(text api.Text) error {
+func (s *SecretBase) SetSecretText(text api.Text) error {
 	return s.Described.SetText(SecretTextCodes, text)
 }
 
 // secret gives the generic secret families access to the Secret of an item.
-func (s *Secret) secret() *Secret { return s }
+func (s *SecretBase) secret() *SecretBase { return s }
 
 // secretItem is a stored item holding a Secret: *APIKeyItem or *CredentialItem.
 type secretItem[T any] interface {
 	*T
 	store.Resource
-	secret() *Secret
+	secret() *SecretBase
 }
 
 // secretFamily is what the API key and credential families share: the deletion that revokes
@@ -72,7 +72,7 @@ func (f secretFamily[T, P]) Delete(ctx context.Context, r *api.Request, it P, m 
 // the caller's guard and failing it is the caller's authentication failure; for anyone else's
 // token it means a concurrent request deleted the secret first, so the deletion is read again
 // and answers 404, never an authentication error.
-func (s *Secret) Revoke(k *resource.Kit, r *api.Request, m *resource.Mutation) {
+func (s *SecretBase) Revoke(k *resource.Kit, r *api.Request, m *resource.Mutation) {
 	m.Delete("token", store.TokenKey(s.TokenHash), store.Exists())
 	if c := r.Caller(); c != nil && c.TokenHash == s.TokenHash {
 		m.Refuse("token", auth.ErrUnknownKey)

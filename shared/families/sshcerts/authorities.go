@@ -52,11 +52,11 @@ const (
 // AttrCertificates is the attribute of a CA item counting the certificates it signed.
 const AttrCertificates = "certs"
 
-// Authority is a stored SSH certificate authority. PrivateKey is the PKCS#8 DER of its key,
+// AuthorityItem is a stored SSH certificate authority. PrivateKey is the PKCS#8 DER of its key,
 // sealed with the account and id as context. Certificates counts the certificates that name it;
 // every change of the count also bumps the version, so a delete conditioned on the version it
 // read (with a count of zero) cannot pass a certificate issued in between.
-type Authority struct {
+type AuthorityItem struct {
 	store.Meta
 	resource.Described
 	PublicKey    string      `dynamodbav:"public_key"`
@@ -169,8 +169,8 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	// Generating an RSA 4096 key takes up to seconds of CPU: more memory (hence CPU) and the
 	// HTTP API's longest timeout.
 	Timeout: 29 * time.Second, MemoryMB: 1024,
-	Serve: func() resource.Serving {
-		return resource.Serve(func(f *resource.Family[Authority, *Authority]) resource.Hooks[*Authority] {
+	Binding: func() resource.Binding {
+		return resource.Bind(func(f *resource.Family[AuthorityItem, *AuthorityItem]) resource.Hooks[*AuthorityItem] {
 			return Authorities{Family: f}
 		})
 	},
@@ -178,18 +178,18 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 
 // Authorities is the SSH certificate authority family's rules.
 type Authorities struct {
-	*resource.Family[Authority, *Authority]
-	resource.Prepared[*Authority]
+	*resource.Family[AuthorityItem, *AuthorityItem]
+	resource.Prepared[*AuthorityItem]
 }
 
 // Render returns an SSH certificate authority as GET returns it; the private key never appears.
-func (f Authorities) Render(r *api.Request, it *Authority) any {
+func (f Authorities) Render(r *api.Request, it *AuthorityItem) any {
 	return AuthorityJSON{keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType}}
 }
 
 // Prepare generates and seals the key pair. Key generation (an RSA 4096 key takes up to seconds)
 // runs once per request, before the transaction, never inside its retries.
-func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *Authority) error {
+func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *AuthorityItem) error {
 	var in authorityCreate
 	if err := it.DecodeCreate(r, authorityTextCodes, &in); err != nil {
 		return err
@@ -217,13 +217,13 @@ func (f Authorities) Prepare(ctx context.Context, r *api.Request, it *Authority)
 }
 
 // Update changes description and metadata, the only mutable fields.
-func (Authorities) Update(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
+func (Authorities) Update(ctx context.Context, r *api.Request, it *AuthorityItem, m *resource.Mutation) error {
 	return it.UpdateText(r, authorityTextCodes)
 }
 
 // Delete refuses to delete a CA that still has certificates; the version condition of the
 // delete makes the count it read current.
-func (Authorities) Delete(ctx context.Context, r *api.Request, it *Authority, m *resource.Mutation) error {
+func (Authorities) Delete(ctx context.Context, r *api.Request, it *AuthorityItem, m *resource.Mutation) error {
 	if it.Certificates > 0 {
 		return api.BadRequest(CodeCAHasCerts, "id",
 			"the SSH certificate authority still has %d certificates; delete them first", it.Certificates)
@@ -232,7 +232,7 @@ func (Authorities) Delete(ctx context.Context, r *api.Request, it *Authority, m 
 }
 
 // Signer opens the CA's sealed private key for signing.
-func (a *Authority) Signer(ctx context.Context, s seal.Sealer) (ssh.Signer, error) {
+func (a *AuthorityItem) Signer(ctx context.Context, s seal.Sealer) (ssh.Signer, error) {
 	key, err := seal.OpenPrivateKey(ctx, s, a.PrivateKey, a.AccountID, a.ID)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func BenchmarkUserCertificateIssuance(b *testing.B) {
 			for i := range cas {
 				id := newCA(b, s, a, c.ca)["id"].(string)
 				cas[i] = authority{id: id, key: store.ResourceKey(a.AccountID, id)}
-				var it sshcerts.Authority
+				var it sshcerts.AuthorityItem
 				if err := s.DB.Get(ctx, cas[i].key, &it); err != nil {
 					b.Fatal(err)
 				}
@@ -100,11 +100,11 @@ func BenchmarkUserCertificateIssuance(b *testing.B) {
 				}
 
 				t0 = time.Now()
-				var got sshcerts.Authority
+				var got sshcerts.AuthorityItem
 				if err := s.DB.Get(ctx, ca.key, &got); err != nil {
 					b.Fatal(err)
 				}
-				cert := &sshcerts.Certificate{Principals: []string{"deploy"}, Extensions: sshcerts.DefaultExtensions(),
+				cert := &sshcerts.CertificateItem{Principals: []string{"deploy"}, Extensions: sshcerts.DefaultExtensions(),
 					ValidAfter: time.Now().Unix(), ValidUntil: time.Now().Add(24 * time.Hour).Unix()}
 				cert.ID = ids.New(ids.SSHUserCertificate)
 				if _, err := sshcerts.NewCertificate(ca.signer, pub, ssh.UserCert, cert); err != nil {
@@ -165,7 +165,7 @@ func BenchmarkAuthorityCreateRSA4096(b *testing.B) {
 
 // shapedTx is a transaction shaped like an issuance: a new item, the CA's count, the caller's
 // token and account checks, and an outbox and an audit-log item.
-func shapedTx(a *testkit.Account, caKey store.Key, cert *sshcerts.Certificate) *store.Tx {
+func shapedTx(a *testkit.Account, caKey store.Key, cert *sshcerts.CertificateItem) *store.Tx {
 	type item struct {
 		store.Key
 		Payload string `dynamodbav:"payload"`

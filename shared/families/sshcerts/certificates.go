@@ -16,9 +16,9 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Certificate is a stored SSH user or host certificate. Options and extensions are kept for
+// CertificateItem is a stored SSH user or host certificate. Options and extensions are kept for
 // user certificates only.
-type Certificate struct {
+type CertificateItem struct {
 	store.Meta
 	resource.Described
 	AuthorityID     string            `dynamodbav:"ca_id"`
@@ -83,20 +83,20 @@ var (
 var SSHUserCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
 	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Opens: true,
-	Serve: func() resource.Serving { return resource.Serve(certificates(userKind)) },
+	Binding: func() resource.Binding { return resource.Bind(certificates(userKind)) },
 }
 
 // SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
 var SSHHostCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
 	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Opens: true,
-	Serve: func() resource.Serving { return resource.Serve(certificates(hostKind)) },
+	Binding: func() resource.Binding { return resource.Bind(certificates(hostKind)) },
 }
 
 // certificates returns the hooks constructor of the certificate family of kind kd, each family
 // with its own cache of CA keys.
-func certificates(kd kind) func(f *resource.Family[Certificate, *Certificate]) Certificates {
-	return func(f *resource.Family[Certificate, *Certificate]) Certificates {
+func certificates(kd kind) func(f *resource.Family[CertificateItem, *CertificateItem]) Certificates {
+	return func(f *resource.Family[CertificateItem, *CertificateItem]) Certificates {
 		return Certificates{Family: f, kind: kd, signers: &signerCache{}}
 	}
 }
@@ -104,13 +104,13 @@ func certificates(kd kind) func(f *resource.Family[Certificate, *Certificate]) C
 // Certificates is the rules of the SSH user and host certificate families, which differ only
 // in their kind.
 type Certificates struct {
-	*resource.Family[Certificate, *Certificate]
+	*resource.Family[CertificateItem, *CertificateItem]
 	kind    kind
 	signers *signerCache
 }
 
 // Render returns a certificate as GET returns it, in the user or host form of its kind.
-func (f Certificates) Render(r *api.Request, it *Certificate) any {
+func (f Certificates) Render(r *api.Request, it *CertificateItem) any {
 	host := HostCertificateJSON{keyJSON: keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType},
 		SSHCertificateAuthorityID: it.AuthorityID, Principals: api.Slice(it.Principals),
 		ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
@@ -123,7 +123,7 @@ func (f Certificates) Render(r *api.Request, it *Certificate) any {
 // Prepare validates the body and signs the certificate, once per request; each transaction
 // attempt then only counts the certificate on the CA, conditioned on the CA still existing. The
 // CA's key comes from the cache or is read (with the caller check, in one round trip) and opened.
-func (f Certificates) Prepare(ctx context.Context, r *api.Request, it *Certificate) error {
+func (f Certificates) Prepare(ctx context.Context, r *api.Request, it *CertificateItem) error {
 	pub, err := f.decode(r, it)
 	if err != nil {
 		return err
@@ -148,19 +148,19 @@ func (f Certificates) Prepare(ctx context.Context, r *api.Request, it *Certifica
 }
 
 // Create counts the certificate on its CA, refused when the CA no longer exists.
-func (Certificates) Create(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) (any, error) {
+func (Certificates) Create(ctx context.Context, r *api.Request, it *CertificateItem, m *resource.Mutation) (any, error) {
 	m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(1), store.Exists())
 	m.Refuse("ca", caNotFound(it.AuthorityID))
 	return nil, nil
 }
 
 // Update changes description and metadata, the only mutable fields.
-func (Certificates) Update(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
+func (Certificates) Update(ctx context.Context, r *api.Request, it *CertificateItem, m *resource.Mutation) error {
 	return it.UpdateText(r, certificateTextCodes)
 }
 
 // Delete uncounts the certificate on its CA.
-func (Certificates) Delete(ctx context.Context, r *api.Request, it *Certificate, m *resource.Mutation) error {
+func (Certificates) Delete(ctx context.Context, r *api.Request, it *CertificateItem, m *resource.Mutation) error {
 	m.Update("ca", store.ResourceKey(it.AccountID, it.AuthorityID), countBy(-1),
 		store.Exists(), expression.Name(AttrCertificates).GreaterThan(expression.Value(0)))
 	return nil
@@ -179,7 +179,7 @@ func caNotFound(id string) error {
 }
 
 // decode validates a create body into it; nothing is read or signed yet.
-func (f Certificates) decode(r *api.Request, it *Certificate) (ssh.PublicKey, error) {
+func (f Certificates) decode(r *api.Request, it *CertificateItem) (ssh.PublicKey, error) {
 	var in userCertificateCreate
 	var err error
 	if f.kind.certType == ssh.HostCert {
@@ -228,7 +228,7 @@ func (f Certificates) decode(r *api.Request, it *Certificate) (ssh.PublicKey, er
 }
 
 // loadAuthority reads the CA in the same consistent round trip that verifies the caller.
-func loadAuthority(ctx context.Context, k *resource.Kit, r *api.Request, id string) (*Authority, error) {
+func loadAuthority(ctx context.Context, k *resource.Kit, r *api.Request, id string) (*AuthorityItem, error) {
 	if !ids.Is(id, ids.SSHCertificateAuthority) {
 		return nil, caNotFound(id)
 	}
@@ -239,7 +239,7 @@ func loadAuthority(ctx context.Context, k *resource.Kit, r *api.Request, id stri
 	if items[0] == nil {
 		return nil, caNotFound(id)
 	}
-	var ca Authority
+	var ca AuthorityItem
 	if err := store.Unmarshal(items[0], &ca); err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func loadAuthority(ctx context.Context, k *resource.Kit, r *api.Request, id stri
 
 // NewCertificate signs pub with signer as it describes: type, key id, principals, validity,
 // options and extensions. The serial is random, so that a key revocation list can name it.
-func NewCertificate(signer ssh.Signer, pub ssh.PublicKey, certType uint32, it *Certificate) (*ssh.Certificate, error) {
+func NewCertificate(signer ssh.Signer, pub ssh.PublicKey, certType uint32, it *CertificateItem) (*ssh.Certificate, error) {
 	var serial [8]byte
 	if _, err := rand.Read(serial[:]); err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	suite.Main(m, func(ctx context.Context, items []store.Item) []string {
 		for _, it := range items {
 			if _, ok := it["private_key"]; ok {
-				var ca sshcerts.Authority
+				var ca sshcerts.AuthorityItem
 				if err := store.Unmarshal(it, &ca); err != nil {
 					return []string{err.Error()}
 				}
@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 // recordKey opens a CA's sealed key and records it as a needle.
-func recordKey(ctx context.Context, ca *sshcerts.Authority) error {
+func recordKey(ctx context.Context, ca *sshcerts.AuthorityItem) error {
 	key, err := seal.OpenPrivateKey(ctx, suite.Stack.Deps.Kit.Seal, ca.PrivateKey, ca.AccountID, ca.ID)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", ca.ID, err)
@@ -72,7 +72,7 @@ func newCA(t testing.TB, s *testkit.Stack, a *testkit.Account, body map[string]a
 	t.Helper()
 	res := a.Do(t, "POST", pathCAs, body)
 	ca := res.Expect(t, http.StatusCreated)
-	var it sshcerts.Authority
+	var it sshcerts.AuthorityItem
 	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, ca["id"].(string)), &it); err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestBadCertificateRequests(t *testing.T) {
 	cert := a.Do(t, "POST", pathUserCerts, map[string]any{"ssh_certificate_authority_id": ca["id"], "public_key": key}).Expect(t, http.StatusCreated)
 	caKey := store.ResourceKey(a.AccountID, ca["id"].(string))
 	count := func() int64 {
-		var it sshcerts.Authority
+		var it sshcerts.AuthorityItem
 		if err := s.DB.Get(t.Context(), caKey, &it); err != nil {
 			t.Fatal(err)
 		}
@@ -599,7 +599,7 @@ func TestIssuanceRacesDeletion(t *testing.T) {
 				named++
 			}
 		}
-		var it sshcerts.Authority
+		var it sshcerts.AuthorityItem
 		err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &it)
 		t.Logf("round %d: delete %d, %d issued", round, deleted, created)
 		switch deleted {

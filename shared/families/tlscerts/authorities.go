@@ -9,8 +9,8 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// CertificateAuthority is a stored CA certificate (public material only: no key is uploaded).
-type CertificateAuthority struct {
+// CertificateAuthorityItem is a stored CA certificate (public material only: no key is uploaded).
+type CertificateAuthorityItem struct {
 	store.Meta
 	resource.Described
 	CAPEM string `dynamodbav:"ca_pem"`
@@ -41,8 +41,8 @@ const CertificateAuthoritiesPath = "/certificate_authorities"
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: CertificateAuthoritiesPath, Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
-	Serve: func() resource.Serving {
-		return resource.Serve(func(f *resource.Family[CertificateAuthority, *CertificateAuthority]) resource.Hooks[*CertificateAuthority] {
+	Binding: func() resource.Binding {
+		return resource.Bind(func(f *resource.Family[CertificateAuthorityItem, *CertificateAuthorityItem]) resource.Hooks[*CertificateAuthorityItem] {
 			return CertificateAuthorities{Family: f}
 		})
 	},
@@ -50,12 +50,12 @@ var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 
 // CertificateAuthorities is the certificate authority family's rules.
 type CertificateAuthorities struct {
-	*resource.Family[CertificateAuthority, *CertificateAuthority]
-	resource.Prepared[*CertificateAuthority]
+	*resource.Family[CertificateAuthorityItem, *CertificateAuthorityItem]
+	resource.Prepared[*CertificateAuthorityItem]
 }
 
 // Render returns a certificate authority as GET returns it.
-func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority) any {
+func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthorityItem) any {
 	return CertificateAuthorityJSON{
 		Head: f.Head(r, &it.Meta, it.Described), CAPEM: it.CAPEM,
 		SubjectCommonName: it.SubjectCommonName,
@@ -66,7 +66,7 @@ func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthority)
 
 // Prepare parses and checks the CA certificate once per request, outside the transaction's
 // retries.
-func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *CertificateAuthority) error {
+func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *CertificateAuthorityItem) error {
 	var in certificateAuthorityCreate
 	if err := it.DecodeCreate(r, AuthorityTextCodes, &in); err != nil {
 		return err
@@ -84,7 +84,7 @@ func (CertificateAuthorities) Prepare(ctx context.Context, r *api.Request, it *C
 }
 
 // Update changes description and metadata, the only mutable fields.
-func (CertificateAuthorities) Update(ctx context.Context, r *api.Request, it *CertificateAuthority, m *resource.Mutation) error {
+func (CertificateAuthorities) Update(ctx context.Context, r *api.Request, it *CertificateAuthorityItem, m *resource.Mutation) error {
 	return it.UpdateText(r, AuthorityTextCodes)
 }
 

@@ -10,9 +10,9 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// TLSCertificate is a stored TLS certificate. PrivateKey is the PKCS#8 DER of the key, sealed
+// TLSCertificateItem is a stored TLS certificate. PrivateKey is the PKCS#8 DER of the key, sealed
 // with the account and id as its context.
-type TLSCertificate struct {
+type TLSCertificateItem struct {
 	store.Meta
 	resource.Described
 	CertificatePEM string `dynamodbav:"certificate_pem"`
@@ -70,8 +70,8 @@ type tlsCertificateCreate struct {
 var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
-	Serve: func() resource.Serving {
-		return resource.Serve(func(f *resource.Family[TLSCertificate, *TLSCertificate]) resource.Hooks[*TLSCertificate] {
+	Binding: func() resource.Binding {
+		return resource.Bind(func(f *resource.Family[TLSCertificateItem, *TLSCertificateItem]) resource.Hooks[*TLSCertificateItem] {
 			return TLSCertificates{Family: f}
 		})
 	},
@@ -79,12 +79,12 @@ var TLSCertificatesDescriptor = &resource.Descriptor{
 
 // TLSCertificates is the TLS certificate family's rules.
 type TLSCertificates struct {
-	*resource.Family[TLSCertificate, *TLSCertificate]
-	resource.Prepared[*TLSCertificate]
+	*resource.Family[TLSCertificateItem, *TLSCertificateItem]
+	resource.Prepared[*TLSCertificateItem]
 }
 
 // Render returns a TLS certificate as GET returns it; the private key never appears.
-func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
+func (f TLSCertificates) Render(r *api.Request, it *TLSCertificateItem) any {
 	d := it.Details
 	var issued *string
 	if it.IssuedAt != 0 {
@@ -105,13 +105,13 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificate) any {
 
 // Render returns it as GET /tls_certificates/{id} returns it on r's host: the object of the
 // events other families record about certificates they manage.
-func Render(r *api.Request, it *TLSCertificate) any {
-	return TLSCertificates{Family: &resource.Family[TLSCertificate, *TLSCertificate]{Descriptor: TLSCertificatesDescriptor}}.Render(r, it)
+func Render(r *api.Request, it *TLSCertificateItem) any {
+	return TLSCertificates{Family: &resource.Family[TLSCertificateItem, *TLSCertificateItem]{Descriptor: TLSCertificatesDescriptor}}.Render(r, it)
 }
 
 // Prepare parses the chain and key, checks they match and seals the key: once per request,
 // outside the transaction's retries.
-func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCertificate) error {
+func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCertificateItem) error {
 	var in tlsCertificateCreate
 	if err := it.DecodeCreate(r, CertificateTextCodes, &in); err != nil {
 		return err
@@ -145,7 +145,7 @@ func (f TLSCertificates) Prepare(ctx context.Context, r *api.Request, it *TLSCer
 }
 
 // Update changes description and metadata, the only mutable fields.
-func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertificate, m *resource.Mutation) error {
+func (TLSCertificates) Update(ctx context.Context, r *api.Request, it *TLSCertificateItem, m *resource.Mutation) error {
 	return it.UpdateText(r, CertificateTextCodes)
 }
 

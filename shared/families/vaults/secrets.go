@@ -63,7 +63,7 @@ type secretCreate struct {
 var SecretsDescriptor = &resource.Descriptor{
 	Path: secretsPath, Prefix: ids.Secret, ListKey: "secrets", EventKind: "secret", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults", Seals: true,
-	Serve: func() resource.Serving { return resource.Serve(resource.Wrap[Secrets]) },
+	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[Secrets]) },
 }
 
 // Secrets is the secret family's rules.

@@ -56,9 +56,9 @@ const (
 var VaultsDescriptor = &resource.Descriptor{
 	Path: vaultsPath, Prefix: ids.Vault, ListKey: "vaults", EventKind: "vault", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults",
-	Serve: func() resource.Serving {
-		return resource.Serve(resource.Wrap[Vaults], resource.Route[Vaults]{
-			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Serve: Vaults.listSecrets})
+	Binding: func() resource.Binding {
+		return resource.Bind(resource.Wrap[Vaults], resource.Route[Vaults]{
+			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Handle: Vaults.listSecrets})
 	},
 	Release: releaseName,
 }

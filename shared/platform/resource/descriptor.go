@@ -50,12 +50,12 @@ type Descriptor struct {
 	// zero is all five. A request for one it lacks is answered as an unknown route is, and
 	// its hooks implement Updater exactly when it serves OpUpdate.
 	Operations Operation
-	// Serve returns how the family is served: its hooks and any routes beyond the five
-	// operations, as Serve declares them (func() resource.Serving { return resource.Serve(…) }).
+	// Binding returns how the family is served: its hooks and any routes beyond the five
+	// operations, as Bind declares them (func() resource.Binding { return resource.Bind(…) }).
 	// It is a function so that a descriptor is data the compiler lays out, with no code run at
 	// package initialisation: the linker then keeps only the families a function's main reaches,
 	// not every family of the package.
-	Serve func() Serving
+	Binding func() Binding
 	// Release, for a family whose stored resources hold items outside their account's
 	// partitions (uniqueness guards, tokens, certificate due entries and jobs), adds to tx the
 	// writes that free what the stored item it holds, so that erasing the account (package
@@ -77,8 +77,8 @@ const (
 	AllOperations = OpCreate | OpList | OpGet | OpUpdate | OpDelete
 )
 
-// Serves reports whether the family serves op.
-func (d *Descriptor) Serves(op Operation) bool {
+// Offers reports whether the family serves op.
+func (d *Descriptor) Offers(op Operation) bool {
 	if d.Operations == 0 {
 		return true
 	}
@@ -90,7 +90,7 @@ func (d *Descriptor) URI(r *api.Request, id string) string { return URIAt(r, d.P
 
 // URIAt is the absolute URL on r's host of the resource id of the family whose Path is path:
 // Descriptor.URI for code naming another family by its path alone, because a reference to that
-// family's Descriptor links the family's whole Serve into the function.
+// family's Descriptor links the family's whole Binding into the function.
 func URIAt(r *api.Request, path, id string) string { return r.URI(path + "/" + id) }
 
 // DefaultTimeout is the Timeout of template.yaml's Globals (shared/app/gen refuses others): a
@@ -187,7 +187,7 @@ type Bare[T any, P interface {
 }
 
 // Wrap is the hooks constructor of a hooks type H that holds nothing but its family:
-// Serve: func() resource.Serving { return resource.Serve(resource.Wrap[MyHooks]) }.
+// Binding: func() resource.Binding { return resource.Bind(resource.Wrap[MyHooks]) }.
 func Wrap[H Bare[T, P], T any, P interface {
 	*T
 	store.Resource
@@ -216,7 +216,9 @@ type Head struct {
 }
 
 // Head returns the wire head of the item with meta m and text t, its uri on r's host.
-func (d *Descriptor) Head(r *api.Request, m *store.Meta, t Described) Head { return HeadAt(r, d.Path, m, t) }
+func (d *Descriptor) Head(r *api.Request, m *store.Meta, t Described) Head {
+	return HeadAt(r, d.Path, m, t)
+}
 
 // HeadAt is Descriptor.Head by the family's path alone (see URIAt).
 func HeadAt(r *api.Request, path string, m *store.Meta, t Described) Head {

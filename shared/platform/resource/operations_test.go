@@ -34,9 +34,9 @@ func (notes) Create(ctx context.Context, r *api.Request, it *widget, m *Mutation
 func TestOperationsChooseTheRoutes(t *testing.T) {
 	d := &Descriptor{Path: "/notes", Prefix: ids.TunnelGroupBackend, ListKey: "notes", EventKind: "note",
 		Operations: OpCreate | OpGet,
-		Serve: func() Serving {
-			return Serve(Wrap[notes], Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
-				Serve: func(notes, context.Context, *api.Request) (any, error) { return nil, nil }})
+		Binding: func() Binding {
+			return Bind(Wrap[notes], Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
+				Handle: func(notes, context.Context, *api.Request) (any, error) { return nil, nil }})
 		}}
 	want := []string{"POST /notes", "GET /notes/{id}", "POST /notes/{id}/flag"}
 	rec := &routeRecorder{}
@@ -44,10 +44,10 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 	if !slices.Equal(d.Routes(), want) || !slices.Equal(rec.patterns, want) {
 		t.Fatalf("routes %v, registered %v, want %v", d.Routes(), rec.patterns, want)
 	}
-	if d.Serves(OpList) || d.Serves(OpUpdate) || d.Serves(OpDelete) || !d.Serves(OpCreate) || !d.Serves(OpGet) {
-		t.Fatalf("Serves disagrees with Operations %b", d.Operations)
+	if d.Offers(OpList) || d.Offers(OpUpdate) || d.Offers(OpDelete) || !d.Offers(OpCreate) || !d.Offers(OpGet) {
+		t.Fatalf("Offers disagrees with Operations %b", d.Operations)
 	}
-	if got := widgetsDescriptor.Routes(); len(got) != 5 || !widgetsDescriptor.Serves(AllOperations) {
+	if got := widgetsDescriptor.Routes(); len(got) != 5 || !widgetsDescriptor.Offers(AllOperations) {
 		t.Fatalf("a descriptor without Operations routes %v, want the five", got)
 	}
 }
@@ -56,8 +56,8 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 // mismatch stops Register instead of leaving an update unrouted or unimplemented.
 func TestUpdaterMatchesOperations(t *testing.T) {
 	for _, d := range []*Descriptor{
-		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Serve: func() Serving { return Serve(Wrap[notes]) }},
-		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Serve: func() Serving { return Serve(Wrap[widgets]) }},
+		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Binding: func() Binding { return Bind(Wrap[notes]) }},
+		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Binding: func() Binding { return Bind(Wrap[widgets]) }},
 	} {
 		func() {
 			defer func() {

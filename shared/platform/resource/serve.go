@@ -21,14 +21,14 @@ type Route[H any] struct {
 	Pattern string
 	// Status is the status of a success (http.StatusNoContent).
 	Status int
-	// Serve answers the request with the family's hooks h; usually a method expression of the
+	// Handle answers the request with the family's hooks h; usually a method expression of the
 	// hooks type (ReservedDomains.detachCertificate).
-	Serve func(h H, ctx context.Context, r *api.Request) (any, error)
+	Handle func(h H, ctx context.Context, r *api.Request) (any, error)
 }
 
-// Serving is how a Descriptor's family is served: its hooks and the routes it adds to the five
-// operations. Only Serve makes one.
-type Serving struct {
+// Binding is how a Descriptor's family is served: its hooks and the routes it adds to the five
+// operations. Only Bind makes one.
+type Binding struct {
 	extra []endpoint
 	// handlers builds the hooks for d on kit k and returns the handlers of the five operations
 	// and then of the extra routes, in the order of Descriptor.allEndpoints.
@@ -40,7 +40,7 @@ type Serving struct {
 type endpoint struct {
 	method, pattern string
 	status          int
-	// op is the operation of the five it is; zero for a route a family's Serve declares.
+	// op is the operation of the five it is; zero for a route a family's Binding declares.
 	op Operation
 }
 
@@ -58,29 +58,29 @@ func (c *core) handlers() []api.Handler {
 	return []api.Handler{c.createOp, c.list, c.get, c.updateOp, c.deleteOp}
 }
 
-// Serve declares how a family is served: hooks builds its hooks H (resource.Hooks of its item
+// Bind declares how a family is served: hooks builds its hooks H (resource.Hooks of its item
 // type, usually a type embedding *Family; Wrap for one that holds nothing else) once its
 // descriptor and kit are known, and routes are the routes it serves beyond the five operations.
-// A Descriptor holds the result as its Serve; Register is what adds the routes to a mux.
-func Serve[H Hooks[P], T any, P interface {
+// A Descriptor holds the result as its Binding; Register is what adds the routes to a mux.
+func Bind[H Hooks[P], T any, P interface {
 	*T
 	store.Resource
-}](hooks func(f *Family[T, P]) H, routes ...Route[H]) Serving {
+}](hooks func(f *Family[T, P]) H, routes ...Route[H]) Binding {
 	extra := make([]endpoint, len(routes))
 	for i, rt := range routes {
-		if rt.Method == "" || !strings.HasPrefix(rt.Pattern, "/") || rt.Status == 0 || rt.Serve == nil {
+		if rt.Method == "" || !strings.HasPrefix(rt.Pattern, "/") || rt.Status == 0 || rt.Handle == nil {
 			panic(fmt.Sprintf("resource: route %q %q needs a method, a pattern starting with /, a status and a handler", rt.Method, rt.Pattern))
 		}
 		extra[i] = endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status}
 	}
-	return Serving{extra: extra, handlers: func(d *Descriptor, k *Kit) []api.Handler {
+	return Binding{extra: extra, handlers: func(d *Descriptor, k *Kit) []api.Handler {
 		h, c := bind(d, k, hooks)
-		if serves := d.Serves(OpUpdate); serves != (c.update != nil) {
+		if serves := d.Offers(OpUpdate); serves != (c.update != nil) {
 			panic(fmt.Sprintf("resource: %s serves update %v, but its hooks implement Updater %v", d.Path, serves, c.update != nil))
 		}
 		out := c.handlers()
 		for _, rt := range routes {
-			serve := rt.Serve
+			serve := rt.Handle
 			out = append(out, func(ctx context.Context, r *api.Request) (any, error) { return serve(h, ctx, r) })
 		}
 		return out
@@ -99,11 +99,11 @@ func bind[H Hooks[P], T any, P interface {
 }
 
 // Routes lists every route of the family as "METHOD pattern" (the pattern from the root): the
-// operations it serves of the five, then the routes its Serve declares, in the order Register
+// operations it serves of the five, then the routes its Binding declares, in the order Register
 // adds them.
 func (d *Descriptor) Routes() []string {
 	var out []string
-	for _, e := range d.allEndpoints(d.Serve()) {
+	for _, e := range d.allEndpoints(d.Binding()) {
 		if d.serves(e) {
 			out = append(out, e.method+" "+d.Path+e.pattern)
 		}
@@ -111,15 +111,15 @@ func (d *Descriptor) Routes() []string {
 	return out
 }
 
-// allEndpoints are the five operations and the routes sv (d's Serve) declares, in the order of
-// Serving.handlers.
-func (d *Descriptor) allEndpoints(sv Serving) []endpoint {
+// allEndpoints are the five operations and the routes sv (d's Binding) declares, in the order of
+// Binding.handlers.
+func (d *Descriptor) allEndpoints(sv Binding) []endpoint {
 	return append(append([]endpoint{}, operations...), sv.extra...)
 }
 
 // serves reports whether d serves the endpoint e: a declared route always, an operation when
 // d's Operations include it.
-func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Serves(e.op) }
+func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Offers(e.op) }
 
 // Register adds every route of the family d (Routes) to mux, served with kit k: the one place a route is
 // added to a mux. A family's kit seals only if its descriptor declares Seals and opens only if
@@ -127,10 +127,10 @@ func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Serves(e.op
 // its function in AWS (whose role holds only the KMS actions declared). Every request
 // runs under the family's Budget (its function's timeout) unless s sets its own (Server.Budget).
 func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
-	if d.Serve == nil {
-		panic("resource: the descriptor of " + d.Path + " has no Serve")
+	if d.Binding == nil {
+		panic("resource: the descriptor of " + d.Path + " has no Binding")
 	}
-	sv := d.Serve()
+	sv := d.Binding()
 	if k != nil && !(d.Seals && d.Opens) {
 		declared := *k
 		declared.Seal = seal.Restrict(k.Seal, d.Seals, d.Opens, fmt.Sprintf("%s declares Seals %v, Opens %v (its Descriptor)", d.Path, d.Seals, d.Opens))

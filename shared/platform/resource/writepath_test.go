@@ -80,8 +80,8 @@ func (w probedWidgets) Delete(ctx context.Context, r *api.Request, it *widget, m
 func TestWritePathHasNoCallbackFromAuth(t *testing.T) {
 	stacks := &callStacks{}
 	d := &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-		Serve: func() Serving {
-			return Serve(func(f *Family[widget, *widget]) probedWidgets { return probedWidgets{widgets{f}, stacks} })
+		Binding: func() Binding {
+			return Bind(func(f *Family[widget, *widget]) probedWidgets { return probedWidgets{widgets{f}, stacks} })
 		}}
 	h := newHarnessOf(t, d, func(table store.Client) store.Client { return stackTable{table, stacks} })
 	id := h.create("first")

@@ -45,7 +45,7 @@ var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
 // Of the five operations it checks those the family serves (Descriptor.Operations), and that
 // each of the others answers as an unknown route does.
 func (s *Stack) Conformance(t *testing.T, spec FamilySpec) {
-	c := &conformance{s: s, spec: spec, a: s.NewAccount(t), b: s.NewAccount(t), serves: spec.Family.Serves, text: spec.Text}
+	c := &conformance{s: s, spec: spec, a: s.NewAccount(t), b: s.NewAccount(t), serves: spec.Family.Offers, text: spec.Text}
 	if c.text == "" {
 		c.text = "description"
 	}
@@ -397,7 +397,7 @@ func (s *Stack) unserved(t *testing.T, spec FamilySpec, a *Account, item string)
 		{resource.OpList, "GET", spec.Family.Path}, {resource.OpUpdate, "PATCH", item},
 		{resource.OpDelete, "DELETE", item},
 	} {
-		if spec.Family.Serves(op.op) {
+		if spec.Family.Offers(op.op) {
 			continue
 		}
 		got := a.Do(t, op.method, op.path, map[string]any{}).ExpectError(t, unknown.Status, "", "")
@@ -497,7 +497,7 @@ var RoundTrips = map[string]map[string]int{
 // kind of the family makes, and fails unless they are exactly RoundTrips.
 func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
 	// The process knows the token: a read, of the list or else of an item that does not exist.
-	if spec.Family.Serves(resource.OpList) {
+	if spec.Family.Offers(resource.OpList) {
 		a.Do(t, "GET", spec.Family.Path, nil).Expect(t, http.StatusOK)
 	} else {
 		a.Do(t, "GET", spec.Family.Path+"/"+ids.New(spec.Family.Prefix), nil).ExpectError(t, http.StatusNotFound, "", "")
@@ -517,7 +517,7 @@ func (s *Stack) roundTrips(t *testing.T, spec FamilySpec, a *Account) {
 	ops := map[string]resource.Operation{"create": resource.OpCreate, "get": resource.OpGet, "list": resource.OpList,
 		"update": resource.OpUpdate, "delete": resource.OpDelete}
 	for _, k := range kinds {
-		if !spec.Family.Serves(ops[k.kind]) {
+		if !spec.Family.Offers(ops[k.kind]) {
 			continue
 		}
 		do := k.do

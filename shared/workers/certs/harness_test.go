@@ -185,7 +185,7 @@ func (h *harness) checkCertificate(t testing.TB, id string, names []string) {
 			t.Errorf("%s does not verify for %s against pebble's root: %v", id, n, err)
 		}
 	}
-	var it tlscerts.TLSCertificate
+	var it tlscerts.TLSCertificateItem
 	if err := h.s.DB.Get(context.Background(), store.ResourceKey(h.a.AccountID, id), &it); err != nil {
 		t.Fatal(err)
 	}

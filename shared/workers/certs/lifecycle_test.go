@@ -222,9 +222,9 @@ func (h *harness) noOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	managed := map[string]tlscerts.TLSCertificate{}
+	managed := map[string]tlscerts.TLSCertificateItem{}
 	for _, it := range raw {
-		var c tlscerts.TLSCertificate
+		var c tlscerts.TLSCertificateItem
 		if err := store.Unmarshal(it, &c); err != nil {
 			t.Fatal(err)
 		}

@@ -406,7 +406,7 @@ func (w *Worker) store(ctx context.Context, job domains.CertJobMessage, chainPEM
 	if _, ok := key.(*ecdsa.PrivateKey); ok {
 		keyType = domains.KeyTypeECDSA
 	}
-	cert := tlscerts.TLSCertificate{
+	cert := tlscerts.TLSCertificateItem{
 		Meta:           store.Meta{Key: store.ResourceKey(job.AccountID, id), ID: id, AccountID: job.AccountID, CreatedAt: now.Unix(), Version: 1, Refs: 1},
 		Described:      resource.Described{Description: "managed certificate of " + job.ResourceID},
 		CertificatePEM: chainPEM, Details: tlscerts.Derive(leaf), PrivateKeyType: keyType, PrivateKey: sealed, IssuedAt: now.Unix(),
@@ -430,7 +430,7 @@ func (w *Worker) store(ctx context.Context, job domains.CertJobMessage, chainPEM
 
 // storeIn is one attempt of store on the resource t as read; done is false when t or the
 // certificate it replaces changed since they were read (read again and retry).
-func (w *Worker) storeIn(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, cert *tlscerts.TLSCertificate, renewsAt int64) (done bool, err error) {
+func (w *Worker) storeIn(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, cert *tlscerts.TLSCertificateItem, renewsAt int64) (done bool, err error) {
 	meta := t.Item.Base()
 	r := t.Request()
 	tx := &store.Tx{}

@@ -23,8 +23,8 @@ const (
 	BindingKubernetes = "kubernetes"
 )
 
-// Item is a stored endpoint.
-type Item struct {
+// EndpointItem is a stored endpoint.
+type EndpointItem struct {
 	store.Meta
 	URL           string `dynamodbav:"url"`
 	Type          string `dynamodbav:"type"`
@@ -42,9 +42,9 @@ type Item struct {
 	AddrID string `dynamodbav:"addr_id,omitempty"`
 }
 
-// JSON is the wire form of a cloud endpoint: the members the platform returns for one, no
+// EndpointJSON is the wire form of a cloud endpoint: the members the platform returns for one, no
 // more (agent endpoints' members such as tunnel, upstream_url or principal are absent, not null).
-type JSON struct {
+type EndpointJSON struct {
 	resource.UpdatedHead
 	Type           string   `json:"type"`
 	URL            string   `json:"url"`
@@ -61,9 +61,9 @@ type JSON struct {
 }
 
 // Render returns an endpoint as GET /endpoints/{id} returns it on r's host.
-func Render(r *api.Request, it *Item) JSON {
+func Render(r *api.Request, it *EndpointItem) EndpointJSON {
 	u, _ := ParseURL(it.URL)
-	out := JSON{UpdatedHead: resource.HeadAt(r, Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
+	out := EndpointJSON{UpdatedHead: resource.HeadAt(r, Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
 		Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
 		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
 	}
