@@ -32,11 +32,11 @@ const (
 
 var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
 
-// Item is a stored endpoint (package view, which renders it without the family's rules).
-type Item = view.EndpointItem
+// EndpointItem is a stored endpoint (package view, which renders it without the family's rules).
+type EndpointItem = view.EndpointItem
 
-// JSON is the wire form of a cloud endpoint (package view).
-type JSON = view.EndpointJSON
+// EndpointJSON is the wire form of a cloud endpoint (package view).
+type EndpointJSON = view.EndpointJSON
 
 // URL is a validated, normalised endpoint URL (package view).
 type URL = view.URL
@@ -76,16 +76,16 @@ var EndpointsDescriptor = &resource.Descriptor{
 
 // Endpoints is the endpoint family's rules.
 type Endpoints struct {
-	*resource.Family[Item, *Item]
+	*resource.Family[EndpointItem, *EndpointItem]
 }
 
 // Render returns an endpoint as GET returns it.
-func (f Endpoints) Render(r *api.Request, it *Item) any {
+func (f Endpoints) Render(r *api.Request, it *EndpointItem) any {
 	return view.Render(r, it)
 }
 
 // Create fills a new cloud endpoint from the request body and claims its URL.
-func (f Endpoints) Create(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) (any, error) {
+func (f Endpoints) Create(ctx context.Context, r *api.Request, it *EndpointItem, m *resource.Mutation) (any, error) {
 	var in createBody
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func (Endpoints) UpdateReads(r *api.Request, _ string) []store.Key {
 
 // Update applies a PATCH body to a cloud endpoint; a new URL or pooling setting moves or
 // changes its URL guard.
-func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+func (f Endpoints) Update(ctx context.Context, r *api.Request, it *EndpointItem, m *resource.Mutation) error {
 	if it.Type != TypeCloud {
 		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be updated through the API")
 	}
@@ -207,7 +207,7 @@ func (f Endpoints) Update(ctx context.Context, r *api.Request, it *Item, m *reso
 }
 
 // Delete releases the endpoint's URL; only cloud endpoints can be deleted.
-func (Endpoints) Delete(ctx context.Context, r *api.Request, it *Item, m *resource.Mutation) error {
+func (Endpoints) Delete(ctx context.Context, r *api.Request, it *EndpointItem, m *resource.Mutation) error {
 	if it.Type != TypeCloud {
 		return api.BadRequest(CodeCloudOnly, "id", "only cloud endpoints can be deleted through the API")
 	}
@@ -248,13 +248,15 @@ func checkBindings(u URL, supplied *[]string) ([]string, error) {
 // same URL serialise on it.
 const labelURL = "url"
 
-func guardKey(it *Item) store.Key { return store.GuardKey("endpoint_url", it.AccountID+"|"+it.URL) }
+func guardKey(it *EndpointItem) store.Key {
+	return store.GuardKey("endpoint_url", it.AccountID+"|"+it.URL)
+}
 
 func unused() expression.ConditionBuilder {
 	return expression.Or(expression.AttributeNotExists(expression.Name("n")), expression.Name("n").Equal(expression.Value(0)))
 }
 
-func claim(m *resource.Mutation, it *Item) {
+func claim(m *resource.Mutation, it *EndpointItem) {
 	taken := api.Invalid("url", "another endpoint of this account already serves %s; endpoints may share a URL only when every one of them has pooling_enabled", it.URL)
 	if it.PoolingEnabled {
 		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(true)).
@@ -267,12 +269,12 @@ func claim(m *resource.Mutation, it *Item) {
 	m.Refuse(labelURL, taken)
 }
 
-func release(m *resource.Mutation, it *Item) {
+func release(m *resource.Mutation, it *EndpointItem) {
 	m.Update("url.release", guardKey(it), expression.Add(expression.Name("n"), expression.Value(-1)))
 }
 
 // repool switches the endpoint's pooling: off only while it is the URL's only endpoint.
-func repool(m *resource.Mutation, it *Item, pooling bool) {
+func repool(m *resource.Mutation, it *EndpointItem, pooling bool) {
 	if pooling {
 		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(true)))
 		return
@@ -286,6 +288,6 @@ func repool(m *resource.Mutation, it *Item, pooling bool) {
 func releaseURL(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	account := a.String("account")
-	resource.Free(tx, account, guardKey(&Item{Meta: store.Meta{AccountID: account}, URL: a.String("url")}))
+	resource.Free(tx, account, guardKey(&EndpointItem{Meta: store.Meta{AccountID: account}, URL: a.String("url")}))
 	return a.Err()
 }

@@ -17,7 +17,7 @@ func hooks() Endpoints {
 // TestEndpointRender renders an item without a table: the URL's parts and exactly the members
 // the platform returns for a cloud endpoint, in wire order; metadata, empty, is omitted.
 func TestEndpointRender(t *testing.T) {
-	it := &Item{URL: "tcp://db.internal:5432", Type: TypeCloud, TrafficPolicy: "{}", Bindings: []string{BindingInternal},
+	it := &EndpointItem{URL: "tcp://db.internal:5432", Type: TypeCloud, TrafficPolicy: "{}", Bindings: []string{BindingInternal},
 		PrincipalID: ids.New(ids.BotUser), UpdatedAt: 60}
 	it.ID, it.Description = "ep_1", "d"
 	want := `{"id":"ep_1","uri":"https://api.example.com/endpoints/ep_1","created_at":"1970-01-01T00:00:00Z",` +
@@ -31,23 +31,23 @@ func TestEndpointRender(t *testing.T) {
 // each bad request gets its code and field before any write is added.
 func TestEndpointHooksRefuse(t *testing.T) {
 	f := hooks()
-	cloud := func() *Item {
-		return &Item{URL: "https://a.example.com", Type: TypeCloud, Bindings: []string{BindingPublic}}
+	cloud := func() *EndpointItem {
+		return &EndpointItem{URL: "https://a.example.com", Type: TypeCloud, Bindings: []string{BindingPublic}}
 	}
-	agent := &Item{URL: "https://a.example.com", Type: "agent"}
+	agent := &EndpointItem{URL: "https://a.example.com", Type: "agent"}
 	// toPublic makes a kubernetes endpoint on url public in a mutation of its own, which knows
 	// no reservation: the URL is on none.
 	toPublic := func(url string) error {
-		it := &Item{URL: url, Type: TypeCloud, Bindings: []string{BindingKubernetes}}
+		it := &EndpointItem{URL: url, Type: TypeCloud, Bindings: []string{BindingKubernetes}}
 		return f.Update(t.Context(), hooktest.Request(`{"bindings":["public"]}`), it, &resource.Mutation{Tx: &store.Tx{}})
 	}
 	hooktest.Refusals(t, []hooktest.Refusal{
 		hooktest.Case("create of another type", CodeCloudOnly, "type", func() error {
-			_, err := f.Create(t.Context(), hooktest.Request(`{"type":"edge"}`), &Item{}, nil)
+			_, err := f.Create(t.Context(), hooktest.Request(`{"type":"edge"}`), &EndpointItem{}, nil)
 			return err
 		}),
 		hooktest.Case("create without url", CodeInvalidURL, "url", func() error {
-			_, err := f.Create(t.Context(), hooktest.Request(`{}`), &Item{}, nil)
+			_, err := f.Create(t.Context(), hooktest.Request(`{}`), &EndpointItem{}, nil)
 			return err
 		}),
 		hooktest.Case("update of an agent endpoint", CodeCloudOnly, "id", func() error { return f.Update(t.Context(), hooktest.Request(`{}`), agent, nil) }),

@@ -36,7 +36,7 @@ const (
 // endpoint's transaction. A reservation deleted meanwhile makes the whole mutation run again,
 // finding it gone then. An address another account reserved is refused (309), and a public
 // URL on no reservation of the account (checkPublic), both naming field.
-func reference(ctx context.Context, db domains.DB, m *resource.Mutation, it *Item, u URL, field string) error {
+func reference(ctx context.Context, db domains.DB, m *resource.Mutation, it *EndpointItem, u URL, field string) error {
 	res, err := domains.Lookup(ctx, db, it.AccountID, u.Host, reservedAddr(u))
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func reference(ctx context.Context, db domains.DB, m *resource.Mutation, it *Ite
 // https or tls URL off 443 (249); a host no reserved domain of its account covers (318 to 321,
 // by what res found). Internal and kubernetes bindings are not served on public addresses, so
 // they need neither.
-func checkPublic(it *Item, u URL, res domains.Reservations, field string) error {
+func checkPublic(it *EndpointItem, u URL, res domains.Reservations, field string) error {
 	if !slices.Contains(it.Bindings, BindingPublic) {
 		return nil
 	}
