@@ -58,7 +58,7 @@ var ReportsDescriptor = &resource.Descriptor{
 	Path: "/abuse_reports", Prefix: ids.AbuseReport, EventKind: "abuse_report",
 	Function: "AbuseReportsFunction", Dir: "abuse_reports",
 	Operations: resource.OpCreate | resource.OpGet,
-	Binding:    func() resource.Binding { return resource.Bind(resource.Wrap[Reports]) },
+	Binding:    func() resource.Binding { return resource.Bind[Reports]() },
 }
 
 // Reports is the abuse report family's rules.

@@ -59,7 +59,7 @@ const IPPoliciesPath = "/ip_policies"
 var IPPoliciesDescriptor = &resource.Descriptor{
 	Path: IPPoliciesPath, Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
 	Function: "IPPoliciesFunction", Dir: "ip_policies",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[IPPolicies]) },
+	Binding: func() resource.Binding { return resource.Bind[IPPolicies]() },
 }
 
 // IPPolicies is the IP policy family's rules.

@@ -58,7 +58,7 @@ type restrictionCreate struct {
 var IPRestrictionsDescriptor = &resource.Descriptor{
 	Path: "/ip_restrictions", Prefix: ids.IPRestriction, ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
 	Function: "IPRestrictionsFunction", Dir: "ip_restrictions",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[IPRestrictions]) },
+	Binding: func() resource.Binding { return resource.Bind[IPRestrictions]() },
 }
 
 // IPRestrictions is the IP restriction family's rules. A restriction references each of its

@@ -57,7 +57,7 @@ const labelPolicy = "policy"
 var IPPolicyRulesDescriptor = &resource.Descriptor{
 	Path: "/ip_policy_rules", Prefix: ids.IPPolicyRule, ListKey: "ip_policy_rules", EventKind: "ip_policy_rule", Filter: true,
 	Function: "IPPolicyRulesFunction", Dir: "ip_policy_rules",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[IPPolicyRules]) },
+	Binding: func() resource.Binding { return resource.Bind[IPPolicyRules]() },
 }
 
 // IPPolicyRules is the IP policy rule family's rules. A rule is also indexed on its policy (see

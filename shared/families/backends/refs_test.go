@@ -54,11 +54,7 @@ func (referrers) Delete(ctx context.Context, r *api.Request, it *referrerItem, m
 
 var referrersDescriptor = &resource.Descriptor{
 	Path: "/test_referrers", Prefix: ids.TLSEdge, ListKey: "referrers", EventKind: "tls_edge",
-	Binding: func() resource.Binding {
-		return resource.Bind(func(f *resource.Family[referrerItem, *referrerItem]) resource.Hooks[*referrerItem] {
-			return referrers{f}
-		})
-	},
+	Binding: func() resource.Binding { return resource.Bind[referrers]() },
 }
 
 // kindSamples is a valid create body of every backend kind.

@@ -54,7 +54,7 @@ var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind(configured[ReservedAddrs]) },
+	Binding: func() resource.Binding { return resource.Bind[ReservedAddrs]() },
 	Release: releaseAddr,
 }
 
@@ -63,6 +63,9 @@ type ReservedAddrs struct {
 	*resource.Family[AddrItem, *AddrItem]
 	Config *Config
 }
+
+// Configure takes the configuration from the family's kit (ConfigOf).
+func (f *ReservedAddrs) Configure() { f.Config = ConfigOf(f.Kit) }
 
 // Render returns a reserved address as GET returns it.
 func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {

@@ -3,7 +3,6 @@ package domains
 import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/resource"
-	"tunnelapi/shared/platform/store"
 )
 
 // Config is what a deployment says about its domains and addresses: its settings (package
@@ -32,28 +31,3 @@ func ConfigOf(k *resource.Kit) *Config {
 
 // DefaultRegion is the region of a reservation that names none.
 func (c *Config) DefaultRegion() string { return c.Regions[0] }
-
-// configuredHooks is the shape of a hooks type that holds its family and the configuration
-// (struct{ *resource.Family[T, P]; Config *Config }).
-type configuredHooks[T any, P interface {
-	*T
-	store.Resource
-}] interface {
-	~struct {
-		*resource.Family[T, P]
-		Config *Config
-	}
-	resource.Hooks[P]
-}
-
-// configured is the hooks constructor (resource.Bind) of a family whose hooks H hold the
-// configuration as well as their family.
-func configured[H configuredHooks[T, P], T any, P interface {
-	*T
-	store.Resource
-}](f *resource.Family[T, P]) H {
-	return H(struct {
-		*resource.Family[T, P]
-		Config *Config
-	}{f, ConfigOf(f.Kit)})
-}

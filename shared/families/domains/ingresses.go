@@ -58,7 +58,7 @@ var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind(configured[AgentIngresses]) },
+	Binding: func() resource.Binding { return resource.Bind[AgentIngresses]() },
 	Release: releaseIngress,
 }
 
@@ -67,6 +67,9 @@ type AgentIngresses struct {
 	*resource.Family[IngressItem, *IngressItem]
 	Config *Config
 }
+
+// Configure takes the configuration from the family's kit (ConfigOf).
+func (f *AgentIngresses) Configure() { f.Config = ConfigOf(f.Kit) }
 
 // Render returns an agent ingress as GET returns it; its name servers and region domains come
 // from the configuration, so they follow it as regions are added.

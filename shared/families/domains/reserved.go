@@ -105,7 +105,7 @@ var ReservedDomainsDescriptor = &resource.Descriptor{
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
-		return resource.Bind(configured[ReservedDomains],
+		return resource.Bind[ReservedDomains](
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
 				Status: http.StatusNoContent, Handle: ReservedDomains.detachCertificate},
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
@@ -119,6 +119,9 @@ type ReservedDomains struct {
 	*resource.Family[DomainItem, *DomainItem]
 	Config *Config
 }
+
+// Configure takes the configuration from the family's kit (ConfigOf).
+func (f *ReservedDomains) Configure() { f.Config = ConfigOf(f.Kit) }
 
 // Render returns a reserved domain as GET returns it.
 func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {

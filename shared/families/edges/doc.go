@@ -28,8 +28,15 @@
 //
 // The holder (a Holder) loads and modifies the item a request's path names and says what the
 // item holds on others (Claim). Family implements it for edges. An edge family is a Spec (its
-// hostport rule, its modules, its wire form) and a descriptor serving it like any family:
-// Binding: resource.Bind(spec.Hooks, spec.Routes()...).
+// hostport rule, its modules, its wire form), returned by its item type's EdgeSpec, and a
+// descriptor binding Family, the hooks every edge family shares, like any family's:
+// Binding: resource.Bind(spec.Routes()...), Family.Configure taking the Spec from the item type.
+//
+// Modules are a machinery of their own beside package resource's, not a second way to build a
+// family: resource's unit is a family (an item kind with its five operations), a module's is a
+// member inside an item of several kinds (TLS, TCP and HTTPS edges, HTTPS edge routes), with
+// its own sub-routes, references and rules, which a family's hooks apply in their Create,
+// Update and Delete.
 //
 // # The update rule
 //
@@ -58,7 +65,7 @@
 // # Edges
 //
 // An edge family is a Spec (hostport rule, module set, wire form) bound by Bind; its item
-// embeds Edge (id, description, metadata, hostports and the reservation each is on). Codes:
+// embeds EdgeBase (id, description, metadata, hostports and the reservation each is on). Codes:
 // description over 255 bytes 7073, metadata over 4096 bytes 7074, a PATCH supplying nothing 606.
 //
 // Hostports are "hostname:portnumber" (7104; the host a valid name, wildcards allowed), port

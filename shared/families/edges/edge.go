@@ -45,6 +45,9 @@ type Item[T any] interface {
 	*T
 	store.Resource
 	Common() *EdgeBase
+	// EdgeSpec returns the family's Spec (a *Spec[T, *T]), from which its hooks configure
+	// themselves (Family.Configure).
+	EdgeSpec() any
 }
 
 // Codes of every edge family.
@@ -67,9 +70,11 @@ type Spec[T any, P Item[T]] struct {
 	Delete func(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error
 }
 
-// Hooks is the hooks constructor (resource.Bind) of the edge family spec declares.
-func (spec *Spec[T, P]) Hooks(f *resource.Family[T, P]) *Family[T, P] {
-	return &Family[T, P]{Family: f, spec: spec, hostports: hostports{HostportRule: spec.Hostports, config: domains.ConfigOf(f.Kit)}}
+// Configure takes the family's Spec from its item type (Item.EdgeSpec) and its hostport rule
+// and configuration.
+func (f *Family[T, P]) Configure() {
+	f.spec = P(new(T)).EdgeSpec().(*Spec[T, P])
+	f.hostports = hostports{HostportRule: f.spec.Hostports, config: domains.ConfigOf(f.Kit)}
 }
 
 // Routes are the routes an edge family serves beyond the five operations: the sub-routes of

@@ -46,9 +46,12 @@ var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind(tlsSpec.Hooks, tlsSpec.Routes()...) },
+	Binding: func() resource.Binding { return resource.Bind(tlsSpec.Routes()...) },
 	Release: ReleaseHostports,
 }
+
+// EdgeSpec is the TLS edge family's Spec.
+func (*TLSEdgeItem) EdgeSpec() any { return tlsSpec }
 
 // tlsSpec declares the family to the edges machinery.
 var tlsSpec = &Spec[TLSEdgeItem, *TLSEdgeItem]{

@@ -70,7 +70,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[Endpoints]) },
+	Binding: func() resource.Binding { return resource.Bind[Endpoints]() },
 	Release: releaseURL,
 }
 

@@ -61,7 +61,7 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
 	Reads:   []config.Section{config.DeploymentSettings},
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[EventDestinations]) },
+	Binding: func() resource.Binding { return resource.Bind[EventDestinations]() },
 }
 
 // EventDestinations is the event destination family's rules. Subscriptions reference

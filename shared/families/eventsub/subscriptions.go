@@ -70,7 +70,7 @@ var EventSubscriptionsDescriptor = &resource.Descriptor{
 	Path: "/event_subscriptions", Prefix: ids.EventSubscription, ListKey: "event_subscriptions",
 	EventKind: "event_subscription", Filter: true,
 	Function: "EventSubscriptionsFunction", Dir: "event_subscriptions",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[EventSubscriptions], sourceRoutes...) },
+	Binding: func() resource.Binding { return resource.Bind[EventSubscriptions](sourceRoutes...) },
 }
 
 // sourceRoutes serve /event_subscriptions/{subscription_id}/sources: the subscription's event

@@ -77,12 +77,15 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
-		return resource.Bind(edgeSpec.Hooks, slices.Concat(edgeSpec.Routes(), routeRoutes)...)
+		return resource.Bind(slices.Concat(edgeSpec.Routes(), routeRoutes)...)
 	},
 	Release: edges.ReleaseHostports,
 }
 
 // edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a
+// EdgeSpec is the HTTPS edge family's Spec.
+func (*HTTPSEdgeItem) EdgeSpec() any { return edgeSpec }
+
 // TCP address), the two edge modules, and the deletion of the routes with the edge.
 var edgeSpec = &edges.Spec[HTTPSEdgeItem, *HTTPSEdgeItem]{
 	Hostports: edges.HostportRule{AddressCode: edges.CodeHTTPSEdgeAddr},

@@ -128,7 +128,7 @@ var KubernetesOperatorsDescriptor = &resource.Descriptor{
 	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true, Opens: true,
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
-		return resource.Bind(newOperators, resource.Route[Operators]{
+		return resource.Bind(resource.Route[Operators]{
 			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Handle: Operators.boundEndpoints})
 	},
 }
@@ -141,9 +141,8 @@ type Operators struct {
 	regions []string
 }
 
-func newOperators(f *resource.Family[OperatorItem, *OperatorItem]) Operators {
-	return Operators{Family: f, regions: domains.ConfigOf(f.Kit).Regions}
-}
+// Configure takes the regions from the deployment's configuration.
+func (f *Operators) Configure() { f.regions = domains.ConfigOf(f.Kit).Regions }
 
 // zeroTime is how the platform renders the timestamps of a certificate not yet signed.
 const zeroTime = "0001-01-01T00:00:00Z"

@@ -34,11 +34,7 @@ type apiKeyCreate struct {
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
 	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
-	Binding: func() resource.Binding {
-		return resource.Bind(func(f *resource.Family[APIKeyItem, *APIKeyItem]) resource.Hooks[*APIKeyItem] {
-			return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
-		})
-	},
+	Binding: func() resource.Binding { return resource.Bind[APIKeys]() },
 	Release: releaseToken,
 }
 

@@ -41,7 +41,7 @@ const maxNameBytes = 255
 var BotUsersDescriptor = &resource.Descriptor{
 	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 	Function: "BotUsersFunction", Dir: "bot_users",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[BotUsers]) },
+	Binding: func() resource.Binding { return resource.Bind[BotUsers]() },
 }
 
 // ServiceUsersDescriptor is the /service_users family: bot users by the platform's newer name,
@@ -49,7 +49,7 @@ var BotUsersDescriptor = &resource.Descriptor{
 var ServiceUsersDescriptor = &resource.Descriptor{
 	Path: "/service_users", Prefix: ids.ServiceUser, ListKey: "service_users", EventKind: "service_user", Filter: true,
 	Function: "ServiceUsersFunction", Dir: "service_users",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[BotUsers]) },
+	Binding: func() resource.Binding { return resource.Bind[BotUsers]() },
 }
 
 // isBot reports whether id names a bot user or a service user.

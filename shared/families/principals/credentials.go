@@ -48,11 +48,7 @@ type CredentialCreate struct {
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
 	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
-	Binding: func() resource.Binding {
-		return resource.Bind(func(f *resource.Family[CredentialItem, *CredentialItem]) resource.Hooks[*CredentialItem] {
-			return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
-		})
-	},
+	Binding: func() resource.Binding { return resource.Bind[Credentials]() },
 	Release: releaseToken,
 }
 

@@ -169,11 +169,7 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	// Generating an RSA 4096 key takes up to seconds of CPU: more memory (hence CPU) and the
 	// HTTP API's longest timeout.
 	Timeout: 29 * time.Second, MemoryMB: 1024,
-	Binding: func() resource.Binding {
-		return resource.Bind(func(f *resource.Family[AuthorityItem, *AuthorityItem]) resource.Hooks[*AuthorityItem] {
-			return Authorities{Family: f}
-		})
-	},
+	Binding: func() resource.Binding { return resource.Bind[Authorities]() },
 }
 
 // Authorities is the SSH certificate authority family's rules.

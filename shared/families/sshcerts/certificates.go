@@ -83,22 +83,24 @@ var (
 var SSHUserCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
 	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(certificates(userKind)) },
+	Binding: func() resource.Binding { return resource.Bind[Certificates]() },
 }
 
 // SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
 var SSHHostCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
 	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(certificates(hostKind)) },
+	Binding: func() resource.Binding { return resource.Bind[Certificates]() },
 }
 
-// certificates returns the hooks constructor of the certificate family of kind kd, each family
-// with its own cache of CA keys.
-func certificates(kd kind) func(f *resource.Family[CertificateItem, *CertificateItem]) Certificates {
-	return func(f *resource.Family[CertificateItem, *CertificateItem]) Certificates {
-		return Certificates{Family: f, kind: kd, signers: &signerCache{}}
+// Configure sets the kind of the family's certificates, user or host, from its id prefix, and
+// gives each family its own cache of CA keys.
+func (f *Certificates) Configure() {
+	f.kind = userKind
+	if f.Prefix == ids.SSHHostCertificate {
+		f.kind = hostKind
 	}
+	f.signers = &signerCache{}
 }
 
 // Certificates is the rules of the SSH user and host certificate families, which differ only

@@ -56,7 +56,7 @@ type sshCredentialCreate struct {
 var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
 	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[SSHCredentials]) },
+	Binding: func() resource.Binding { return resource.Bind[SSHCredentials]() },
 	Release: releaseKey,
 }
 

@@ -41,11 +41,7 @@ const CertificateAuthoritiesPath = "/certificate_authorities"
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: CertificateAuthoritiesPath, Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
-	Binding: func() resource.Binding {
-		return resource.Bind(func(f *resource.Family[CertificateAuthorityItem, *CertificateAuthorityItem]) resource.Hooks[*CertificateAuthorityItem] {
-			return CertificateAuthorities{Family: f}
-		})
-	},
+	Binding: func() resource.Binding { return resource.Bind[CertificateAuthorities]() },
 }
 
 // CertificateAuthorities is the certificate authority family's rules.

@@ -70,11 +70,7 @@ type tlsCertificateCreate struct {
 var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
-	Binding: func() resource.Binding {
-		return resource.Bind(func(f *resource.Family[TLSCertificateItem, *TLSCertificateItem]) resource.Hooks[*TLSCertificateItem] {
-			return TLSCertificates{Family: f}
-		})
-	},
+	Binding: func() resource.Binding { return resource.Bind[TLSCertificates]() },
 }
 
 // TLSCertificates is the TLS certificate family's rules.

@@ -63,7 +63,7 @@ type secretCreate struct {
 var SecretsDescriptor = &resource.Descriptor{
 	Path: secretsPath, Prefix: ids.Secret, ListKey: "secrets", EventKind: "secret", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults", Seals: true,
-	Binding: func() resource.Binding { return resource.Bind(resource.Wrap[Secrets]) },
+	Binding: func() resource.Binding { return resource.Bind[Secrets]() },
 }
 
 // Secrets is the secret family's rules.

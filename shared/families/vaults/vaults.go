@@ -57,7 +57,7 @@ var VaultsDescriptor = &resource.Descriptor{
 	Path: vaultsPath, Prefix: ids.Vault, ListKey: "vaults", EventKind: "vault", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults",
 	Binding: func() resource.Binding {
-		return resource.Bind(resource.Wrap[Vaults], resource.Route[Vaults]{
+		return resource.Bind[Vaults](resource.Route[Vaults]{
 			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Handle: Vaults.listSecrets})
 	},
 	Release: releaseName,

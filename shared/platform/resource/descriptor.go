@@ -2,6 +2,8 @@ package resource
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"time"
 
 	"tunnelapi/shared/platform/api"
@@ -176,32 +178,48 @@ type Referenceable interface {
 	InUse() *api.Error
 }
 
-// Bare is the shape of a hooks type that holds nothing but its family (struct{ *Family[T, P] }):
-// such a type is built from the descriptor alone, by Wrap and HooksOf.
-type Bare[T any, P interface {
-	*T
-	store.Resource
-}] interface {
-	~struct{ *Family[T, P] }
-	Hooks[P]
+// Configurer is implemented by hooks types that hold more than their family (the deployment's
+// configuration, a cache, a kind): Configure derives it from the family, once Wrap has set it,
+// when the family's routes are registered.
+type Configurer interface {
+	Configure()
 }
 
-// Wrap is the hooks constructor of a hooks type H that holds nothing but its family:
-// Binding: func() resource.Binding { return resource.Bind(resource.Wrap[MyHooks]) }.
-func Wrap[H Bare[T, P], T any, P interface {
+// Wrap is the one hooks constructor: it builds the hooks type H of the family f, any type that
+// embeds *Family[T, P] (directly or in an embedded struct; H may be a pointer to such a struct),
+// by setting that embedded family to f and calling Configure when H or *H implements
+// Configurer. Bind builds every family's hooks with it.
+func Wrap[H Hooks[P], T any, P interface {
 	*T
 	store.Resource
 }](f *Family[T, P]) H {
-	return H(struct{ *Family[T, P] }{f})
+	var h H
+	v := reflect.ValueOf(&h).Elem()
+	if v.Kind() == reflect.Pointer {
+		v.Set(reflect.New(v.Type().Elem()))
+		v = v.Elem()
+	}
+	fam := reflect.TypeFor[*Family[T, P]]()
+	field, ok := v.Type().FieldByName("Family")
+	if !ok || field.Type != fam {
+		panic(fmt.Sprintf("resource: hooks type %s does not embed %s", v.Type(), fam))
+	}
+	v.FieldByIndex(field.Index).Set(reflect.ValueOf(f))
+	if c, ok := any(h).(Configurer); ok {
+		c.Configure()
+	} else if c, ok := any(&h).(Configurer); ok {
+		c.Configure()
+	}
+	return h
 }
 
 // HooksOf returns the hooks H of the family d served with kit k (nil in a unit test of the hooks
-// that needs no table).
-func HooksOf[H Bare[T, P], T any, P interface {
+// that needs no table), as Wrap builds them.
+func HooksOf[H Hooks[P], T any, P interface {
 	*T
 	store.Resource
 }](d *Descriptor, k *Kit) H {
-	h, _ := bind(d, k, Wrap[H])
+	h, _ := bind[H](d, k)
 	return h
 }
 

@@ -5,27 +5,34 @@
 // # Serving a family
 //
 // A family is served one way: its Descriptor's Binding, a function returning what Bind makes from
-// the family's hooks constructor and the routes it serves beyond the five operations, declared as data (Route:
-// method, pattern under the family's path, status of a success, handler of the hooks). Register
-// is the one place routes reach a mux; no family touches one (shared/app's tests fail on a
-// route wired by hand). A family whose hooks type holds nothing but its family:
+// the family's hooks type and the routes it serves beyond the five operations, declared as data
+// (Route: method, pattern under the family's path, status of a success, handler of the hooks).
+// Register is the one place routes reach a mux; no family touches one (shared/app's tests fail
+// on a route wired by hand). A family whose hooks type holds nothing but its family:
 //
 //	type BotUsers struct{ *resource.Family[BotUserItem, *BotUserItem] }
 //
 //	var BotUsersDescriptor = &resource.Descriptor{
 //		Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 //		Function: "BotUsersFunction", Dir: "bot_users",
-//		Binding: func() resource.Binding { return resource.Bind(resource.Wrap[BotUsers]) },
+//		Binding: func() resource.Binding { return resource.Bind[BotUsers]() },
 //	}
 //
-// Hooks holding more (a cache, a kind, the configuration) are built by a constructor of their
-// own; extra routes are methods of the hooks type, named by method expressions:
+// Hooks are built one way, by Wrap: it sets the *Family the hooks type embeds; a type holding more
+// (a cache, a kind, the configuration) derives it in a Configure method (Configurer). Extra
+// routes are methods of the hooks type, named by method expressions:
 //
 //	Binding: func() resource.Binding {
-//		return resource.Bind(configured[ReservedDomains],
+//		return resource.Bind[ReservedDomains](
 //			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
 //				Status: http.StatusNoContent, Handle: ReservedDomains.detachCertificate})
 //	},
+//
+// The operations are written once over store.Resource, so a function serving several families
+// does not carry a copy of each per family; they call the family's hooks through one interface
+// (erasedHooks in hooks.go, whose one implementation asserts the item type and calls the
+// family's method of the same name: Render, Create, Update, Prepare, Delete, InUse,
+// UpdateReads).
 //
 // A family serves all five operations unless its Descriptor's Operations name fewer
 // (Operations: resource.OpCreate | resource.OpGet); the others are then not routed at all, and

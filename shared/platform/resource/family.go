@@ -37,58 +37,17 @@ type Family[T any, P interface {
 	Hooks Hooks[P]
 }
 
-// core is a family's operations over store.Resource, with the hooks adapted from P.
+// core is a family's operations over store.Resource, calling the family's hooks through
+// erasedHooks.
 type core struct {
 	*Descriptor
-	kit *Kit
-	// newItem returns a new empty item; clone a copy of an item.
-	newItem func() store.Resource
-	clone   func(store.Resource) store.Resource
-	render  func(*api.Request, store.Resource) any
-	create  func(context.Context, *api.Request, store.Resource, *Mutation) (any, error)
-	// update, prepare, remove, inUse and updateReads are nil when the hooks do not implement
-	// Updater, Preparer, Deleter, Referenceable or UpdateReader.
-	update      func(context.Context, *api.Request, store.Resource, *Mutation) error
-	prepare     func(context.Context, *api.Request, store.Resource) error
-	remove      func(context.Context, *api.Request, store.Resource, *Mutation) error
-	inUse       func() *api.Error
-	updateReads func(r *api.Request, account string) []store.Key
+	kit   *Kit
+	hooks erasedHooks
 }
 
-// core adapts f's hooks to the operations written once.
+// core is f's operations, calling f.Hooks.
 func (f *Family[T, P]) core() *core {
-	c := &core{Descriptor: f.Descriptor, kit: f.Kit,
-		newItem: func() store.Resource { return P(new(T)) },
-		clone: func(it store.Resource) store.Resource {
-			out := P(new(T))
-			*out = *it.(P)
-			return out
-		},
-		render: func(r *api.Request, it store.Resource) any { return f.Hooks.Render(r, it.(P)) },
-		create: func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) (any, error) {
-			return f.Hooks.Create(ctx, r, it.(P), m)
-		},
-	}
-	if u, ok := f.Hooks.(Updater[P]); ok {
-		c.update = func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
-			return u.Update(ctx, r, it.(P), m)
-		}
-	}
-	if p, ok := f.Hooks.(Preparer[P]); ok {
-		c.prepare = func(ctx context.Context, r *api.Request, it store.Resource) error { return p.Prepare(ctx, r, it.(P)) }
-	}
-	if d, ok := f.Hooks.(Deleter[P]); ok {
-		c.remove = func(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
-			return d.Delete(ctx, r, it.(P), m)
-		}
-	}
-	if ref, ok := f.Hooks.(Referenceable); ok {
-		c.inUse = ref.InUse
-	}
-	if u, ok := f.Hooks.(UpdateReader); ok {
-		c.updateReads = u.UpdateReads
-	}
-	return c
+	return &core{Descriptor: f.Descriptor, kit: f.Kit, hooks: eraseHooks[T](f.Hooks)}
 }
 
 func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) {
@@ -105,14 +64,14 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 	// The id is chosen once, so a retried transaction and anything Prepare bound to the id (a
 	// signature, the sealing context of a private key) still agree.
 	now := time.Now().UTC()
-	prepared := c.newItem()
+	prepared := c.hooks.New()
 	meta := prepared.Base()
 	meta.ID = ids.NewAt(c.Prefix, now)
 	meta.AccountID = caller.AccountID
 	meta.Key = store.ResourceKey(caller.AccountID, meta.ID)
 	meta.CreatedAt = now.Unix()
 	meta.Version = 1
-	if c.prepare != nil {
+	if c.hooks.has(preparer) {
 		// A family that keeps secrets prepares at a cost (a key pair generated, KMS, a
 		// signature): only for a caller verified, checked against the account's IP restriction
 		// and admitted by the rate limit, at the price of that read (auth.Authenticator.VerifyRead)
@@ -122,7 +81,7 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 				return nil, err
 			}
 		}
-		if err := c.prepare(ctx, r, prepared); err != nil {
+		if err := c.hooks.Prepare(ctx, r, prepared); err != nil {
 			return nil, err
 		}
 	}
@@ -183,12 +142,12 @@ func (c *core) commitCreate(ctx context.Context, r *api.Request, prepared store.
 // one and the hooks' writes, the idempotency record, the event. The item is rendered once: the
 // response (unless the hooks return their own) and the event show the same rendering.
 func (c *core) buildCreate(ctx context.Context, r *api.Request, m *Mutation, prepared store.Resource, idem *idempotentCreate) (any, error) {
-	it := c.clone(prepared)
-	own, err := c.create(ctx, r, it, m)
+	it := c.hooks.Clone(prepared)
+	own, err := c.hooks.Create(ctx, r, it, m)
 	if err != nil {
 		return nil, err
 	}
-	view := c.render(r, it)
+	view := c.hooks.Render(r, it)
 	resp := own
 	if own == nil {
 		resp = view
@@ -213,11 +172,11 @@ func (c *core) buildCreate(ctx context.Context, r *api.Request, m *Mutation, pre
 
 func (c *core) get(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.get(%s %s)", c.EventKind, r.PathValue("id"))
-	it := c.newItem()
+	it := c.hooks.New()
 	if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
 		return nil, err
 	}
-	return c.render(r, it), nil
+	return c.hooks.Render(r, it), nil
 }
 
 // maxFilterScan bounds how many items one filtered list page examines, so a filter that
@@ -245,11 +204,11 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 	last, examined, size, full := "", 0, 0, false
 	for {
 		for i, raw := range items {
-			it := c.newItem()
+			it := c.hooks.New()
 			if err := store.Unmarshal(raw, it); err != nil {
 				return nil, err
 			}
-			v := c.render(r, it)
+			v := c.hooks.Render(r, it)
 			if flt != nil {
 				if ok, err := flt.Match(v); err != nil {
 					return nil, err
@@ -290,16 +249,16 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.update(%s %s)", c.EventKind, r.PathValue("id"))
 	var ahead []store.Key
-	if c.updateReads != nil {
+	if c.hooks.has(updateReader) {
 		caller, err := c.kit.Auth.Resolve(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		ahead = c.updateReads(r, caller.AccountID)
+		ahead = c.hooks.UpdateReads(r, caller.AccountID)
 	}
 	// The response is the item as the updated event shows it, rendered once.
 	_, view, err := c.modify(ctx, r, r.PathValue("id"), nil, ahead, func(it store.Resource, m *Mutation) error {
-		return c.update(ctx, r, it, m)
+		return c.hooks.Update(ctx, r, it, m)
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -334,7 +293,9 @@ func (f *Family[T, P]) ModifyAs(ctx context.Context, r *api.Request, id string, 
 // the object its event shows.
 func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error, event func(it store.Resource) (string, any)) (it store.Resource, object any, err error) {
 	if event == nil {
-		event = func(it store.Resource) (string, any) { return audit.Type(c.EventKind, "updated"), c.render(r, it) }
+		event = func(it store.Resource) (string, any) {
+			return audit.Type(c.EventKind, "updated"), c.hooks.Render(r, it)
+		}
 	}
 	err = retrying(ctx, func() error {
 		it, object, err = c.modifyAttempt(ctx, r, id, notFound, ahead, change, event)
@@ -346,7 +307,7 @@ func (c *core) modify(ctx context.Context, r *api.Request, id string, notFound e
 // modifyAttempt is one read-modify-write attempt, top to bottom: the item read (with the keys
 // ahead and the caller's items), changed, its version bumped, its event recorded, committed.
 func (c *core) modifyAttempt(ctx context.Context, r *api.Request, id string, notFound error, ahead []store.Key, change func(it store.Resource, m *Mutation) error, event func(it store.Resource) (string, any)) (store.Resource, any, error) {
-	it := c.newItem()
+	it := c.hooks.New()
 	read, err := c.kit.getWith(ctx, r, c.Prefix, id, it, ahead)
 	if err != nil {
 		if errors.Is(err, api.ErrNotFound) && notFound != nil {
@@ -381,7 +342,7 @@ func (f *Family[T, P]) Load(ctx context.Context, r *api.Request, id string, notF
 
 func (c *core) load(ctx context.Context, r *api.Request, id string, notFound error) (_ store.Resource, err error) {
 	defer derrors.Wrap(&err, "resource.Load(%s %s)", c.EventKind, id)
-	it := c.newItem()
+	it := c.hooks.New()
 	err = c.kit.Get(ctx, r, c.Prefix, id, it)
 	if errors.Is(err, api.ErrNotFound) && notFound != nil {
 		return nil, notFound
@@ -398,7 +359,7 @@ func (c *core) deleteOp(ctx context.Context, r *api.Request) (_ any, err error) 
 // writes, the refusal while it is referenced, the deletion under its version, the event, the
 // commit.
 func (c *core) deleteAttempt(ctx context.Context, r *api.Request) error {
-	it := c.newItem()
+	it := c.hooks.New()
 	if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
 		return err
 	}
@@ -414,19 +375,19 @@ func (c *core) deleteAttempt(ctx context.Context, r *api.Request) error {
 
 // buildDelete adds a delete's writes and event to m.
 func (c *core) buildDelete(ctx context.Context, r *api.Request, m *Mutation, it store.Resource) error {
-	if c.remove != nil {
-		if err := c.remove(ctx, r, it, m); err != nil {
+	if c.hooks.has(deleter) {
+		if err := c.hooks.Delete(ctx, r, it, m); err != nil {
 			return err
 		}
 	}
 	conds := []expression.ConditionBuilder{store.AtVersion(it.Base().Version)}
-	if c.inUse != nil {
+	if c.hooks.has(referenceable) {
 		if it.Base().Refs > 0 {
-			return c.inUse()
+			return c.hooks.InUse()
 		}
 		// References bump the version too; this states the invariant where it is relied on.
 		conds = append(conds, store.Unreferenced())
 	}
 	m.Delete(labelItem, it.Base().Key, conds...)
-	return m.Event(audit.Type(c.EventKind, "deleted"), c.render(r, it))
+	return m.Event(audit.Type(c.EventKind, "deleted"), c.hooks.Render(r, it))
 }

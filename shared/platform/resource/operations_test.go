@@ -35,7 +35,7 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 	d := &Descriptor{Path: "/notes", Prefix: ids.TunnelGroupBackend, ListKey: "notes", EventKind: "note",
 		Operations: OpCreate | OpGet,
 		Binding: func() Binding {
-			return Bind(Wrap[notes], Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
+			return Bind[notes](Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
 				Handle: func(notes, context.Context, *api.Request) (any, error) { return nil, nil }})
 		}}
 	want := []string{"POST /notes", "GET /notes/{id}", "POST /notes/{id}/flag"}
@@ -56,8 +56,8 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 // mismatch stops Register instead of leaving an update unrouted or unimplemented.
 func TestUpdaterMatchesOperations(t *testing.T) {
 	for _, d := range []*Descriptor{
-		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Binding: func() Binding { return Bind(Wrap[notes]) }},
-		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Binding: func() Binding { return Bind(Wrap[widgets]) }},
+		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Binding: func() Binding { return Bind[notes]() }},
+		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Binding: func() Binding { return Bind[widgets]() }},
 	} {
 		func() {
 			defer func() {

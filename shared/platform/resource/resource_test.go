@@ -87,7 +87,7 @@ func (widgets) apply(r *api.Request, it *widget, m *Mutation) error {
 }
 
 var widgetsDescriptor = &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-	Binding: func() Binding { return Bind(Wrap[widgets]) }}
+	Binding: func() Binding { return Bind[widgets]() }}
 
 // harness serves the widget family over a fake table, with one API key of one account.
 type harness struct {

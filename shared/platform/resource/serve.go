@@ -58,14 +58,14 @@ func (c *core) handlers() []api.Handler {
 	return []api.Handler{c.createOp, c.list, c.get, c.updateOp, c.deleteOp}
 }
 
-// Bind declares how a family is served: hooks builds its hooks H (resource.Hooks of its item
-// type, usually a type embedding *Family; Wrap for one that holds nothing else) once its
-// descriptor and kit are known, and routes are the routes it serves beyond the five operations.
-// A Descriptor holds the result as its Binding; Register is what adds the routes to a mux.
+// Bind declares how a family is served: by its hooks type H (resource.Hooks of its item type,
+// a type embedding *Family, which Wrap builds once the descriptor and kit are known), with
+// routes, the routes it serves beyond the five operations. A Descriptor holds the result as its
+// Binding; Register is what adds the routes to a mux.
 func Bind[H Hooks[P], T any, P interface {
 	*T
 	store.Resource
-}](hooks func(f *Family[T, P]) H, routes ...Route[H]) Binding {
+}](routes ...Route[H]) Binding {
 	extra := make([]endpoint, len(routes))
 	for i, rt := range routes {
 		if rt.Method == "" || !strings.HasPrefix(rt.Pattern, "/") || rt.Status == 0 || rt.Handle == nil {
@@ -74,9 +74,9 @@ func Bind[H Hooks[P], T any, P interface {
 		extra[i] = endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status}
 	}
 	return Binding{extra: extra, handlers: func(d *Descriptor, k *Kit) []api.Handler {
-		h, c := bind(d, k, hooks)
-		if serves := d.Offers(OpUpdate); serves != (c.update != nil) {
-			panic(fmt.Sprintf("resource: %s serves update %v, but its hooks implement Updater %v", d.Path, serves, c.update != nil))
+		h, c := bind[H](d, k)
+		if serves := d.Offers(OpUpdate); serves != c.hooks.has(updater) {
+			panic(fmt.Sprintf("resource: %s serves update %v, but its hooks implement Updater %v", d.Path, serves, c.hooks.has(updater)))
 		}
 		out := c.handlers()
 		for _, rt := range routes {
@@ -87,13 +87,13 @@ func Bind[H Hooks[P], T any, P interface {
 	}}
 }
 
-// bind builds the family d on kit k with the hooks hooks returns, and its operations.
+// bind builds the family d on kit k with its hooks H (Wrap), and its operations.
 func bind[H Hooks[P], T any, P interface {
 	*T
 	store.Resource
-}](d *Descriptor, k *Kit, hooks func(f *Family[T, P]) H) (H, *core) {
+}](d *Descriptor, k *Kit) (H, *core) {
 	f := &Family[T, P]{Descriptor: d, Kit: k}
-	h := hooks(f)
+	h := Wrap[H](f)
 	f.Hooks = h
 	return h, f.core()
 }

@@ -58,6 +58,12 @@ type probedWidgets struct {
 	stacks *callStacks
 }
 
+// probeStacks is where the probedWidgets of the test record (Configure).
+var probeStacks *callStacks
+
+// Configure records into probeStacks.
+func (w *probedWidgets) Configure() { w.stacks = probeStacks }
+
 func (w probedWidgets) Create(ctx context.Context, r *api.Request, it *widget, m *Mutation) (any, error) {
 	w.stacks.record("Create")
 	return w.widgets.Create(ctx, r, it, m)
@@ -79,10 +85,9 @@ func (w probedWidgets) Delete(ctx context.Context, r *api.Request, it *widget, m
 // reaches the table's TransactWriteItems: nothing in auth calls back into resource.
 func TestWritePathHasNoCallbackFromAuth(t *testing.T) {
 	stacks := &callStacks{}
+	probeStacks = stacks
 	d := &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-		Binding: func() Binding {
-			return Bind(func(f *Family[widget, *widget]) probedWidgets { return probedWidgets{widgets{f}, stacks} })
-		}}
+		Binding: func() Binding { return Bind[probedWidgets]() }}
 	h := newHarnessOf(t, d, func(table store.Client) store.Client { return stackTable{table, stacks} })
 	id := h.create("first")
 	if code, out := h.do("PATCH", "/widgets/"+id, `{"name":"second"}`); code != http.StatusOK {
