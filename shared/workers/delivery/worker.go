@@ -77,6 +77,9 @@ type Worker struct {
 	Fault func() bool
 	// Metrics receives a metrics.Delivery line per delivery attempt; nil is standard output.
 	Metrics *metrics.Emitter
+	// PauseDelay is how long a suspended account's event waits before it is looked at again;
+	// zero is DefaultPauseDelay.
+	PauseDelay time.Duration
 
 	mu    sync.Mutex
 	dests map[string]*Destination
@@ -335,20 +338,27 @@ var (
 	errGone   = errors.New("delivery: the account is deleted")
 )
 
-// pause leaves an event of a suspended account on the queue for PauseDelay, without counting it
+// pause leaves an event of a suspended account on the queue for its PauseDelay, without counting it
 // as an attempt: it reports whether the message stays (false: it returns after its visibility
 // timeout, the same).
 func (w *Worker) pause(ctx context.Context, m lambdaevents.SQSMessage) bool {
 	if m.ReceiptHandle != "" {
 		_, _ = w.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.QueueURL),
-			ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: int32(PauseDelay / time.Second)})
+			ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: int32(w.pauseDelay() / time.Second)})
 	}
 	return false
 }
 
-// PauseDelay is how long a suspended account's event waits before it is looked at again: the
-// queue's redrive (maxReceiveCount) holds it that many times longer, then its DLQ.
-const PauseDelay = time.Hour
+// DefaultPauseDelay is how long a suspended account's event waits before it is looked at
+// again: the queue's redrive (maxReceiveCount) holds it that many times longer, then its DLQ.
+const DefaultPauseDelay = time.Hour
+
+func (w *Worker) pauseDelay() time.Duration {
+	if w.PauseDelay > 0 {
+		return w.PauseDelay
+	}
+	return DefaultPauseDelay
+}
 
 // retryEvent handles an event that could not be fanned out: before its last attempt it is
 // left on the queue with a backoff delay (reported as failed); at the last it goes to the DLQ.

@@ -146,20 +146,21 @@ func (o *Operator) get(ctx context.Context, r *api.Request) (any, error) {
 // suspend refuses every key of the tenant (auth.ErrSuspended) and pauses its deliveries and
 // certificate renewals; nothing is deleted.
 func (o *Operator) suspend(ctx context.Context, r *api.Request) (any, error) {
-	return o.setStatus(ctx, r.PathValue("id"), auth.StatusSuspended)
+	return o.SetStatus(ctx, r.PathValue("id"), auth.StatusSuspended)
 }
 
 // resume undoes suspend.
 func (o *Operator) resume(ctx context.Context, r *api.Request) (any, error) {
-	return o.setStatus(ctx, r.PathValue("id"), "")
+	return o.SetStatus(ctx, r.PathValue("id"), "")
 }
 
-// setStatus sets the status of the account item and the tenant's entry in one transaction, on
-// the condition that the tenant is not being deleted.
-func (o *Operator) setStatus(ctx context.Context, id, status string) (any, error) {
+// SetStatus sets the status of tenant id (auth.StatusSuspended, or "" to resume it) on its
+// account item and its tenant entry in one transaction, on the condition that the tenant is not
+// being deleted.
+func (o *Operator) SetStatus(ctx context.Context, id, status string) (Tenant, error) {
 	t, err := o.tenant(ctx, id)
 	if err != nil {
-		return nil, err
+		return Tenant{}, err
 	}
 	name := expression.Name("status")
 	upd := expression.Remove(name)
@@ -173,7 +174,7 @@ func (o *Operator) setStatus(ctx context.Context, id, status string) (any, error
 	tx.Refuse("account", errDeleting)
 	tx.Refuse("tenant", errDeleting)
 	if err := o.DB.Commit(ctx, tx); err != nil {
-		return nil, err
+		return Tenant{}, err
 	}
 	t.Status = status
 	return render(t), nil
