@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/operator"
 )
 
 // The local server, built and run as `make run` runs it, prints a curl command that returns the
@@ -114,6 +116,7 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	}
 
 	checkSamLocal(t, bin, env, token)
+	checkOperatorMove(t, bin, env)
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -128,6 +131,57 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the server did not stop within 15s of SIGINT")
 	}
+}
+
+// checkOperatorMove runs `local operator create`, `export` and `import` against the running
+// server: a tenant with a bot user is exported and imported into another, whose bot user and
+// key (re-issued, its token printed) then exist.
+func checkOperatorMove(t *testing.T, bin string, env []string) {
+	run := func(stdin string, args ...string) string {
+		c := exec.Command(bin, append([]string{"operator"}, args...)...)
+		c.Env, c.Stdin = env, strings.NewReader(stdin)
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("operator %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	create := func() (id, token string) {
+		var c struct {
+			Tenant struct{ ID string } `json:"tenant"`
+			Token  string              `json:"token"`
+		}
+		if err := json.Unmarshal([]byte(run("", "create")), &c); err != nil || c.Token == "" {
+			t.Fatalf("operator create: %v", err)
+		}
+		return c.Tenant.ID, c.Token
+	}
+	from, token := create()
+	base := "http://127.0.0.1:" + envValue(env, "PORT")
+	a := &operator.TenantAPI{Base: base, Token: token}
+	if status, _, err := a.Do(t.Context(), "POST", "/bot_users", map[string]any{"name": "moved"}); err != nil || status != http.StatusCreated {
+		t.Fatalf("bot user: %d %v", status, err)
+	}
+	export := run("", "export", from)
+	to, token := create()
+	imported := run(export, "import", to)
+	if strings.Count(imported, "\n") != 2 || !strings.Contains(imported, `"path":"/bot_users"`) || !strings.Contains(imported, `"token":"`) {
+		t.Fatalf("import printed:\n%s\nof the export:\n%s", imported, export)
+	}
+	b := &operator.TenantAPI{Base: base, Token: token}
+	if status, list, err := b.Do(t.Context(), "GET", "/bot_users", nil); err != nil || status != http.StatusOK || len(list["bot_users"].([]any)) != 1 {
+		t.Fatalf("the imported tenant's bot users: %d %v %v", status, list, err)
+	}
+}
+
+// envValue is the value of name in env.
+func envValue(env []string, name string) string {
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // checkSamLocal runs `local sam-local` (what `make sam-local` runs) against the running server,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/workers/operator"
@@ -28,6 +29,8 @@ const operatorUsage = `usage: local operator [-url URL] COMMAND
   get ID | suspend ID | resume ID
   usage ID [FROM [TO]]           the tenant's usage by UTC day (YYYY-MM-DD) as CSV, for billing
   delete ID                      erases everything of the tenant (resumed until done)
+  export ID > FILE               what the tenant's API reads, as JSON lines (no secret values)
+  import ID < FILE               an export recreated in tenant ID, ids remapped; new tokens printed
 Requests are signed with the AWS credentials of the environment (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION); -url is the deployment's ApiUrl
 (default: the local server on PORT).`
@@ -101,6 +104,8 @@ func runOperator(ctx context.Context, args []string) error {
 		return op.print(ctx, http.MethodGet, "/operator/tenants/"+id, nil)
 	case (cmd == "suspend" || cmd == "resume") && len(rest) == 1:
 		return op.print(ctx, http.MethodPost, "/operator/tenants/"+id+"/"+cmd, nil)
+	case (cmd == "export" || cmd == "import") && len(rest) == 1:
+		return op.move(ctx, cmd, arg(0))
 	case cmd == "delete" && len(rest) == 1:
 		for {
 			status, _, err := op.Do(ctx, http.MethodDelete, "/operator/tenants/"+id, nil)
@@ -114,6 +119,30 @@ func runOperator(ctx context.Context, args []string) error {
 		}
 	}
 	return fmt.Errorf("%s", operatorUsage)
+}
+
+// move exports tenant id to standard output or imports standard input into it, through the
+// tenants' API with an admin key the operator's interface issues for it, deleted at the end.
+func (o *operatorClient) move(ctx context.Context, cmd, id string) (err error) {
+	_, out, err := o.Do(ctx, http.MethodPost, "/operator/tenants/"+url.PathEscape(id)+"/keys", nil)
+	if err != nil {
+		return err
+	}
+	var k operator.Created
+	if err := json.Unmarshal(out, &k); err != nil {
+		return err
+	}
+	c := &operator.TenantAPI{Base: o.Base, Token: k.Token, HTTP: o.HTTP}
+	defer func() {
+		if status, _, derr := c.Do(context.WithoutCancel(ctx), http.MethodDelete, "/api_keys/"+k.APIKeyID, nil); err == nil && (derr != nil || status != http.StatusNoContent) {
+			err = fmt.Errorf("deleting the session key %s: %d %v", k.APIKeyID, status, derr)
+		}
+	}()
+	t := operator.Exported{ID: id, AdminUserID: k.AdminUserID}
+	if cmd == "export" {
+		return operator.Export(ctx, c, app.Families, t, k.APIKeyID, os.Stdout)
+	}
+	return operator.Import(ctx, c, t, os.Stdin, os.Stdout)
 }
 
 // newOperatorClient signs with the environment's AWS credentials for requests to base (the

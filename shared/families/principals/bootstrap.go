@@ -56,3 +56,40 @@ func Bootstrap(ctx context.Context, db *store.DB, email, description string) (*B
 func meta(account, id string, now time.Time) store.Meta {
 	return store.Meta{Key: store.ResourceKey(account, id), ID: id, AccountID: account, CreatedAt: now.Unix(), Version: 1}
 }
+
+// IssueAdminKey creates an API key of account's first admin user (the one Bootstrap made),
+// as the operator does for an export or an import: its token is returned once, and it is
+// refused, as every key is, while the account is suspended or being deleted.
+func IssueAdminKey(ctx context.Context, db *store.DB, account, description string) (*Bootstrapped, error) {
+	users, err := db.QueryAll(ctx, store.Collection(account, ids.User))
+	if err != nil {
+		return nil, err
+	}
+	var admin *User
+	for _, it := range users {
+		var u User
+		if err := store.Unmarshal(it, &u); err != nil {
+			return nil, err
+		}
+		if u.Admin && (admin == nil || u.ID < admin.ID) {
+			admin = &u
+		}
+	}
+	if admin == nil {
+		return nil, store.ErrNotFound
+	}
+	now := time.Now().UTC()
+	key := ids.NewAt(ids.APIKey, now)
+	token := ids.NewToken(key)
+	hash := store.TokenHash(token)
+	tx := &store.Tx{}
+	tx.Check("account", store.AccountKey(account), store.Exists())
+	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(account, key, now), Described: resource.Described{Description: description},
+		OwnerID: admin.ID, TokenHash: hash}}, store.Absent())
+	tx.Put("token", auth.TokenItem{Key: store.TokenKey(hash), Kind: auth.KindAPIKey, AccountID: account,
+		PrincipalID: admin.ID, Subject: admin.Email, Admin: true, ResourceID: key}, store.Absent())
+	if err := db.Commit(ctx, tx); err != nil {
+		return nil, err
+	}
+	return &Bootstrapped{AccountID: account, UserID: admin.ID, APIKeyID: key, Token: token}, nil
+}

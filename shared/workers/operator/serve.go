@@ -45,6 +45,7 @@ var Routes = []Route{
 	{http.MethodGet, "/operator/tenants/{id}/usage", http.StatusOK, (*Operator).usageOf},
 	{http.MethodPost, "/operator/tenants/{id}/suspend", http.StatusOK, (*Operator).suspend},
 	{http.MethodPost, "/operator/tenants/{id}/resume", http.StatusOK, (*Operator).resume},
+	{http.MethodPost, "/operator/tenants/{id}/keys", http.StatusCreated, (*Operator).issueKey},
 	{http.MethodDelete, "/operator/tenants/{id}", http.StatusNoContent, (*Operator).remove},
 }
 

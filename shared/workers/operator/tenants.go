@@ -199,3 +199,24 @@ func (o *Operator) remove(ctx context.Context, r *api.Request) (any, error) {
 
 // accepted is a response answered with 202 rather than the route's status.
 type accepted struct{ Tenant }
+
+// issueKey gives the operator an admin API key of the tenant (principals.IssueAdminKey), for an
+// export or an import through the tenant's own API; its token is shown only here.
+func (o *Operator) issueKey(ctx context.Context, r *api.Request) (any, error) {
+	t, err := o.tenant(ctx, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != "" {
+		return nil, errNotActive
+	}
+	b, err := principals.IssueAdminKey(ctx, o.DB, t.ID, "operator session")
+	if err != nil {
+		return nil, err
+	}
+	return Created{Tenant: render(t), AdminUserID: b.UserID, APIKeyID: b.APIKeyID, Token: b.Token}, nil
+}
+
+// errNotActive is the 409 for a key asked of a tenant that is suspended or being deleted.
+var errNotActive = &api.Error{Status: http.StatusConflict, Code: api.CodeBadFieldValue, Field: "id",
+	Msg: "the tenant is suspended or being deleted: its keys are refused, resume it first"}
