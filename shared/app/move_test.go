@@ -18,7 +18,8 @@ import (
 )
 
 // A tenant moves: made through the operator's interface and given an object of every family
-// that lists (every function's create sample with what it refers to, and a vault secret), it is
+// that lists (every function's create sample with what it refers to, an HTTPS edge route and a
+// vault secret), it is
 // exported, erased (its domains and SSH keys are unique in a deployment), and its export
 // imported into a fresh tenant, the write-only values supplied: the copy's export equals the
 // original's but for ids, creation times and what is generated anew (tokens, keys, the
@@ -48,6 +49,13 @@ func TestTenantMoves(t *testing.T) {
 			secrets[made["id"].(string)] = csr // the cluster's request, which it makes again
 		}
 	}
+	first := func(path, key string) string {
+		return a.Do(t, "GET", path, nil).Expect(t, http.StatusOK)[key].([]any)[0].(map[string]any)["id"].(string)
+	}
+	a.Do(t, "POST", "/edges/https/"+first("/edges/https", "https_edges")+"/routes", map[string]any{
+		"match_type": "path_prefix", "match": "/app", "backend": map[string]any{"enabled": true, "backend_id": first("/backends/static", "backends")},
+		"ip_restriction": map[string]any{"enabled": true, "ip_policy_ids": []string{first("/ip_policies", "ip_policies")}},
+	}).Expect(t, http.StatusCreated)
 	vault := a.Do(t, "GET", "/vaults", nil).Expect(t, http.StatusOK)["vaults"].([]any)[0].(map[string]any)["id"].(string)
 	secret := a.Do(t, "POST", "/vault_secrets", map[string]any{"vault_id": vault, "name": "db", "value": "s3cret"}).Expect(t, http.StatusCreated)
 	secrets[secret["id"].(string)] = "s3cret"

@@ -191,8 +191,29 @@ func Import(ctx context.Context, c *TenantAPI, into Exported, r io.Reader, out i
 		if err := enc.Encode(Imported{Path: l.Path, From: from, ID: id, Token: token}); err != nil {
 			return err
 		}
+		if ch, ok := children[l.Path]; ok {
+			list, _ := l.Object[ch.member].([]any)
+			for _, o := range list {
+				obj, _ := o.(map[string]any)
+				cl := Line{Path: fmt.Sprintf(ch.path, id), Object: obj}
+				made, err := create(ctx, c, cl, remap)
+				if err != nil {
+					return err
+				}
+				from, _ := obj["id"].(string)
+				if err := enc.Encode(Imported{Path: cl.Path, From: from, ID: fmt.Sprint(made["id"])}); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// children are the members of an object that its create does not take and a route under the
+// new object creates, one each: an HTTPS edge's routes.
+var children = map[string]struct{ member, path string }{
+	"/edges/https": {"routes", "/edges/https/%s/routes"},
 }
 
 // create makes l's object: its rendering turned into a create body, retried without each member
@@ -201,6 +222,9 @@ func create(ctx context.Context, c *TenantAPI, l Line, remap map[string]string) 
 	body := createBody(l.Object, remap).(map[string]any)
 	if f := asCreated[l.Path]; f != nil {
 		f(body)
+	}
+	if ch, ok := children[l.Path]; ok {
+		delete(body, ch.member)
 	}
 	for _, m := range renderedOnly {
 		delete(body, m)
