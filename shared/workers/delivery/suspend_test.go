@@ -12,7 +12,8 @@ import (
 )
 
 // A suspended account's events wait on the queue, undelivered, however often the worker looks
-// at them (every PauseDelay); once the account is resumed they are delivered, once.
+// at them (every PauseDelay, more often than the queue's redrive would allow one message);
+// once the account is resumed they are delivered, once.
 func TestSuspendedAccountsDeliveriesPause(t *testing.T) {
 	h := newHarness(t, func(w *delivery.Worker) { w.PauseDelay = time.Second })
 	h.stop() // the worker looks at the event only once the account is suspended
@@ -28,7 +29,8 @@ func TestSuspendedAccountsDeliveriesPause(t *testing.T) {
 	go func() { defer close(done); h.w.Poll(ctx, 10) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	time.Sleep(4 * time.Second) // the event's arrival and several pauses
+	// More pauses than the queue's maxReceiveCount (10): the event is not dead-lettered.
+	time.Sleep(13 * time.Second)
 	if got := h.st.Kinesis.Received(); len(got) != 0 {
 		t.Fatalf("%d records delivered for a suspended account", len(got))
 	}

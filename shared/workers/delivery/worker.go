@@ -213,8 +213,8 @@ func (w *Worker) fanOut(ctx context.Context, msgs []lambdaevents.SQSMessage) []s
 		bad, err := w.fanOutAccount(ctx, ps[0].h.AccountID, ps)
 		var failed []string
 		if errors.Is(err, errPaused) {
-			// A suspended account's events wait on the queue (no attempt counted) until it is
-			// resumed; a deleted account's are dropped.
+			// A suspended account's events go back on the queue until it is resumed; a deleted
+			// account's are dropped.
 			for _, p := range ps {
 				if !w.pause(ctx, p.m) {
 					failed = append(failed, p.m.MessageId)
@@ -338,20 +338,20 @@ var (
 	errGone   = errors.New("delivery: the account is deleted")
 )
 
-// pause leaves an event of a suspended account on the queue for its PauseDelay, without counting it
-// as an attempt: it reports whether the message stays (false: it returns after its visibility
-// timeout, the same).
+// pause puts an event of a suspended account back on the queue as a new message delayed by
+// its PauseDelay (at most SQS's MaxBackoff): it is looked at again then, and as its receive
+// count starts over it never reaches the DLQ however long the suspension lasts. It reports
+// whether the event was put back (false: the message itself returns after its visibility
+// timeout).
 func (w *Worker) pause(ctx context.Context, m lambdaevents.SQSMessage) bool {
-	if m.ReceiptHandle != "" {
-		_, _ = w.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.QueueURL),
-			ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: int32(w.pauseDelay() / time.Second)})
-	}
-	return false
+	delay := min(w.pauseDelay(), MaxBackoff)
+	failed, err := queue.SendAll(ctx, w.SQS, w.QueueURL, []queue.Message{{ID: "paused", Body: m.Body,
+		Attrs: plainAttrs(m), Delay: int32(delay / time.Second)}})
+	return err == nil && len(failed) == 0
 }
 
-// DefaultPauseDelay is how long a suspended account's event waits before it is looked at
-// again: the queue's redrive (maxReceiveCount) holds it that many times longer, then its DLQ.
-const DefaultPauseDelay = time.Hour
+// DefaultPauseDelay is how long a suspended account's event waits before it is looked at again.
+const DefaultPauseDelay = MaxBackoff
 
 func (w *Worker) pauseDelay() time.Duration {
 	if w.PauseDelay > 0 {
