@@ -65,9 +65,9 @@ func IssueAdminKey(ctx context.Context, db *store.DB, account, description strin
 	if err != nil {
 		return nil, err
 	}
-	var admin *User
+	var admin *UserItem
 	for _, it := range users {
-		var u User
+		var u UserItem
 		if err := store.Unmarshal(it, &u); err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func IssueAdminKey(ctx context.Context, db *store.DB, account, description strin
 	hash := store.TokenHash(token)
 	tx := &store.Tx{}
 	tx.Check("account", store.AccountKey(account), store.Exists())
-	tx.Put("key", APIKeyItem{Secret: Secret{Meta: meta(account, key, now), Described: resource.Described{Description: description},
+	tx.Put("key", APIKeyItem{SecretBase: SecretBase{Meta: meta(account, key, now), Described: resource.Described{Description: description},
 		OwnerID: admin.ID, TokenHash: hash}}, store.Absent())
 	tx.Put("token", auth.TokenItem{Key: store.TokenKey(hash), Kind: auth.KindAPIKey, AccountID: account,
 		PrincipalID: admin.ID, Subject: admin.Email, Admin: true, ResourceID: key}, store.Absent())

@@ -72,7 +72,7 @@ func Export(ctx context.Context, c *TenantAPI, families []*resource.Descriptor, 
 		return err
 	}
 	for _, d := range families {
-		if !d.Serves(resource.OpList) {
+		if !d.Offers(resource.OpList) {
 			continue
 		}
 		var objs []map[string]any
