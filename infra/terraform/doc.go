@@ -1,7 +1,7 @@
 // Package terraform drives the platform's official Terraform provider against the service, as an
 // infrastructure-as-code user would. Its tests build Terraform (the last MPL-2.0 release, with
-// `go install`) and the provider from its source archive in ../shared/clients beside the
-// checkout (against the official Go client v8, renamed to the v9 the provider requires), both
+// `go install`) and the provider from its source archive among the reference material beside
+// the checkout (against the official Go client v8, renamed to the v9 the provider requires), both
 // cached in .local/terraform/ under a key of what they are built from, and run them on the
 // local stack:
 //
@@ -17,6 +17,6 @@
 //   - the provider's own acceptance test with TF_ACC=1 (TestProviderAcceptance).
 //
 // Terraform finds the provider through a CLI configuration's dev_overrides, so no run needs
-// `terraform init` or a registry. Where ../shared/clients is absent every test skips with one
+// `terraform init` or a registry. Where that archive is absent every test skips with one
 // line. The package ships in no function: only tests use it.
 package terraform
