@@ -488,3 +488,19 @@ func TestEveryFamilysEventsAreSubscribable(t *testing.T) {
 		}
 	}
 }
+
+// firstSample is function folder dir's first sample event, filled for account a (what it
+// names created first): the file, the placeholders' values and the event.
+func firstSample(t *testing.T, dir string, a *testkit.Account) (string, map[string]string, events.APIGatewayV2HTTPRequest) {
+	t.Helper()
+	files, err := app.SampleFiles(root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := app.SampleSetup(t.Context(), dir, accountCreator(t, a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars[app.TokenPlaceholder] = a.Token
+	return files[0], vars, readSample(t, files[0], vars)
+}

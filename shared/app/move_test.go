@@ -31,16 +31,7 @@ func TestTenantMoves(t *testing.T) {
 	a := s.AccountOf(from)
 	secrets := map[string]string{}
 	for _, f := range app.Functions() {
-		files, err := app.SampleFiles(root, f.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		vars[app.TokenPlaceholder] = a.Token
-		ev := readSample(t, files[0], vars)
+		_, vars, ev := firstSample(t, f.Dir, a)
 		made := a.Do(t, "POST", ev.RawPath, ev.Body).Expect(t, http.StatusCreated)
 		if key, ok := vars["{{key_pem}}"]; ok && ev.RawPath == "/tls_certificates" {
 			secrets[made["id"].(string)] = key

@@ -92,18 +92,9 @@ func TestTenantLifecycle(t *testing.T) {
 	a := s.AccountOf(&principals.Bootstrapped{AccountID: created.Tenant.ID, UserID: created.AdminUserID,
 		APIKeyID: created.APIKeyID, Token: created.Token})
 	for _, f := range app.Functions() {
-		files, err := app.SampleFiles(root, f.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		vars[app.TokenPlaceholder] = a.Token
-		ev := readSample(t, files[0], vars)
+		file, _, ev := firstSample(t, f.Dir, a)
 		if ev.RequestContext.HTTP.Method != http.MethodPost {
-			t.Fatalf("%s is not a create", files[0])
+			t.Fatalf("%s is not a create", file)
 		}
 		a.Do(t, "POST", ev.RawPath, ev.Body).Expect(t, http.StatusCreated)
 	}
