@@ -278,3 +278,34 @@ func stringAttrs(it map[string]types.AttributeValue) map[string]string {
 	}
 	return out
 }
+
+// A delete whose time runs out before the tenant's items are gone answers 202 with the tenant
+// (status deleting) and Retry-After; sent again with time enough, it finishes with 204.
+func TestTenantDeleteResumesWhenTimeRunsOut(t *testing.T) {
+	s := testkit.App(t)
+	a := s.NewAccount(t)
+	a.Do(t, "POST", "/ip_policies", map[string]any{"description": "left for the resumed delete"}).Expect(t, http.StatusCreated)
+	short := &operator.Operator{DB: s.DB, Families: app.Families, Budget: time.Second}
+	mux := http.NewServeMux()
+	short.Register(mux, func(*http.Request, []byte) error { return nil })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	status, out := operatorDo(t, srv, aws.Credentials{}, "", "DELETE", "/operator/tenants/"+a.AccountID, nil)
+	if status != http.StatusAccepted || !strings.Contains(string(out), `"status":"deleting"`) {
+		t.Fatalf("delete with 1 s: %d %s, want 202 with the tenant deleting", status, out)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "DELETE", srv.URL+"/operator/tenants/"+a.AccountID, nil)
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted || res.Header.Get("Retry-After") != "1" {
+		t.Fatalf("delete again with 1 s: %d Retry-After %q, want 202 with Retry-After 1", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	full := operatorServer(t, s)
+	if status, out := operatorDo(t, full, operatorCreds, "", "DELETE", "/operator/tenants/"+a.AccountID, nil); status != http.StatusNoContent {
+		t.Fatalf("delete with time enough: %d %s, want 204", status, out)
+	}
+	a.Do(t, "GET", "/ip_policies", nil).Expect(t, http.StatusForbidden)
+}

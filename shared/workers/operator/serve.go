@@ -83,6 +83,7 @@ func (o *Operator) handler(rt Route, authorize Authorize) http.Handler {
 		}
 		if a, ok := v.(accepted); ok {
 			v, status = a.Tenant, http.StatusAccepted
+			w.Header().Set("Retry-After", "1")
 		}
 		switch {
 		case err != nil:

@@ -191,13 +191,12 @@ func (o *Operator) remove(ctx context.Context, r *api.Request) (any, error) {
 	err = o.Erase(ctx, id)
 	if errors.Is(err, ErrUnfinished) {
 		t.Status = auth.StatusDeleting
-		r.Header().Set("Retry-After", "1")
 		return accepted{render(t)}, nil
 	}
 	return nil, err
 }
 
-// accepted is a response answered with 202 rather than the route's status.
+// accepted is a response answered with 202 and Retry-After rather than the route's status.
 type accepted struct{ Tenant }
 
 // issueKey gives the operator an admin API key of the tenant (principals.IssueAdminKey), for an
