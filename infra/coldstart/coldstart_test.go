@@ -127,7 +127,7 @@ func beforeZips(t testing.TB) map[string]int {
 	return out
 }
 
-// functionDirs lists every function's folder: the HTTP families and the workers.
+// functionDirs lists every function's folder: the HTTP families, the workers and the operator's.
 func functionDirs() []string {
 	var out []string
 	for _, f := range app.Functions() {
@@ -136,7 +136,7 @@ func functionDirs() []string {
 	for _, w := range app.Workers {
 		out = append(out, w.Dir)
 	}
-	return out
+	return append(out, app.Operator.Dir)
 }
 
 // runtimeStub is a minimal Lambda Runtime API: it notes when the first poll arrives and then

@@ -25,9 +25,11 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
 	"tunnelapi/shared/workers/usage"
 )
@@ -38,8 +40,9 @@ import (
 // stack, as `make sam-local` points it) and answers each of its sample events as the local
 // server answers the same request: an HTTP function walks its samples in name order beside a
 // walk of the same samples through the local server (each on an account of its own), and each
-// answer must match the server's in status, headers and body, ids and times aside; a worker
-// answers each of its samples as its handler built in process from the same environment does.
+// answer must match the server's in status, headers and body, ids and times aside; a worker,
+// and the operator's function, answer each of their samples as their handler built in process
+// from the same environment does.
 func TestZipsAnswerSamplesUnderTheEmulator(t *testing.T) {
 	st := testkit.App(t) // skips (fails under REQUIRE_STACK) without the stack
 	begin := time.Now()
@@ -121,6 +124,11 @@ func TestZipsAnswerSamplesUnderTheEmulator(t *testing.T) {
 			}
 		})
 	}
+	t.Run(app.Operator.Dir, func(t *testing.T) {
+		t.Parallel()
+		e := startEmulator(t, rie, filepath.Join(tasks, app.Operator.Dir), append(lambdaEnvironment(app.Operator.Name, limits[app.Operator.Name].Timeout, limits[app.Operator.Name].MemorySize), env[app.Operator.Name]...))
+		walkOperator(t, e, env)
+	})
 }
 
 // sameHeaders are the response headers a function sets that must equal the local server's.
@@ -335,6 +343,7 @@ func functionEnvironments(t *testing.T, st *testkit.Stack) (map[string][]string,
 	for _, w := range app.Workers {
 		names = append(names, w.Name)
 	}
+	names = append(names, app.Operator.Name)
 	vars, err := samlocal.EnvVars(tpl, names, values)
 	if err != nil {
 		t.Fatal(err)
@@ -370,18 +379,7 @@ func functionEnvironments(t *testing.T, st *testkit.Stack) (map[string][]string,
 // workerAnswers answer a worker's sample event (raw JSON) as its Lambda handler built in process
 // from env (its environment under the emulator) answers it.
 func workerAnswers(t *testing.T, st *testkit.Stack, env map[string][]string) map[string]func(testing.TB, []byte) []byte {
-	lookup := func(name string) config.Lookup {
-		m := map[string]string{}
-		for _, kv := range lambdaEnvironment(name, 0, 0) {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
-		}
-		for _, kv := range env[name] {
-			k, v, _ := strings.Cut(kv, "=")
-			m[k] = v
-		}
-		return config.Map(m)
-	}
+	lookup := func(name string) config.Lookup { return lookupIn(env, name) }
 	quiet := slog.New(slog.DiscardHandler)
 	ctx := context.Background()
 	ec, err := config.LoadEventWorker(lookup("EventWorkerFunction"))
@@ -451,4 +449,78 @@ func workerAnswers(t *testing.T, st *testkit.Stack, env map[string][]string) map
 			return []byte("null") // the handler returns only an error
 		},
 	}
+}
+
+// lookupIn is the environment of function name under the emulator (env, its configured
+// variables, and what Lambda sets) as a config.Lookup.
+func lookupIn(env map[string][]string, name string) config.Lookup {
+	m := map[string]string{}
+	for _, kv := range append(lambdaEnvironment(name, 0, 0), env[name]...) {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return config.Map(m)
+}
+
+// walkOperator walks the operator function's samples through e (its zip under the emulator)
+// beside a walk through its Lambda handler built in process from the same environment, each
+// on a tenant of its own: every answer has its route's status and, ids, times and generated
+// values aside, the same body; a list (of every tenant, which other tests add to) the same
+// members.
+func walkOperator(t *testing.T, e *emulator, env map[string][]string) {
+	c, err := config.LoadOperator(lookupIn(env, app.Operator.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(t.Context(), c.StoreOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := (&operator.Operator{DB: db, Families: app.Families, Log: slog.New(slog.DiscardHandler)}).Lambda()
+	files, err := app.SampleFiles("../..", app.Operator.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lam, loc := &walk{vars: map[string]string{}}, &walk{vars: map[string]string{}}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(e.invoke(t, []byte(app.FillSample(string(raw), lam.vars))), &got); err != nil {
+			t.Fatalf("%s: the function's answer is not an HTTP API response: %v", file, err)
+		}
+		var ev events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal([]byte(app.FillSample(string(raw), loc.vars)), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if want, err = local(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(file)
+		if status := operator.StatusOf(ev.RouteKey); got.StatusCode != status || want.StatusCode != status {
+			t.Fatalf("%s: status %d under the emulator, %d in process, want %d:\n%s\n%s", name, got.StatusCode, want.StatusCode, status, got.Body, want.Body)
+		}
+		g, w := lam.normalize(got.Body), loc.normalize(want.Body)
+		if ev.RouteKey == "GET /operator/tenants" {
+			g, w = members(t, got.Body), members(t, want.Body)
+		}
+		if g != w {
+			t.Errorf("%s: body under the emulator:\n%s\nin process:\n%s", name, g, w)
+		}
+		if got.StatusCode == http.StatusCreated && ev.RouteKey == "POST /operator/tenants" {
+			app.TenantCreated(lam.vars, []byte(got.Body))
+			app.TenantCreated(loc.vars, []byte(want.Body))
+		}
+	}
+}
+
+// members are the names of body's top-level members, sorted.
+func members(t testing.TB, body string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("not a JSON object: %v: %s", err, body)
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ",")
 }

@@ -63,6 +63,22 @@ func SampleCreated(vars map[string]string, routeKey string, body []byte) string 
 	return created.ID
 }
 
+// TenantCreated records in vars, as IDPlaceholder, the tenant an operator sample's 201 answer
+// names (body, the answer's JSON: {"tenant": {"id": …}, …}), for the samples after it; it
+// returns the id, "" when the body has none.
+func TenantCreated(vars map[string]string, body []byte) string {
+	var created struct {
+		Tenant struct {
+			ID string `json:"id"`
+		} `json:"tenant"`
+	}
+	if json.Unmarshal(body, &created) != nil || created.Tenant.ID == "" {
+		return ""
+	}
+	vars[IDPlaceholder] = created.Tenant.ID
+	return created.Tenant.ID
+}
+
 // SampleFiles returns the sample events of the function in folder dir, in name order, under the
 // repository root.
 func SampleFiles(root, dir string) ([]string, error) {

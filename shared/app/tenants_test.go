@@ -309,3 +309,43 @@ func TestTenantDeleteResumesWhenTimeRunsOut(t *testing.T) {
 	}
 	a.Do(t, "GET", "/ip_policies", nil).Expect(t, http.StatusForbidden)
 }
+
+// The operator function's sample events (events/operator/, API Gateway's IAM authorizer in
+// their request context) go through its real Lambda handler in name order, each with its
+// route's status, and cover every route; the same create without the IAM authorizer is a 403.
+func TestOperatorSampleEvents(t *testing.T) {
+	s := testkit.App(t)
+	handler := (&operator.Operator{DB: s.DB, Families: app.Families}).Lambda()
+	files, err := app.SampleFiles(root, app.Operator.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, covered := map[string]string{}, map[string]bool{}
+	for i, file := range files {
+		ev := readSample(t, file, vars)
+		if i == 0 {
+			unsigned := ev
+			unsigned.RequestContext.Authorizer = nil
+			res, err := handler(t.Context(), unsigned)
+			if err != nil || res.StatusCode != http.StatusForbidden || !strings.Contains(res.Body, operator.ErrNotSigned.Code) {
+				t.Fatalf("%s without IAM authorization: %v %d %s, want 403 %s", file, err, res.StatusCode, res.Body, operator.ErrNotSigned.Code)
+			}
+		}
+		res, err := handler(t.Context(), ev)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if want := operator.StatusOf(ev.RouteKey); res.StatusCode != want {
+			t.Fatalf("%s: status %d, want %d: %s", file, res.StatusCode, want, res.Body)
+		}
+		if res.StatusCode == http.StatusCreated && ev.RouteKey == "POST /operator/tenants" && app.TenantCreated(vars, []byte(res.Body)) == "" {
+			t.Fatalf("%s: no tenant id in %s", file, res.Body)
+		}
+		covered[ev.RouteKey] = true
+	}
+	for _, rt := range operator.Routes {
+		if !covered[rt.Method+" "+rt.Pattern] {
+			t.Errorf("no sample event in events/%s for %s %s", app.Operator.Dir, rt.Method, rt.Pattern)
+		}
+	}
+}

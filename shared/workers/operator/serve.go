@@ -127,8 +127,8 @@ func ByIAM(ev lambdaevents.APIGatewayV2HTTPRequest) bool {
 	return a != nil && a.IAM != nil && a.IAM.AccessKey != "" && a.IAM.UserARN != ""
 }
 
-// Main is the operator function's main: its routes on Lambda, behind API Gateway's IAM
-// authorization, erasing with families' Release.
+// Main is the operator function's main: its routes on Lambda (Lambda), erasing with families'
+// Release.
 func Main(families ...*resource.Descriptor) {
 	o := config.Start(config.LoadOperator, func(ctx context.Context, c config.Operator, log *slog.Logger) (*Operator, error) {
 		db, err := store.Open(ctx, c.StoreOptions())
@@ -137,15 +137,32 @@ func Main(families ...*resource.Descriptor) {
 		}
 		return &Operator{DB: db, Families: families, Log: log}, nil
 	})
+	lambda.Start(o.Lambda())
+}
+
+// Lambda is o's routes as a Lambda handler behind API Gateway's IAM authorization: an event
+// API Gateway did not authorize with IAM (ByIAM) is refused with 403.
+func (o *Operator) Lambda() func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
 	mux := http.NewServeMux()
 	o.Register(mux, func(*http.Request, []byte) error { return nil })
 	proxy := httpadapter.NewV2(mux).ProxyWithContext
-	lambda.Start(func(ctx context.Context, ev lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
+	return func(ctx context.Context, ev lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
 		if !ByIAM(ev) {
 			return lambdaevents.APIGatewayV2HTTPResponse{StatusCode: http.StatusForbidden,
 				Headers: map[string]string{"Content-Type": "application/json"},
 				Body:    `{"error_code":"` + ErrNotSigned.Code + `","status_code":403,"msg":"` + ErrNotSigned.Msg + `","details":{}}`}, nil
 		}
 		return proxy(ctx, ev)
-	})
+	}
+}
+
+// StatusOf is the status a route answers with when it succeeds (routeKey: "POST
+// /operator/tenants"); 0 for no route of the operator's.
+func StatusOf(routeKey string) int {
+	for _, rt := range Routes {
+		if rt.Method+" "+rt.Pattern == routeKey {
+			return rt.Status
+		}
+	}
+	return 0
 }
