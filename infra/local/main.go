@@ -111,7 +111,7 @@ func bootstrap(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, out, err := op.Do(ctx, http.MethodPost, "/operator/tenants", map[string]string{})
+	_, out, err := op.send(ctx, http.MethodPost, "/operator/tenants", map[string]string{})
 	if err != nil {
 		return err
 	}

@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/usage"
@@ -91,7 +86,7 @@ func runOperator(ctx context.Context, args []string) error {
 		if arg(2) != "" {
 			q.Set("to", arg(2))
 		}
-		_, out, err := op.Do(ctx, http.MethodGet, "/operator/tenants/"+id+"/usage?"+q.Encode(), nil)
+		_, out, err := op.send(ctx, http.MethodGet, "/operator/tenants/"+id+"/usage?"+q.Encode(), nil)
 		if err != nil {
 			return err
 		}
@@ -108,7 +103,7 @@ func runOperator(ctx context.Context, args []string) error {
 		return op.move(ctx, cmd, arg(0))
 	case cmd == "delete" && len(rest) == 1:
 		for {
-			status, _, err := op.Do(ctx, http.MethodDelete, "/operator/tenants/"+id, nil)
+			status, _, err := op.send(ctx, http.MethodDelete, "/operator/tenants/"+id, nil)
 			if err != nil || status == http.StatusNoContent {
 				if err == nil {
 					fmt.Println("deleted", arg(0))
@@ -124,7 +119,7 @@ func runOperator(ctx context.Context, args []string) error {
 // move exports tenant id to standard output or imports standard input into it, through the
 // tenants' API with an admin key the operator's interface issues for it, deleted at the end.
 func (o *operatorClient) move(ctx context.Context, cmd, id string) (err error) {
-	_, out, err := o.Do(ctx, http.MethodPost, "/operator/tenants/"+url.PathEscape(id)+"/keys", nil)
+	_, out, err := o.send(ctx, http.MethodPost, "/operator/tenants/"+url.PathEscape(id)+"/keys", nil)
 	if err != nil {
 		return err
 	}
@@ -156,59 +151,26 @@ func newOperatorClient(base string) (*operatorClient, error) {
 		base = "http://127.0.0.1:" + c.Port
 	}
 	a := c.HTTP.AWS
-	return &operatorClient{Base: strings.TrimRight(base, "/"), Region: a.Region,
-		Credentials: aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken}}, nil
+	creds := aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken}
+	return &operatorClient{operator.Client{Base: base, Authorize: operator.SignedBy(creds, a.Region)}}, nil
 }
 
-// operatorClient sends requests to the operator's interface signed with Credentials.
-type operatorClient struct {
-	Base, Region string
-	Credentials  aws.Credentials
-	HTTP         *http.Client
-}
+// operatorClient sends requests to the operator's interface.
+type operatorClient struct{ operator.Client }
 
-// Do sends one signed request (body as JSON when not nil) and returns its status and body; an
-// answer other than 2xx is an error quoting the body.
-func (o *operatorClient) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	var raw []byte
-	if body != nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			return 0, nil, err
-		}
+// send sends one request (body as JSON when not nil) and returns its status and body; an answer
+// other than 2xx is an error quoting the body.
+func (o *operatorClient) send(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	status, out, err := o.Do(ctx, method, path, body)
+	if err == nil && status/100 != 2 {
+		err = fmt.Errorf("%s %s: %d %s", method, path, status, out)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, o.Base+path, bytes.NewReader(raw))
-	if err != nil {
-		return 0, nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if err := operator.Sign(ctx, req, raw, o.Credentials, o.Region, time.Now()); err != nil {
-		return 0, nil, err
-	}
-	hc := o.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, api.MaxBodyBytes))
-	if err != nil {
-		return 0, nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, out, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
-	}
-	return resp.StatusCode, out, nil
+	return status, out, err
 }
 
 // print sends one request and prints its answer.
 func (o *operatorClient) print(ctx context.Context, method, path string, body any) error {
-	_, out, err := o.Do(ctx, method, path, body)
+	_, out, err := o.send(ctx, method, path, body)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -40,33 +39,20 @@ func operatorServer(t *testing.T, s *testkit.Stack) *httptest.Server {
 // token is set) and returns its status and body.
 func operatorDo(t *testing.T, srv *httptest.Server, creds aws.Credentials, token, method, path string, body any) (int, []byte) {
 	t.Helper()
-	var raw []byte
-	if body != nil {
-		raw, _ = json.Marshal(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if creds.AccessKeyID != "" {
-		if err := operator.Sign(t.Context(), req, raw, creds, "us-east-1", time.Now()); err != nil {
-			t.Fatal(err)
+	c := operator.Client{Base: srv.URL, HTTP: srv.Client(), Authorize: func(r *http.Request, raw []byte) error {
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
 		}
-	}
-	resp, err := srv.Client().Do(req)
+		if creds.AccessKeyID != "" {
+			return operator.SignedBy(creds, "us-east-1")(r, raw)
+		}
+		return nil
+	}}
+	status, out, err := c.Do(t.Context(), method, path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out bytes.Buffer
-	out.ReadFrom(resp.Body)
-	return resp.StatusCode, out.Bytes()
+	return status, out
 }
 
 // A tenant's life through the operator's interface: created (its first key works), every

@@ -2,7 +2,6 @@ package operator
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -411,42 +410,20 @@ func names(v any) map[string]bool {
 // Do sends one request to the tenants' API (path relative to Base, or a next_page_uri) and
 // returns its status and JSON body.
 func (c *TenantAPI) Do(ctx context.Context, method, path string, body any) (int, map[string]any, error) {
-	var raw []byte
-	if body != nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			return 0, nil, err
-		}
-	}
-	u := path
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		u = strings.TrimRight(c.Base, "/") + path
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(raw))
+	cl := Client{Base: c.Base, HTTP: c.HTTP, Authorize: func(r *http.Request, _ []byte) error {
+		r.Header.Set("Authorization", "Bearer "+c.Token)
+		r.Header.Set("Ngrok-Version", "2")
+		return nil
+	}}
+	status, b, err := cl.Do(ctx, method, path, body)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	req.Header.Set("Ngrok-Version", "2")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
 	var out map[string]any
-	if b, err := io.ReadAll(resp.Body); err != nil {
-		return 0, nil, err
-	} else if len(b) > 0 {
+	if len(b) > 0 {
 		if err := json.Unmarshal(b, &out); err != nil {
-			return resp.StatusCode, nil, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
+			return status, nil, fmt.Errorf("%s %s: %d %s", method, path, status, b)
 		}
 	}
-	return resp.StatusCode, out, nil
+	return status, out, nil
 }
