@@ -158,18 +158,27 @@ var sampleSetups = map[string]func(context.Context, Creator) (map[string]string,
 	"kubernetes_operators":  operatorCSR,
 }
 
-// operatorCSR is a fresh {{csr}}: a PEM certificate request of an ECDSA P-256 key, as the
-// Kubernetes operator sends to have its binding certificate signed.
+// operatorCSR is a fresh {{csr}} (OperatorCSR).
 func operatorCSR(context.Context, Creator) (map[string]string, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	csr, err := OperatorCSR()
 	if err != nil {
 		return nil, err
+	}
+	return map[string]string{"{{csr}}": csr}, nil
+}
+
+// OperatorCSR returns a PEM certificate request of a fresh ECDSA P-256 key, as the Kubernetes
+// operator sends to have its binding certificate signed.
+func OperatorCSR() (string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "ngrok-operator"}}, key)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return map[string]string{"{{csr}}": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))}, nil
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})), nil
 }
 
 // vaultSetup is a fresh {{vault_name}} (names are unique in an account, which runs of the

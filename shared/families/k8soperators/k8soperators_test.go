@@ -3,11 +3,7 @@ package k8soperators_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"net/http"
@@ -20,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/k8soperators"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
@@ -58,17 +55,14 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// csrPEM is a fresh PEM CSR of a P-256 key, made in Go.
+// csrPEM is a fresh PEM CSR (app.OperatorCSR).
 func csrPEM(t testing.TB) string {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	t.Helper()
+	csr, err := app.OperatorCSR()
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "ngrok-operator"}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	return csr
 }
 
 func TestConformance(t *testing.T) {
