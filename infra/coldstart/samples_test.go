@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -214,16 +213,11 @@ func (w *walk) serve(t testing.TB, st *testkit.Stack, text string) answer {
 		req.Header.Set("Cookie", strings.Join(ev.Cookies, "; "))
 	}
 	req.Host = ev.RequestContext.DomainName
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.Send(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{status: res.StatusCode, header: res.Header, body: string(b)}
+	return answer{status: res.Status, header: res.Header, body: string(res.Body)}
 }
 
 var (

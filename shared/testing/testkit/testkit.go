@@ -360,16 +360,24 @@ func (s *Stack) DoWith(t testing.TB, method, path, token string, headers http.He
 	for k, vs := range headers {
 		req.Header[k] = vs
 	}
-	res, err := http.DefaultClient.Do(req)
+	r, err := Send(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r
+}
+
+// Send sends req and reads the whole answer, for tests that expect the server to drop some: the
+// error is a connection dropped before an answer (no Response) or an answer cut short (the
+// Response as far as it came).
+func Send(req *http.Request) (*Response, error) {
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}, err
 }
 
 // NewRequest is a request to the API as its clients send one: token as the bearer (none when
