@@ -5,6 +5,8 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
+	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 )
 
 // Error codes of vaults and secrets.
@@ -89,4 +91,21 @@ func principalRef(r *api.Request, id string) api.Ref {
 		path = "/bot_users/"
 	}
 	return api.Ref{ID: id, URI: r.URI(path + id)}
+}
+
+// NamedHead opens the wire form of vaults and secrets: resource.Head's members with updated_at
+// and the name before the text, in the platform's order.
+type NamedHead struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+	Name      string `json:"name"`
+	resource.DescribedJSON
+}
+
+// namedHead is the wire head of a vault or secret at uri.
+func namedHead(uri string, m store.Meta, t resource.Described, name string, updatedAt int64) NamedHead {
+	return NamedHead{ID: m.ID, URI: uri, CreatedAt: api.Timestamp(m.CreatedAt), UpdatedAt: api.Timestamp(updatedAt),
+		Name: name, DescribedJSON: t.Rendered()}
 }

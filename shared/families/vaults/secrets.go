@@ -33,12 +33,7 @@ const attrVaultName = "vault_name"
 
 // SecretJSON is the wire form of a secret: never its value.
 type SecretJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-	Name      string `json:"name"`
-	resource.DescribedJSON
+	NamedHead
 	CreatedBy     api.Ref `json:"created_by"`
 	LastUpdatedBy api.Ref `json:"last_updated_by"`
 	Vault         api.Ref `json:"vault"`
@@ -84,8 +79,7 @@ func (f Secrets) Render(r *api.Request, it *SecretItem) any {
 }
 
 func renderSecret(r *api.Request, it *SecretItem) SecretJSON {
-	return SecretJSON{ID: it.ID, URI: r.URI(secretsPath + "/" + it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-		Name: it.Name, DescribedJSON: it.Described.Rendered(),
+	return SecretJSON{NamedHead: namedHead(r.URI(secretsPath+"/"+it.ID), it.Meta, it.Described, it.Name, it.UpdatedAt),
 		CreatedBy: principalRef(r, it.CreatedBy), LastUpdatedBy: principalRef(r, it.UpdatedBy),
 		Vault: api.Ref{ID: it.VaultID, URI: r.URI(vaultsPath + "/" + it.VaultID)}, VaultName: it.VaultName}
 }

@@ -30,12 +30,7 @@ const attrSecrets = "secrets"
 
 // VaultJSON is the wire form of a vault.
 type VaultJSON struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-	Name      string `json:"name"`
-	resource.DescribedJSON
+	NamedHead
 	CreatedBy     string `json:"created_by"`
 	LastUpdatedBy string `json:"last_updated_by"`
 }
@@ -70,8 +65,8 @@ type Vaults struct {
 
 // Render returns a vault as GET returns it.
 func (f Vaults) Render(r *api.Request, it *VaultItem) any {
-	return VaultJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), UpdatedAt: api.Timestamp(it.UpdatedAt),
-		Name: it.Name, DescribedJSON: it.Described.Rendered(), CreatedBy: it.CreatedBy, LastUpdatedBy: it.UpdatedBy}
+	return VaultJSON{NamedHead: namedHead(f.URI(r, it.ID), it.Meta, it.Described, it.Name, it.UpdatedAt),
+		CreatedBy: it.CreatedBy, LastUpdatedBy: it.UpdatedBy}
 }
 
 // Create fills a new vault from the body and claims its name in the account (23004).
