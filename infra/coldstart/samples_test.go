@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"gopkg.in/yaml.v3"
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/app"
@@ -299,16 +298,10 @@ func canonicalJSON(t testing.TB, b []byte) string {
 	return string(out)
 }
 
-// limits are a function's timeout and memory size as template.yaml sets them.
-type limits struct {
-	Timeout    int `yaml:"Timeout"`
-	MemorySize int `yaml:"MemorySize"`
-}
-
 // functionEnvironments returns every function's environment (by logical id) as `make sam-local`
 // writes it, for processes on this machine, pointed at st's table, the stack's emulators and
 // queues of this test, and every function's timeout and memory size from template.yaml.
-func functionEnvironments(t *testing.T, st *testkit.Stack) (map[string][]string, map[string]limits) {
+func functionEnvironments(t *testing.T, st *testkit.Stack) (map[string][]string, map[string]testkit.TemplateFunction) {
 	t.Helper()
 	tpl, err := os.ReadFile("../../template.yaml")
 	if err != nil {
@@ -342,32 +335,13 @@ func functionEnvironments(t *testing.T, st *testkit.Stack) (map[string][]string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shape struct {
-		Globals struct {
-			Function limits `yaml:"Function"`
-		} `yaml:"Globals"`
-		Resources map[string]struct {
-			Properties limits `yaml:"Properties"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(tpl, &shape); err != nil {
-		t.Fatal(err)
-	}
-	env, lim := map[string][]string{}, map[string]limits{}
+	env := map[string][]string{}
 	for _, name := range names {
 		for _, k := range slices.Sorted(maps.Keys(vars[name])) {
 			env[name] = append(env[name], k+"="+vars[name][k])
 		}
-		l := shape.Globals.Function
-		if p := shape.Resources[name].Properties; p.Timeout != 0 {
-			l.Timeout = p.Timeout
-		}
-		if p := shape.Resources[name].Properties; p.MemorySize != 0 {
-			l.MemorySize = p.MemorySize
-		}
-		lim[name] = l
 	}
-	return env, lim
+	return env, testkit.TemplateFunctions(t, "../../template.yaml")
 }
 
 // workerAnswers answer a worker's sample event (raw JSON) as its Lambda handler built in process

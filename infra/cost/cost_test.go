@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"tunnelapi/infra/cost"
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/metrics"
@@ -33,36 +31,14 @@ func memoryMB(tb testing.TB, path string) int {
 
 // functionMemoryMB is the memory size template.yaml gives function (its own or the Globals').
 func functionMemoryMB(tb testing.TB, function string) int {
-	raw, err := os.ReadFile("../../template.yaml")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	type properties struct {
-		MemorySize int `yaml:"MemorySize"`
-	}
-	var tpl struct {
-		Globals struct {
-			Function properties `yaml:"Function"`
-		} `yaml:"Globals"`
-		Resources map[string]struct {
-			Type       string     `yaml:"Type"`
-			Properties properties `yaml:"Properties"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		tb.Fatal(err)
-	}
-	r, ok := tpl.Resources[function]
-	if !ok || r.Type != "AWS::Serverless::Function" {
+	f, ok := testkit.TemplateFunctions(tb, "../../template.yaml")[function]
+	if !ok {
 		tb.Fatalf("template.yaml declares no function %s", function)
 	}
-	if r.Properties.MemorySize > 0 {
-		return r.Properties.MemorySize
+	if f.MemorySize == 0 {
+		tb.Fatalf("template.yaml sets no MemorySize for %s", function)
 	}
-	if tpl.Globals.Function.MemorySize == 0 {
-		tb.Fatal("template.yaml sets no MemorySize for its functions")
-	}
-	return tpl.Globals.Function.MemorySize
+	return f.MemorySize
 }
 
 // BenchmarkCostPerRequest measures, for each request kind of a simple family (IP policies) and

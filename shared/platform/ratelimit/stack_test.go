@@ -31,28 +31,10 @@ import (
 // sets it (each HTTP function, a test in shared/app holds) sets the RateLimit parameter.
 func templateDefault(t testing.TB) string {
 	t.Helper()
-	raw, err := os.ReadFile("../../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tpl struct {
-		Parameters map[string]struct {
-			Default string `yaml:"Default"`
-		} `yaml:"Parameters"`
-		Resources map[string]struct {
-			Properties struct {
-				Environment struct {
-					Variables map[string]any `yaml:"Variables"`
-				} `yaml:"Environment"`
-			} `yaml:"Properties"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		t.Fatal(err)
-	}
+	const path = "../../../template.yaml"
 	set := 0
-	for name, res := range tpl.Resources {
-		v, ok := res.Properties.Environment.Variables[ratelimit.EnvVar]
+	for name, f := range testkit.TemplateFunctions(t, path) {
+		v, ok := f.Environment.Variables[ratelimit.EnvVar]
 		if !ok {
 			continue
 		}
@@ -63,6 +45,18 @@ func templateDefault(t testing.TB) string {
 	}
 	if set == 0 {
 		t.Fatalf("template.yaml sets %s for no function", ratelimit.EnvVar)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Parameters map[string]struct {
+			Default string `yaml:"Default"`
+		} `yaml:"Parameters"`
+	}
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
 	}
 	return tpl.Parameters["RateLimit"].Default
 }

@@ -9,42 +9,67 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// TemplateVariables reads the template at path as SAM applies it: the names of the environment
-// variables it gives each function (Globals' and its own), sorted, by logical id.
-func TemplateVariables(t testing.TB, path string) map[string][]string {
+// TemplateFunction is what a template gives one function as SAM applies it: its own settings,
+// the Globals' where it sets none, and the Globals' environment variables under its own.
+type TemplateFunction struct {
+	Timeout     int `yaml:"Timeout"`
+	MemorySize  int `yaml:"MemorySize"`
+	Environment struct {
+		Variables map[string]any `yaml:"Variables"`
+	} `yaml:"Environment"`
+}
+
+// TemplateFunctions reads the template at path: each function (AWS::Serverless::Function) by
+// logical id.
+func TemplateFunctions(t testing.TB, path string) map[string]TemplateFunction {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type env struct {
-		Environment struct {
-			Variables map[string]any `yaml:"Variables"`
-		} `yaml:"Environment"`
-	}
 	var tpl struct {
 		Globals struct {
-			Function env `yaml:"Function"`
+			Function TemplateFunction `yaml:"Function"`
 		} `yaml:"Globals"`
 		Resources map[string]struct {
-			Type       string `yaml:"Type"`
-			Properties env    `yaml:"Properties"`
+			Type       string           `yaml:"Type"`
+			Properties TemplateFunction `yaml:"Properties"`
 		} `yaml:"Resources"`
 	}
 	if err := yaml.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
+	g := tpl.Globals.Function
+	out := map[string]TemplateFunction{}
 	for name, res := range tpl.Resources {
 		if res.Type != "AWS::Serverless::Function" {
 			continue
 		}
-		vars := maps.Clone(tpl.Globals.Function.Environment.Variables)
+		f := res.Properties
+		if f.Timeout == 0 {
+			f.Timeout = g.Timeout
+		}
+		if f.MemorySize == 0 {
+			f.MemorySize = g.MemorySize
+		}
+		vars := maps.Clone(g.Environment.Variables)
 		if vars == nil {
 			vars = map[string]any{}
 		}
-		maps.Copy(vars, res.Properties.Environment.Variables)
-		out[name] = slices.Sorted(maps.Keys(vars))
+		maps.Copy(vars, f.Environment.Variables)
+		f.Environment.Variables = vars
+		out[name] = f
+	}
+	return out
+}
+
+// TemplateVariables reads the template at path as SAM applies it: the names of the environment
+// variables it gives each function (Globals' and its own), sorted, by logical id.
+func TemplateVariables(t testing.TB, path string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for name, f := range TemplateFunctions(t, path) {
+		out[name] = slices.Sorted(maps.Keys(f.Environment.Variables))
 	}
 	return out
 }
