@@ -9,10 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -32,27 +32,9 @@ func emulatorPath(t testing.TB) string {
 // emulator is one function's execution environment: the Runtime Interface Emulator running the
 // function's bootstrap as Lambda's provided.al2023 runtime does, on ports of its own.
 type emulator struct {
-	url string // the invocation endpoint
-	out *lockedBuffer
+	url string          // the invocation endpoint
+	out *metrics.Buffer // the emulator's and the function's output
 	cmd *exec.Cmd
-}
-
-// lockedBuffer collects the emulator's and the function's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startEmulator runs rie with task (the unzipped deployment package) as its working folder and
@@ -79,7 +61,7 @@ func startEmulator(t testing.TB, rie, task string, env []string) *emulator {
 func tryEmulator(t testing.TB, rie, task string, env []string) (*emulator, string) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
-	e := &emulator{url: "http://" + addr + "/2015-03-31/functions/function/invocations", out: &lockedBuffer{}}
+	e := &emulator{url: "http://" + addr + "/2015-03-31/functions/function/invocations", out: &metrics.Buffer{}}
 	e.cmd = exec.Command(rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t)), "./bootstrap")
 	e.cmd.Dir, e.cmd.Env, e.cmd.Stdout, e.cmd.Stderr = task, env, e.out, e.out
 	if err := e.cmd.Start(); err != nil {

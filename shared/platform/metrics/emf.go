@@ -167,3 +167,6 @@ func (b *Buffer) Bytes() []byte {
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
 }
+
+// String is everything written so far.
+func (b *Buffer) String() string { return string(b.Bytes()) }

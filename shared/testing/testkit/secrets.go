@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 )
@@ -159,24 +160,7 @@ func (n *Needles) FindInItem(it store.Item) []string {
 }
 
 // LogCapture collects every log line the stack writes, so a test can check none leaks a secret.
-type LogCapture struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (l *LogCapture) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// Bytes returns a copy of everything logged so far.
-func (l *LogCapture) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.buf.Bytes()...)
-}
+type LogCapture struct{ metrics.Buffer }
 
 // CaptureLogs routes the stack's request and handler logs (at debug level and above) into a
 // new LogCapture.
