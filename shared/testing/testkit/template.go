@@ -17,6 +17,18 @@ type TemplateFunction struct {
 	Environment struct {
 		Variables map[string]any `yaml:"Variables"`
 	} `yaml:"Environment"`
+	// Policies are the function's own inline policies (SAM has no Globals for them).
+	Policies []struct {
+		Statement []TemplateStatement `yaml:"Statement"`
+	} `yaml:"Policies"`
+}
+
+// TemplateStatement is one statement of a policy, its Action and Resource as YAML decodes them:
+// a string, a list, or an intrinsic function's map.
+type TemplateStatement struct {
+	Effect   string `yaml:"Effect"`
+	Action   any    `yaml:"Action"`
+	Resource any    `yaml:"Resource"`
 }
 
 // TemplateFunctions reads the template at path: each function (AWS::Serverless::Function) by

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/delivery"
 )
 
@@ -64,39 +63,16 @@ func TestNoRoleOfTheDeploymentAccount(t *testing.T) {
 // account, so that even a role there that trusts the worker without checking ExternalId cannot
 // be assumed, and gives it that account (DEPLOYMENT_ACCOUNT_ID) to refuse such roles itself.
 func TestTemplateDeniesOwnAccountRoles(t *testing.T) {
-	raw, err := os.ReadFile("../../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tpl struct {
-		Resources map[string]struct {
-			Properties struct {
-				Environment struct {
-					Variables map[string]any `yaml:"Variables"`
-				} `yaml:"Environment"`
-				Policies []struct {
-					Statement []struct {
-						Effect   string `yaml:"Effect"`
-						Action   any    `yaml:"Action"`
-						Resource any    `yaml:"Resource"`
-					} `yaml:"Statement"`
-				} `yaml:"Policies"`
-			} `yaml:"Properties"`
-		} `yaml:"Resources"`
-	}
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		t.Fatal(err)
-	}
-	fn, ok := tpl.Resources["EventWorkerFunction"]
+	fn, ok := testkit.TemplateFunctions(t, "../../../template.yaml")["EventWorkerFunction"]
 	if !ok {
 		t.Fatal("template.yaml has no EventWorkerFunction")
 	}
-	if v, _ := fn.Properties.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"].(map[string]any); v["Ref"] != "AWS::AccountId" {
-		t.Errorf("EventWorkerFunction's DEPLOYMENT_ACCOUNT_ID is %v, want { Ref: AWS::AccountId }", fn.Properties.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"])
+	if v, _ := fn.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"].(map[string]any); v["Ref"] != "AWS::AccountId" {
+		t.Errorf("EventWorkerFunction's DEPLOYMENT_ACCOUNT_ID is %v, want { Ref: AWS::AccountId }", fn.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"])
 	}
 	const ownRoles = "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/*"
 	denied := false
-	for _, p := range fn.Properties.Policies {
+	for _, p := range fn.Policies {
 		for _, s := range p.Statement {
 			actions, _ := s.Action.([]any)
 			if a, ok := s.Action.(string); ok {
