@@ -63,7 +63,7 @@ type secretFamily[T any, P secretItem[T]] struct {
 
 // Delete revokes the secret's token in the deletion's transaction.
 func (f secretFamily[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
-	it.secret().Revoke(f.Kit, r, m)
+	it.secret().Revoke(r, m)
 	return nil
 }
 
@@ -72,12 +72,12 @@ func (f secretFamily[T, P]) Delete(ctx context.Context, r *api.Request, it P, m 
 // the caller's guard and failing it is the caller's authentication failure; for anyone else's
 // token it means a concurrent request deleted the secret first, so the deletion is read again
 // and answers 404, never an authentication error.
-func (s *SecretBase) Revoke(k *resource.Kit, r *api.Request, m *resource.Mutation) {
+func (s *SecretBase) Revoke(r *api.Request, m *resource.Mutation) {
 	m.Delete("token", store.TokenKey(s.TokenHash), store.Exists())
 	if c := r.Caller(); c != nil && c.TokenHash == s.TokenHash {
 		m.Refuse("token", auth.ErrUnknownKey)
 	} else {
 		m.RetryOn("token")
 	}
-	k.Auth.Forget(s.TokenHash)
+	auth.Of(r).Forget(s.TokenHash)
 }

@@ -7,6 +7,13 @@
 // 210), at most MaxBodyBytes; unparseable 213, unknown member 214, bad value 215 naming the
 // field. An absent member means "not supplied", never zero.
 //
+// Authentication: the Server makes each request's authentication state with its Authenticator
+// (package auth's), which owns and changes it; this package only reads it (Authentication):
+// Request.Caller for handlers and audit events, whether the store verified the caller (a
+// handler's success without that fails closed, and only such a request writes a usage line),
+// and the rate-limit decision. A request made outside any served one acts as a fixed caller
+// (RequestAs).
+//
 // Responses: create 201, get/list/update 200 with JSON, delete 204 with no body. Timestamps are
 // RFC 3339 UTC with whole seconds and Z. `uri` members are absolute URLs on the host the request
 // came to. A list or map member with nothing in it is [] or {}, never null (Slice, Map). Every
@@ -40,7 +47,7 @@
 // Rate limit (when the deployment sets one): every response carries RateLimit-Policy
 // (Server.RateLimitPolicy); every response to a request counted against an account carries
 // RateLimit, and a request over the limit is 429 ERR_NGROK_226 with Retry-After, whatever else
-// it would have answered (Request.Admit, Admission; package ratelimit decides).
+// it would have answered (Authentication.Admit; package ratelimit decides).
 //
 // Lists: before_id, limit (1..100, default 100; else 233) and filter where a family allows it;
 // an unknown parameter is 231, a before_id of another kind 223. Items are newest first, strictly

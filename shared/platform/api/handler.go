@@ -99,7 +99,7 @@ type Server struct {
 	Source SourceFunc
 	// RateLimitPolicy, when set, is the RateLimit-Policy field every response carries (package
 	// ratelimit formats it); the RateLimit field with the account's remaining quota comes from
-	// the request's Admission.
+	// the request's rate-limit decision (Authentication.Admit).
 	RateLimitPolicy string
 	// Metrics receives a line per request refused for its rate limit or its credentials
 	// (metrics.RateLimited, metrics.AuthFailure) and the usage line of every request whose
@@ -109,6 +109,10 @@ type Server struct {
 	// was registered with (HandleWithin): test stacks set a longer one (see testkit). Zero
 	// leaves each route's own.
 	Budget time.Duration
+	// Auth makes each request's authentication state (package auth's Authenticator); nil
+	// leaves requests without one, so no caller is ever verified and every handler's success
+	// fails closed.
+	Auth Authenticator
 }
 
 // authFailures are the codes of requests refused for missing, malformed or unknown credentials.
@@ -158,6 +162,9 @@ func (s *Server) HandleWithin(family string, budget time.Duration, status int, h
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		start := time.Now()
 		r := &Request{HTTP: hr, OpID: ids.New(ids.Operation), headers: w.Header()}
+		if s.Auth != nil {
+			r.auth = s.Auth.Session(r)
+		}
 		tally := &metrics.Tally{}
 		w.Header().Set("Ngrok-Operation-Id", r.OpID)
 		if s.Source != nil {
@@ -169,9 +176,10 @@ func (s *Server) HandleWithin(family string, budget time.Duration, status int, h
 		v, err := s.serve(ctx, r, h)
 		cancel()
 		// A request over its account's limit is a 429 whatever else went wrong: nothing was
-		// released or committed, as reads and commits wait for the decision (Request.Admit).
-		// Settling here also puts the RateLimit field on responses that never reached one.
-		if aerr := r.Admit(); aerr != nil {
+		// released or committed, as reads and commits wait for the decision
+		// (Authentication.Admit). Settling here also puts the RateLimit field on responses that
+		// never reached one.
+		if aerr := r.admit(); aerr != nil {
 			v, err = nil, aerr
 		}
 		code := status
@@ -206,7 +214,7 @@ func (s *Server) HandleWithin(family string, budget time.Duration, status int, h
 // is given back).
 func (s *Server) usage(r *Request, family string, code int, tally *metrics.Tally) {
 	c := r.Caller()
-	if !r.verified || c == nil || c.AccountID == "" {
+	if !r.verified() || c == nil || c.AccountID == "" {
 		return
 	}
 	u := metrics.Usage{Account: c.AccountID, Family: strings.TrimPrefix(family, "/"), Status: code}
@@ -244,7 +252,7 @@ func (s *Server) serve(ctx context.Context, r *Request, h Handler) (v any, err e
 	}
 	ctx = context.WithValue(ctx, requestKey{}, r)
 	v, err = h(ctx, r)
-	if err == nil && !r.verified {
+	if err == nil && !r.verified() {
 		return nil, errors.New("api: handler succeeded without verifying the caller")
 	}
 	return v, err

@@ -18,7 +18,8 @@ type Caller struct {
 }
 
 // Request is what a handler sees: the HTTP request, its body (already size-capped), its
-// operation id, and the caller its bearer token resolves to (trusted once verified).
+// operation id, and its authentication state (Auth): the caller its bearer token resolves to,
+// trusted once verified.
 type Request struct {
 	HTTP   *http.Request
 	Body   []byte
@@ -26,39 +27,31 @@ type Request struct {
 	Token  string
 	Source netip.Addr
 
-	caller    *Caller
-	verified  bool
-	headers   http.Header
-	account   AccountState
-	admission Admission
+	headers http.Header
+	auth    Authentication
 }
 
-// Admission is a request's rate-limit decision, being made while the request runs: counting
-// the request against its account starts as soon as the account is known and runs alongside
-// the request's own reads. Package ratelimit implements it.
-type Admission interface {
-	// Settle waits for the decision, adds its RateLimit header fields to h and returns the
-	// refusal (a 429 *Error) or nil. It may be called any number of times.
-	Settle(h http.Header) *Error
-	// Release gives the request's count back when it was admitted: its caller was refused
-	// (an unknown or revoked key, a refused address), so it spends none of the account's
-	// quota. It waits for the decision, removes the RateLimit field from h, and makes Settle
-	// admit without fields from then on. It may be called any number of times.
-	Release(h http.Header)
+// Authentication is what the request wrapper and handlers read of a request's authentication
+// state. Package auth owns that state (auth.Session) and changes it; this package only reads
+// it: the caller for handlers and audit events, whether it was verified for the usage line and
+// the fail-closed check, and the rate-limit decision for the 429.
+type Authentication interface {
+	// Caller is who the request's token resolves to, nil before it is resolved: trusted only
+	// once Verified.
+	Caller() *Caller
+	// Verified reports whether the store has confirmed the caller in this request, in the same
+	// round trip as the data it guards.
+	Verified() bool
+	// Admit waits for the request's rate-limit decision and returns its refusal (a 429 *Error),
+	// or nil when admitted or when no decision is pending. Nothing read may be released and
+	// nothing written before it returns nil.
+	Admit() error
 }
 
-// AccountState is what authentication verified a request's caller against on the account item,
-// kept for the rest of the request so that its writes condition on the same state. Only package
-// auth sets it; the zero value means the account item has not been read in this request.
-type AccountState struct {
-	// Read is set once the caller was verified against the account item in this request.
-	Read bool
-	// Stale is set when a write found the account item changed since it was read: it must be
-	// read (and the caller verified) again before the next write.
-	Stale bool
-	// Restriction is the version of the account's API IP restriction the request was checked
-	// against; 0 means none.
-	Restriction int64
+// Authenticator makes the authentication state of each request a Server serves; package
+// auth's Authenticator is the one implementation.
+type Authenticator interface {
+	Session(r *Request) Authentication
 }
 
 type requestKey struct{}
@@ -69,50 +62,43 @@ func FromContext(ctx context.Context) (*Request, bool) {
 	return r, ok
 }
 
-// Caller returns the caller SetCaller recorded (nil before): trusted only once IsVerified.
-func (r *Request) Caller() *Caller { return r.caller }
-
-// SetCaller records the identity the token resolves to. It is not yet trusted: Verified marks
-// the moment the store has confirmed it in the same round trip as the data it guards.
-func (r *Request) SetCaller(c *Caller) { r.caller = c }
-
-// Verified marks the caller as confirmed by a consistent read or transaction condition.
-func (r *Request) Verified() { r.verified = true }
-
-// IsVerified reports whether Verified was called during this request.
-func (r *Request) IsVerified() bool { return r.verified }
-
-// SetAccountState records the account state the caller was last verified against, so that
-// writes condition on (and handlers derive writes from) the state the request was checked with.
-func (r *Request) SetAccountState(s AccountState) { r.account = s }
-
-// AccountState returns what SetAccountState recorded (the zero value before).
-func (r *Request) AccountState() AccountState { return r.account }
-
-// SetAdmission records the request's pending rate-limit decision (package auth does, once the
-// caller's account is known).
-func (r *Request) SetAdmission(a Admission) { r.admission = a }
-
-// Admit waits for the request's rate-limit decision and returns its refusal, if any. Nothing
-// read may be released and nothing written before it returns nil; without a decision pending
-// (no limit, or no account known) it returns nil at once.
-func (r *Request) Admit() error {
-	if r.admission == nil {
-		return nil
-	}
-	if e := r.admission.Settle(r.headers); e != nil {
-		return e
-	}
-	return nil
+// RequestAs returns a request for hr acting as c, a caller already trusted, outside any served
+// request: a worker recording a change as the request that asked for it (audit.OnBehalf). Its
+// caller is fixed: nothing resolves or rate-limits it, and it is never Verified, as no store
+// confirms it in this request.
+func RequestAs(hr *http.Request, c Caller) *Request {
+	return &Request{HTTP: hr, auth: fixedCaller{&c}}
 }
 
-// Uncount gives back the request's count against its account's rate limit (Admission.Release):
-// package auth calls it when it refuses the caller, so that only verified, admitted callers
-// spend an account's quota.
-func (r *Request) Uncount() {
-	if r.admission != nil {
-		r.admission.Release(r.headers)
+// fixedCaller is the authentication state of a RequestAs request.
+type fixedCaller struct{ c *Caller }
+
+func (f fixedCaller) Caller() *Caller { return f.c }
+func (fixedCaller) Verified() bool    { return false }
+func (fixedCaller) Admit() error      { return nil }
+
+// Auth returns r's authentication state: made by its Server's Authenticator (package auth
+// reaches it with auth.Of), fixed by RequestAs, or nil for a request made otherwise.
+func (r *Request) Auth() Authentication { return r.auth }
+
+// Caller returns who r's token resolves to (Authentication.Caller), nil before it is resolved
+// or without authentication state: trusted only once the store verified it.
+func (r *Request) Caller() *Caller {
+	if r.auth == nil {
+		return nil
 	}
+	return r.auth.Caller()
+}
+
+// verified reports whether r's caller was verified in this request.
+func (r *Request) verified() bool { return r.auth != nil && r.auth.Verified() }
+
+// admit waits for r's rate-limit decision and returns its refusal, if any.
+func (r *Request) admit() error {
+	if r.auth == nil {
+		return nil
+	}
+	return r.auth.Admit()
 }
 
 // Header returns response headers a handler may add to (for example an IP-restriction warning).

@@ -16,9 +16,8 @@ import (
 )
 
 func request() *api.Request {
-	r := &api.Request{HTTP: httptest.NewRequest("POST", "https://api.test/widgets", nil)}
-	r.SetCaller(&api.Caller{AccountID: "ac_1", PrincipalID: "usr_1", CredentialID: "ak_1", Subject: "someone@example.com"})
-	return r
+	return api.RequestAs(httptest.NewRequest("POST", "https://api.test/widgets", nil),
+		api.Caller{AccountID: "ac_1", PrincipalID: "usr_1", CredentialID: "ak_1", Subject: "someone@example.com"})
 }
 
 func TestType(t *testing.T) {
@@ -177,11 +176,11 @@ func TestOnBehalf(t *testing.T) {
 		{"loopback", "http://127.0.0.1:8080/agent_ingresses", "", "http://127.0.0.1:8080"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &api.Request{HTTP: httptest.NewRequest("PATCH", tc.url, nil)}
+			hr := httptest.NewRequest("PATCH", tc.url, nil)
 			if tc.proto != "" {
-				r.HTTP.Header.Set("X-Forwarded-Proto", tc.proto)
+				hr.Header.Set("X-Forwarded-Proto", tc.proto)
 			}
-			r.SetCaller(&api.Caller{AccountID: "ac_1", PrincipalID: "usr_1", CredentialID: "ak_1", Subject: "someone@example.com"})
+			r := api.RequestAs(hr, api.Caller{AccountID: "ac_1", PrincipalID: "usr_1", CredentialID: "ak_1", Subject: "someone@example.com"})
 			o := audit.OnBehalfOf(r)
 			later := o.Request("ac_1")
 			env, err := audit.Record(&store.Tx{}, later, "domain_updated.v0", map[string]string{"uri": later.URI("/reserved_domains/rd_1")})

@@ -47,7 +47,5 @@ func (o *OnBehalf) Request(account string) *api.Request {
 	// The scheme travels as a proxy would forward it, so BaseURL gives back exactly who.BaseURL.
 	h := &http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}, Host: u.Host,
 		Header: http.Header{"X-Forwarded-Proto": {u.Scheme}}}
-	r := &api.Request{HTTP: h}
-	r.SetCaller(&api.Caller{AccountID: account, PrincipalID: who.PrincipalID, CredentialID: who.CredentialID, Subject: who.Subject})
-	return r
+	return api.RequestAs(h, api.Caller{AccountID: account, PrincipalID: who.PrincipalID, CredentialID: who.CredentialID, Subject: who.Subject})
 }

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -123,11 +122,12 @@ type Restrictor interface {
 // implements it: the counters and the decision are its own.
 type Limiter interface {
 	// Start counts one request against account and returns its pending decision at once: the
-	// count runs concurrently with the request's own reads, and r.Admit waits for it.
-	Start(ctx context.Context, account string) api.Admission
+	// count runs concurrently with the request's own reads, and Session.Admit waits for it.
+	Start(ctx context.Context, account string) Admission
 }
 
-// Authenticator resolves and verifies callers.
+// Authenticator makes each request's Session, which resolves and verifies its caller; it holds
+// what outlives a request: the store, the restriction and rate limit, and the hints.
 type Authenticator struct {
 	DB *store.DB
 	// Restrictor checks every request against the account's API IP restriction; nil enforces
@@ -154,45 +154,6 @@ var ErrAuthtokenAsKey = api.Forbidden(api.CodeAuthtokenAsKey, "the bearer token 
 // that; a path without one answers with this 429 (api.TooConcurrent).
 var ErrRetry = api.TooConcurrent("the account's access settings changed while the request ran; nothing was changed: retry it")
 
-// Resolve returns the caller a request's token claims to be. The identity comes from the hint
-// cache or a consistent read of the token item; it is confirmed later, with the data.
-func (a *Authenticator) Resolve(ctx context.Context, r *api.Request) (_ *api.Caller, err error) {
-	defer derrors.Wrap(&err, "auth.Resolve")
-	if c := r.Caller(); c != nil {
-		return c, nil
-	}
-	h := store.TokenHash(r.Token)
-	a.mu.Lock()
-	c, ok := a.hints[h]
-	a.mu.Unlock()
-	if !ok {
-		var t TokenItem
-		err = a.DB.Get(ctx, store.TokenKey(h), &t)
-		if store.IsNotFound(err) {
-			return nil, ErrUnknownKey
-		}
-		if err != nil {
-			return nil, err
-		}
-		if t.Kind == KindCredential {
-			return nil, ErrAuthtokenAsKey
-		}
-		if t.Kind != KindAPIKey {
-			return nil, ErrUnknownKey
-		}
-		c = api.Caller{AccountID: t.AccountID, PrincipalID: t.PrincipalID, Admin: t.Admin, CredentialID: t.ResourceID, TokenHash: h, Subject: t.Subject}
-		a.remember(h, c)
-	}
-	r.SetCaller(&c)
-	// The one place a request is counted: from here its account is known, and the count runs
-	// while the request reads or builds its transaction; Admit (in VerifyRead and Guard) waits
-	// for the decision before anything is released or written.
-	if a.Limiter != nil {
-		r.SetAdmission(a.Limiter.Start(ctx, c.AccountID))
-	}
-	return &c, nil
-}
-
 func (a *Authenticator) remember(h string, c api.Caller) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -202,186 +163,9 @@ func (a *Authenticator) remember(h string, c api.Caller) {
 	a.hints[h] = c
 }
 
-// Forget drops a token's hint (after the token is deleted by this process).
-func (a *Authenticator) Forget(hash string) {
+// forget drops a token's hint (Session.Forget).
+func (a *Authenticator) forget(hash string) {
 	a.mu.Lock()
 	delete(a.hints, hash)
 	a.mu.Unlock()
-}
-
-// ReadKeys are the items a read must fetch alongside its data to verify the caller: its token
-// item, its account item and, for a bot or service user, the principal's own item.
-func ReadKeys(c *api.Caller) []store.Key {
-	keys := []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
-	if k, ok := principalKey(c); ok {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// VerifyRead confirms the caller from the items of ReadKeys fetched with the data (in its
-// order, nil when absent) and records the account state on r. Only after it succeeds may
-// anything read be released.
-func (a *Authenticator) VerifyRead(ctx context.Context, r *api.Request, read []store.Item) error {
-	if err := r.Admit(); err != nil {
-		return err
-	}
-	c := r.Caller()
-	if c == nil || len(read) != len(ReadKeys(c)) || read[0] == nil || read[1] == nil {
-		return refused(r, ErrUnknownKey)
-	}
-	token, account := read[0], read[1]
-	if _, ok := principalKey(c); ok && !active(read[2]) {
-		return refused(r, ErrUnknownKey)
-	}
-	t, err := decodeToken(token)
-	if err != nil {
-		return err
-	}
-	acct, err := decodeAccount(account)
-	if err != nil {
-		return err
-	}
-	if t.Kind != KindAPIKey || t.AccountID != c.AccountID || t.PrincipalID != c.PrincipalID ||
-		acct.Status == StatusDeleting {
-		return refused(r, ErrUnknownKey)
-	}
-	if acct.Status != "" {
-		return refused(r, ErrSuspended)
-	}
-	if a.Restrictor != nil {
-		if err := a.Restrictor.Check(ctx, r, c.AccountID, acct.Restriction); err != nil {
-			if _, refusal := api.AsError(err); refusal && !errors.Is(err, ErrRetry) {
-				return refused(r, err)
-			}
-			return err
-		}
-	}
-	r.SetAccountState(api.AccountState{Read: true, Restriction: acct.Restriction})
-	r.Verified()
-	return nil
-}
-
-// refused gives back r's count against its account's rate limit, as r's caller is refused with
-// err: only a verified, admitted caller spends the account's quota. It returns err.
-func refused(r *api.Request, err error) error {
-	r.Uncount()
-	return err
-}
-
-// Account returns the account state r's caller was verified against, reading the token and
-// account items and verifying the caller first when this request has not (or they changed
-// since). A write derived from it is safe: its Guard conditions on the same state.
-func (a *Authenticator) Account(ctx context.Context, r *api.Request) (api.AccountState, error) {
-	if s := r.AccountState(); s.Read && !s.Stale {
-		return s, nil
-	}
-	if err := a.refresh(ctx, r); err != nil {
-		return api.AccountState{}, err
-	}
-	return r.AccountState(), nil
-}
-
-// Assumed returns the account state r's next Guard conditions on, without reading anything: the
-// one r's caller was verified against or, when r has not read the account item, no API IP
-// restriction (version 0). A write derived from it is as safe as one derived from Account: the
-// commit's guard conditions on exactly that state, so when the account has a restriction the
-// commit fails with ErrRetry and the retried operation reads it (as every write of such an
-// account does). Without a Restrictor the guard does not cover the restriction, so it reads as
-// Account does.
-func (a *Authenticator) Assumed(ctx context.Context, r *api.Request) (api.AccountState, error) {
-	if s := r.AccountState(); a.Restrictor != nil && !s.Stale {
-		return s, nil
-	}
-	return a.Account(ctx, r)
-}
-
-// refresh reads the token and account items and verifies the caller against them.
-func (a *Authenticator) refresh(ctx context.Context, r *api.Request) (err error) {
-	defer derrors.Wrap(&err, "auth.refresh")
-	c := r.Caller()
-	if c == nil {
-		return ErrUnknownKey
-	}
-	items, err := a.DB.GetMany(ctx, ReadKeys(c)...)
-	if err != nil {
-		return err
-	}
-	return a.VerifyRead(ctx, r, items)
-}
-
-// Labels of the guard conditions in a write transaction.
-const (
-	labelToken     = "auth.token"
-	labelAccount   = "auth.account"
-	labelPrincipal = "auth.principal"
-)
-
-// guard makes tx conditional on the caller's token still existing, a bot or service user's own
-// item still existing and being active, and the account's IP restriction being the one this
-// request was checked against (none, unless the request read the account item). When the
-// mutation itself updates the account item (acctUpdate), the guard becomes that update's
-// condition, as one transaction may touch an item only once.
-func (a *Authenticator) guard(tx *store.Tx, r *api.Request, acctUpdate *expression.UpdateBuilder) {
-	c := r.Caller()
-	// A key deleting itself already conditions on its token item existing (see Revoke).
-	if !tx.Touches(store.TokenKey(c.TokenHash)) {
-		tx.Check(labelToken, store.TokenKey(c.TokenHash), store.Exists())
-	}
-	// A bot changing or deleting its own item conditions on the version it read, which
-	// VerifyRead found active.
-	if k, ok := principalKey(c); ok && !tx.Touches(k) {
-		tx.Check(labelPrincipal, k, expression.Name(AttrActive).Equal(expression.Value(true)))
-	}
-	cond := store.Exists().And(expression.AttributeNotExists(expression.Name("status")))
-	if a.Restrictor != nil {
-		cond = cond.And(a.Restrictor.Guard(r.AccountState().Restriction))
-	}
-	if acctUpdate != nil {
-		tx.Update(labelAccount, store.AccountKey(c.AccountID), *acctUpdate, cond)
-		return
-	}
-	tx.Check(labelAccount, store.AccountKey(c.AccountID), cond)
-}
-
-// Refresh makes r ready to build a write: when a commit of r failed with ErrRetry (its account
-// state is stale), it reads the token and account items and verifies the caller against them
-// as they are now, so that the write built next derives from (and Guard conditions on) that
-// state; a revoked key or a refused address then gets its own error. Otherwise it reads nothing.
-func (a *Authenticator) Refresh(ctx context.Context, r *api.Request) error {
-	if s := r.AccountState(); s.Stale {
-		return a.refresh(ctx, r)
-	}
-	return nil
-}
-
-// Guard adds to tx the conditions that make it commit only for a caller still valid (see
-// guard); acctUpdate, when set, is an update of the account item the write applies in the same
-// transaction. It then waits for the request's rate-limit decision (api.Request.Admit): nothing
-// is written for a refused request.
-func (a *Authenticator) Guard(r *api.Request, tx *store.Tx, acctUpdate *expression.UpdateBuilder) error {
-	a.guard(tx, r, acctUpdate)
-	return r.Admit()
-}
-
-// Committed interprets err, the result of committing a transaction Guard guarded, as far as
-// authentication goes: nil confirms the caller; the token's guard failing is ErrUnknownKey; the
-// account's guard failing marks r's account state stale and is ErrRetry (the operation is built
-// again after Refresh, so accounts without a restriction pay one round trip). Any other error
-// is returned as it is, for the writer to interpret.
-func (a *Authenticator) Committed(r *api.Request, err error) error {
-	switch {
-	case err == nil:
-		r.Verified()
-		return nil
-	case store.ConditionFailed(err, labelToken), store.ConditionFailed(err, labelPrincipal), errors.Is(err, ErrUnknownKey):
-		return refused(r, ErrUnknownKey)
-	case store.ConditionFailed(err, labelAccount):
-		s := r.AccountState()
-		s.Stale = true
-		r.SetAccountState(s)
-		return ErrRetry
-	default:
-		return err
-	}
 }

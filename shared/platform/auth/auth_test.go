@@ -121,7 +121,7 @@ func (f *fixture) deleteToken(t *testing.T) {
 // returns the response and op's error.
 func (f *fixture) serve(t *testing.T, source string, op func(ctx context.Context, r *api.Request) error) (*httptest.ResponseRecorder, error) {
 	t.Helper()
-	s := &api.Server{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Source: func(*http.Request) netip.Addr { return netip.MustParseAddr(source) }}
+	s := &api.Server{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Source: func(*http.Request) netip.Addr { return netip.MustParseAddr(source) }, Auth: f.a}
 	var got error
 	h := s.Handle(http.StatusOK, func(ctx context.Context, r *api.Request) (any, error) {
 		if got = op(ctx, r); got != nil {
@@ -138,36 +138,37 @@ func (f *fixture) serve(t *testing.T, source string, op func(ctx context.Context
 
 // read is what every read does: the token and account items fetched with the data, verified.
 func (f *fixture) read(ctx context.Context, r *api.Request) error {
-	c, err := f.a.Resolve(ctx, r)
+	s := auth.Of(r)
+	if _, err := s.Resolve(ctx); err != nil {
+		return err
+	}
+	items, err := f.a.DB.GetMany(ctx, s.ReadKeys()...)
 	if err != nil {
 		return err
 	}
-	items, err := f.a.DB.GetMany(ctx, auth.ReadKeys(c)...)
-	if err != nil {
-		return err
-	}
-	return f.a.VerifyRead(ctx, r, items)
+	return s.VerifyRead(ctx, items)
 }
 
 // commit is a write as package resource makes one: Refresh, the transaction built (fill returns
 // an update of the account item, or nil), Guard, the commit, and Committed on its result.
 func (f *fixture) commit(ctx context.Context, r *api.Request, fill func(tx *store.Tx) *expression.UpdateBuilder) error {
-	if err := f.a.Refresh(ctx, r); err != nil {
+	s := auth.Of(r)
+	if err := s.Refresh(ctx); err != nil {
 		return err
 	}
 	tx := &store.Tx{}
 	acctUpdate := fill(tx)
-	if err := f.a.Guard(r, tx, acctUpdate); err != nil {
+	if err := s.Guard(tx, acctUpdate); err != nil {
 		return err
 	}
-	return f.a.Committed(r, f.a.DB.Commit(ctx, tx))
+	return s.Committed(f.a.DB.Commit(ctx, tx))
 }
 
 // write commits one item, retrying on auth.ErrRetry as the generic family's retry policy does;
 // before attempt n it runs between[n] (a concurrent change). It returns the attempts made.
 func (f *fixture) write(between map[int]func(), attempts *int) func(ctx context.Context, r *api.Request) error {
 	return func(ctx context.Context, r *api.Request) error {
-		if _, err := f.a.Resolve(ctx, r); err != nil {
+		if _, err := auth.Of(r).Resolve(ctx); err != nil {
 			return err
 		}
 		var err error
@@ -385,7 +386,7 @@ type scriptedLimiter struct {
 	released int
 }
 
-func (l *scriptedLimiter) Start(_ context.Context, account string) api.Admission {
+func (l *scriptedLimiter) Start(_ context.Context, account string) auth.Admission {
 	l.counted = append(l.counted, account)
 	return &scriptedAdmission{l: l}
 }
@@ -447,7 +448,7 @@ func TestLimiterGates(t *testing.T) {
 			attempts := 0
 			res, _ := f.serve(t, allowed, func(ctx context.Context, r *api.Request) error {
 				if c.fail {
-					if _, err := f.a.Resolve(ctx, r); err != nil {
+					if _, err := auth.Of(r).Resolve(ctx); err != nil {
 						return err
 					}
 					return api.Invalid("x", "bad x")
@@ -458,7 +459,7 @@ func TestLimiterGates(t *testing.T) {
 				if err := f.read(ctx, r); err != nil {
 					return err
 				}
-				_, err := f.a.Resolve(ctx, r) // resolving again counts nothing more
+				_, err := auth.Of(r).Resolve(ctx) // resolving again counts nothing more
 				return err
 			})
 			if res.Code != c.status {

@@ -10,21 +10,29 @@
 // the bot's item is active, and the account's restriction is still the version the request was
 // checked against. Revocation lives in each principal's own item, so the account item that
 // every request reads stays the same size however many principals come and go; a user's key
-// (users cannot be deactivated) reads and conditions on nothing more. What was verified is kept on the request
-// (api.AccountState), so every write of a request conditions on what its reads saw.
+// (users cannot be deactivated) reads and conditions on nothing more.
+//
+// A request's authentication state is one value, its Session: the caller its token resolves to,
+// whether the store confirmed it, the account state it was verified against (AccountState, so
+// every write of a request conditions on what its reads saw) and its pending rate-limit
+// decision. The api.Server makes it when the request arrives (Authenticator.Session), package
+// resource reaches it with Of, and only its own methods change it; package api reads the caller,
+// whether it was verified and the decision through api.Authentication. The Authenticator holds
+// only what outlives a request: the store, the Restrictor, the Limiter and the token hints.
 //
 // Rate limit: when a Limiter is set, Resolve starts counting the request against the account its
 // token names (once per request) and the count runs alongside the request's read or while it
-// builds its transaction; VerifyRead and Guard wait for the decision (api.Request.Admit) before
+// builds its transaction; VerifyRead and Guard wait for the decision (Session.Admit) before
 // anything read is released or anything written, so a refused request is a 429 that changed
 // nothing. A token that names no account counts against none, and a caller this package refuses
-// (ErrUnknownKey, a refused address) has its count given back (api.Request.Uncount): only a
+// (ErrUnknownKey, a refused address) has its count given back (Admission.Release): only a
 // verified caller spends the account's quota.
 //
-// A writer (package resource) owns its transaction and asks this package for three things, none
-// of which calls back into it: Refresh before building the write, Guard to add the guard
-// conditions to the built transaction, and Committed to classify the commit's result (its own
-// failures: ErrUnknownKey, ErrRetry). Nothing here loops: when a write finds the account item
-// changed, Committed returns ErrRetry and the writer's one retry policy builds the operation
-// again; its Refresh first verifies the caller against the account item as it is then.
+// A reader resolves the caller (Resolve), fetches ReadKeys with its data and releases nothing
+// before VerifyRead. A writer (package resource) owns its transaction and asks the session for
+// three things, none of which calls back into it: Refresh before building the write, Guard to
+// add the guard conditions to the built transaction, and Committed to classify the commit's
+// result (its own failures: ErrUnknownKey, ErrRetry). Nothing here loops: when a write finds the
+// account item changed, Committed returns ErrRetry and the writer's one retry policy builds the
+// operation again; its Refresh first verifies the caller against the account item as it is then.
 package auth

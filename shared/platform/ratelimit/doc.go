@@ -2,7 +2,7 @@
 // count shared by every process (every Lambda instance, every local server) through the table.
 // Limiter implements auth.Limiter, which is how the request path uses it: auth starts the count
 // as soon as a request's token names its account, and the request waits for the decision (see
-// api.Request.Admit) only before it releases what it read or commits what it wrote, so the count
+// auth.Session.Admit) only before it releases what it read or commits what it wrote, so the count
 // runs alongside the request's own round trip instead of before it.
 //
 // Configuration: RATE_LIMIT is "<requests>/<seconds>" (the template's default is "120/60") or
@@ -26,7 +26,7 @@
 // hint or the token item) and whose caller is then verified, whatever its outcome. A request
 // whose caller is refused (a deleted key the process still knew, a deactivated bot's key, an
 // address the account's IP restriction refuses) is counted while it runs and given back once
-// refused (api.Request.Uncount: a second UpdateItem, on that refusal's path only), so refused
+// refused (auth.Admission.Release: a second UpdateItem, on that refusal's path only), so refused
 // callers cannot hold an account's own keys at 429; it carries no RateLimit field. Requests
 // refused before that (no or malformed Authorization header, a token that does not exist) name
 // no account and count against none; API Gateway's own throttling is what bounds them. A request over the limit is refused with 429

@@ -45,7 +45,7 @@ const maxCached = 10000
 
 // Start counts one request of account and returns its decision, pending until the count's
 // round trip returns.
-func (l *Limiter) Start(ctx context.Context, account string) api.Admission {
+func (l *Limiter) Start(ctx context.Context, account string) auth.Admission {
 	now := time.Now
 	if l.Now != nil {
 		now = l.Now
@@ -180,7 +180,7 @@ type decision struct {
 	released bool
 }
 
-// Release implements api.Admission: an admitted request's count is taken back (an UpdateItem,
+// Release implements auth.Admission: an admitted request's count is taken back (an UpdateItem,
 // on the path of a refused caller only).
 func (d *decision) Release(h http.Header) {
 	<-d.done
@@ -194,7 +194,7 @@ func (d *decision) Release(h http.Header) {
 	}
 }
 
-// Settle implements api.Admission.
+// Settle implements auth.Admission.
 func (d *decision) Settle(h http.Header) *api.Error {
 	<-d.done
 	if !d.counted || d.released {

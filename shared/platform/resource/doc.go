@@ -51,6 +51,10 @@
 // process last saw of such items, and every fact used is a condition of the create's own
 // transaction, so a stale one costs a retry, never a wrong answer (facts.go).
 //
+// A request's authentication state is its auth.Session (auth.Of), which alone changes it: Kit's
+// reads call its Resolve, ReadKeys and VerifyRead; a Mutation holds it and calls Refresh (begin),
+// Assumed (Mutation.Account), Guard and Committed (commit). retrying is the only loop.
+//
 // Races answer truthfully: a mutation whose target changed or vanished under it is read and
 // built again (the retry policy in retrying), so it ends as the fresh read decides (a 404 for a
 // deleted target), never as a failed guard of some other write; only the caller's own token or

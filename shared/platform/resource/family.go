@@ -11,6 +11,7 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/listfilter"
@@ -53,7 +54,8 @@ func (f *Family[T, P]) core() *core {
 func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.create(%s)", c.EventKind)
 	ctx = withReads(ctx) // a refusal resting on facts (Facts) reads them once, whatever the retries
-	caller, err := c.kit.Auth.Resolve(ctx, r)
+	session := auth.Of(r)
+	caller, err := session.Resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,9 +76,9 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 	if c.hooks.has(preparer) {
 		// A family that keeps secrets prepares at a cost (a key pair generated, KMS, a
 		// signature): only for a caller verified, checked against the account's IP restriction
-		// and admitted by the rate limit, at the price of that read (auth.Authenticator.VerifyRead)
+		// and admitted by the rate limit, at the price of that read (auth.Session.VerifyRead)
 		// before the transaction. Other families' Prepare only checks the body.
-		if c.KeepsSecrets() && !r.IsVerified() {
+		if c.KeepsSecrets() && !session.Verified() {
 			if _, err := c.kit.Read(ctx, r); err != nil {
 				return nil, err
 			}
@@ -250,7 +252,7 @@ func (c *core) updateOp(ctx context.Context, r *api.Request) (_ any, err error) 
 	defer derrors.Wrap(&err, "resource.update(%s %s)", c.EventKind, r.PathValue("id"))
 	var ahead []store.Key
 	if c.hooks.has(updateReader) {
-		caller, err := c.kit.Auth.Resolve(ctx, r)
+		caller, err := auth.Of(r).Resolve(ctx)
 		if err != nil {
 			return nil, err
 		}

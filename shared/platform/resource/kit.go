@@ -22,10 +22,10 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Kit holds what every family's handlers share.
+// Kit holds what every family's handlers share. A request's authentication state is not among
+// them: it is the request's own (auth.Of).
 type Kit struct {
-	DB   *store.DB
-	Auth *auth.Authenticator
+	DB *store.DB
 	// Seal encrypts secrets (private keys, event-target credentials) before they are stored.
 	Seal seal.Sealer
 	Log  *slog.Logger
@@ -43,16 +43,16 @@ type Kit struct {
 // Read fetches keys of r's account in one consistent round trip together with the items that
 // verify the caller, and returns them (nil for absent ones) only once the caller is verified.
 func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]store.Item, error) {
-	c, err := k.Auth.Resolve(ctx, r)
-	if err != nil {
+	s := auth.Of(r)
+	if _, err := s.Resolve(ctx); err != nil {
 		return nil, err
 	}
-	verify := auth.ReadKeys(c)
+	verify := s.ReadKeys()
 	items, err := k.DB.GetMany(ctx, append(verify, keys...)...)
 	if err != nil {
 		return nil, err
 	}
-	if err := k.Auth.VerifyRead(ctx, r, items[:len(verify)]); err != nil {
+	if err := s.VerifyRead(ctx, items[:len(verify)]); err != nil {
 		return nil, err
 	}
 	return items[len(verify):], nil
@@ -69,7 +69,8 @@ func (k *Kit) Get(ctx context.Context, r *api.Request, prefix, id string, out st
 // key (absent items included, as nil).
 func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, out store.Resource, extra []store.Key) (map[store.Key]store.Item, error) {
 	valid := ids.Is(id, prefix)
-	c, err := k.Auth.Resolve(ctx, r)
+	s := auth.Of(r)
+	c, err := s.Resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, ou
 	if valid {
 		keys = append(keys, store.ResourceKey(c.AccountID, id))
 	}
-	if len(keys)+len(extra)+len(auth.ReadKeys(c)) > store.MaxBatchGet {
+	if len(keys)+len(extra)+len(s.ReadKeys()) > store.MaxBatchGet {
 		extra = nil // the hook reads them itself
 	}
 	items, err := k.Read(ctx, r, append(keys, extra...)...)
@@ -97,7 +98,7 @@ func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, ou
 // Page reads one list page of a collection of r's account. The caller check runs in parallel
 // with the query; nothing is returned unless it succeeds.
 func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Page) ([]store.Item, bool, error) {
-	c, err := k.Auth.Resolve(ctx, r)
+	c, err := auth.Of(r).Resolve(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -122,9 +123,10 @@ func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Pag
 // Mutation is one transaction being built: its writes and the audit events they imply.
 type Mutation struct {
 	*store.Tx
-	ctx context.Context
-	kit *Kit
-	r   *api.Request
+	ctx  context.Context
+	kit  *Kit
+	r    *api.Request
+	auth *auth.Session
 	// object is the resource as the mutation's event shows it: the wire form whose largest
 	// member is named when the mutation is too large to store.
 	object     json.RawMessage
@@ -165,11 +167,11 @@ func (m *Mutation) RetryOn(label string) {
 var errRetry = errors.New("resource: state changed during the mutation")
 
 // Account returns the account state the commit's guard conditions on (see
-// auth.Authenticator.Assumed), for writes derived from it: the state the caller was verified
+// auth.Session.Assumed), for writes derived from it: the state the caller was verified
 // against, or none when the operation has not read the account item, without reading it (a
 // commit that finds the account restricted after all is read and built again).
-func (m *Mutation) Account() (api.AccountState, error) {
-	return m.kit.Auth.Assumed(m.ctx, m.r)
+func (m *Mutation) Account() (auth.AccountState, error) {
+	return m.auth.Assumed(m.ctx)
 }
 
 // UpdateAccount applies upd to the caller's account item in this transaction (it is merged
@@ -202,28 +204,29 @@ func (m *Mutation) Reference(id string, delta int64, missing error, cond ...expr
 }
 
 // begin starts one attempt of a write by r's caller: the caller resolved, and verified again
-// when its account state is stale (auth.Authenticator.Refresh), so that what the write derives
-// from the account is fresh. read holds the items the operation read ahead (Mutation.GetMany).
+// when its account state is stale (auth.Session.Refresh), so that what the write derives from
+// the account is fresh. read holds the items the operation read ahead (Mutation.GetMany).
 func (k *Kit) begin(ctx context.Context, r *api.Request, read map[store.Key]store.Item) (*Mutation, error) {
-	if _, err := k.Auth.Resolve(ctx, r); err != nil {
+	s := auth.Of(r)
+	if _, err := s.Resolve(ctx); err != nil {
 		return nil, err
 	}
-	if err := k.Auth.Refresh(ctx, r); err != nil {
+	if err := s.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	return &Mutation{Tx: &store.Tx{}, ctx: ctx, kit: k, r: r, read: read}, nil
+	return &Mutation{Tx: &store.Tx{}, ctx: ctx, kit: k, r: r, auth: s, read: read}, nil
 }
 
 // commit commits the built mutation m in one round trip, guarded by the caller's credentials
-// (auth.Authenticator.Guard), and interprets the result: authentication's own failures as auth
+// (auth.Session.Guard), and interprets the result: authentication's own failures as auth
 // classifies them, then a transaction too large to store (the 400 naming the member), a failed
 // fact (learned, and the operation built again) or a failed RetryOn write (built again). Its
 // events leave with the commit: the table's stream carries them on.
 func (m *Mutation) commit() error {
-	if err := m.kit.Auth.Guard(m.r, m.Tx, m.acctUpdate); err != nil {
+	if err := m.auth.Guard(m.Tx, m.acctUpdate); err != nil {
 		return err
 	}
-	err := m.kit.Auth.Committed(m.r, m.kit.DB.Commit(m.ctx, m.Tx))
+	err := m.auth.Committed(m.kit.DB.Commit(m.ctx, m.Tx))
 	var c *store.CanceledError
 	var big *store.TooLargeError
 	switch {

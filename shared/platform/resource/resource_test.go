@@ -119,8 +119,8 @@ func newHarnessOf(t *testing.T, d *Descriptor, client func(table store.Client) s
 	}
 	db := store.New(table, "test")
 	emit := &metrics.Emitter{W: h.metrics}
-	kit := &Kit{DB: db, Auth: &auth.Authenticator{DB: db}, Metrics: emit}
-	d.Register(kit, h.mux, &api.Server{Log: slog.New(slog.NewTextHandler(h.logs, nil)), Metrics: emit})
+	kit := &Kit{DB: db, Metrics: emit}
+	d.Register(kit, h.mux, &api.Server{Log: slog.New(slog.NewTextHandler(h.logs, nil)), Metrics: emit, Auth: &auth.Authenticator{DB: db}})
 	return h
 }
 
@@ -371,9 +371,10 @@ func TestModifyNotFound(t *testing.T) {
 	h := newHarness(t)
 	gone := api.Invalid("widget_id", "no such widget")
 	var got error
-	h.mux.Handle("GET /probe/{id}", (&api.Server{Log: slog.New(slog.DiscardHandler)}).Handle(200, func(ctx context.Context, r *api.Request) (any, error) {
-		db := store.New(h.db, "test")
-		fam := HooksOf[widgets](widgetsDescriptor, &Kit{DB: db, Auth: &auth.Authenticator{DB: db}})
+	db := store.New(h.db, "test")
+	s := &api.Server{Log: slog.New(slog.DiscardHandler), Auth: &auth.Authenticator{DB: db}}
+	h.mux.Handle("GET /probe/{id}", s.Handle(200, func(ctx context.Context, r *api.Request) (any, error) {
+		fam := HooksOf[widgets](widgetsDescriptor, &Kit{DB: db})
 		_, got = fam.Load(ctx, r, r.PathValue("id"), gone)
 		return nil, got
 	}))

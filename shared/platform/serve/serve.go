@@ -48,10 +48,10 @@ func NewDeps(ctx context.Context, c config.HTTP, opts store.Options) (*Deps, err
 		return nil, err
 	}
 	a := &auth.Authenticator{DB: db}
-	kit := &resource.Kit{DB: db, Auth: a, Seal: seal.New(cfg, c.Seal), Log: log, Settings: c.Families}
+	kit := &resource.Kit{DB: db, Seal: seal.New(cfg, c.Seal), Log: log, Settings: c.Families}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
 	a.Restrictor = &iprestrict.Accounts{DB: db, Log: func() *slog.Logger { return kit.Log }}
-	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource}}
+	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource, Auth: a}}
 	if policy.Enabled() {
 		d.Limiter = &ratelimit.Limiter{DB: db, Policy: policy, Log: func() *slog.Logger { return kit.Log }}
 		a.Limiter = d.Limiter
