@@ -484,3 +484,27 @@ func TestLimiterGates(t *testing.T) {
 		})
 	}
 }
+
+// A request the server did not make a session for (its api.Server has no Authenticator, or a
+// worker's api.RequestAs with a fixed caller) resolves no caller through Of: nothing is read,
+// verified or written in its name, and its fixed caller is never taken as verified.
+func TestRequestWithoutSessionIsRefused(t *testing.T) {
+	f := newFixture(t)
+	for name, r := range map[string]*api.Request{
+		"no authenticator": {HTTP: httptest.NewRequest(http.MethodGet, "/test", nil), Token: f.token},
+		"fixed caller": api.RequestAs(httptest.NewRequest(http.MethodGet, "/test", nil),
+			api.Caller{AccountID: f.account, PrincipalID: principal, TokenHash: store.TokenHash(f.token)}),
+	} {
+		before := len(f.db.Calls())
+		s := auth.Of(r)
+		if c, err := s.Resolve(context.Background()); err == nil {
+			t.Errorf("%s: resolved %+v", name, c)
+		}
+		if s.Verified() || len(s.ReadKeys()) != 0 {
+			t.Errorf("%s: verified %v, read keys %v", name, s.Verified(), s.ReadKeys())
+		}
+		if n := len(f.db.Calls()) - before; n != 0 {
+			t.Errorf("%s: %d table calls", name, n)
+		}
+	}
+}
