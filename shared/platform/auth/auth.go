@@ -8,7 +8,6 @@ import (
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/derrors"
-	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -80,30 +79,6 @@ func decodeAccount(it store.Item) (_ AccountItem, err error) {
 		return AccountItem{}, err
 	}
 	return acct, nil
-}
-
-// AttrActive is the attribute of a bot or service user's item that must be true for its keys
-// to be accepted: an inactive bot's keys are refused, and so are a deleted bot's (its item is
-// gone).
-const AttrActive = "active"
-
-// principalKey is the item a request by c must find active, read with the token and account
-// items and conditioned on by its writes: a bot or service user's own item. A user cannot be
-// deactivated, so a user's keys need none (ok false).
-func principalKey(c *api.Caller) (k store.Key, ok bool) {
-	if ids.Is(c.PrincipalID, ids.BotUser) || ids.Is(c.PrincipalID, ids.ServiceUser) {
-		return store.ResourceKey(c.AccountID, c.PrincipalID), true
-	}
-	return store.Key{}, false
-}
-
-// active reports whether a principal's item (nil when absent) lets its keys in.
-func active(it store.Item) bool {
-	if it == nil {
-		return false
-	}
-	a := store.Attrs{Item: it}
-	return a.Bool(AttrActive) && a.Err() == nil
 }
 
 // Restrictor is the account's API IP restriction as authentication uses it. Package iprestrict
