@@ -5,8 +5,8 @@
 // (served by resource.Bind: its hooks and any extra routes declared as resource.Route data;
 // see package resource) and an entry in Families; go generate writes functions/<Dir>/main.go,
 // the Makefile's FUNCTIONS (functions.mk), the function's resource, log group, alarm and
-// dashboard lines in template.yaml, and skeleton sample events in events/<Dir>/ (see
-// shared/app/gen). The tests here fail until the generated files are current and on any route
+// dashboard lines in template.yaml, its event kinds in audit.AuditKinds, and skeleton sample
+// events in events/<Dir>/ (see shared/app/gen). The tests here fail until the generated files are current and on any route
 // added to a mux by hand.
 package app
 

@@ -18,11 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
-	"tunnelapi/shared/families/eventsub"
-	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
-	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/openapi"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
@@ -457,34 +454,6 @@ func TestFunctionsBuildWithTheMakefile(t *testing.T) {
 		}
 		if dig(r, "Metadata", "BuildMethod") != "makefile" {
 			t.Errorf("%s is not built with the Makefile", name)
-		}
-	}
-}
-
-// Every family's audit events can be subscribed to, and only those that can happen: each verb
-// its served operations record (create, update, delete) is one audit.AuditKinds declares for its
-// EventKind, and each verb declared for a family's kind is recorded by an operation one of its
-// families serves (an abuse report, only created, has no updated or deleted type).
-func TestEveryFamilysEventsAreSubscribable(t *testing.T) {
-	recorded := map[string]audit.Verbs{}
-	for _, d := range app.Families {
-		if d.EventKind == "" {
-			t.Errorf("%s declares no EventKind", d.Path)
-		}
-		for op, verb := range map[resource.Operation]audit.Verbs{resource.OpCreate: audit.Created, resource.OpUpdate: audit.Updated, resource.OpDelete: audit.Deleted} {
-			if d.Offers(op) {
-				recorded[d.EventKind] |= verb
-			}
-		}
-	}
-	for kind, verbs := range recorded {
-		if declared := audit.AuditKinds[kind]; declared != verbs {
-			t.Errorf("kind %s: its families record %v, audit.AuditKinds declares %v", kind, verbs.Names(), declared.Names())
-		}
-		for _, verb := range verbs.Names() {
-			if typ := audit.Type(kind, verb); !eventsub.KnownType(typ) {
-				t.Errorf("%s cannot be subscribed to", typ)
-			}
 		}
 	}
 }

@@ -2,8 +2,9 @@
 // once (its package and its line in app.Families): every functions/<dir>/main.go, the Makefile's
 // function list (functions.mk), the regions of template.yaml between "# BEGIN generated <name>"
 // and "# END generated <name>" (each HTTP function with its settings, role and routes; each
-// function's log group and failing alarm) and the dashboard's lines naming each function, and,
-// for a function with no events/<dir>/ folder yet, skeleton sample events that its author then
+// function's log group and failing alarm) and the dashboard's lines naming each function,
+// audit.AuditKinds (shared/platform/audit/kinds_gen.go: the event kinds of the families, which
+// eventsub accepts as subscription sources), and, for a function with no events/<dir>/ folder yet, skeleton sample events that its author then
 // fills in (existing samples carry hand-written bodies and are never rewritten). The rest of the
 // template (parameters, table, queues, Pipes, the workers' functions, the other alarms) is
 // hand-written. Run it with go generate ./... from the repository root:

@@ -13,13 +13,17 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/resource"
 )
 
 // A family is its package and its line in app.Families: given one more descriptor (a fixture
-// serving the IP policies' hooks under its own path, function and folder, sealing, reading the
-// deployment settings, with a longer timeout), the generator writes everything else for it: its
-// main, its functions.mk entry, its function in template.yaml with its settings, role and
-// routes, its log group, alarm and dashboard lines, and its skeleton samples.
+// serving the IP policies' hooks under its own path, id prefix, event kind, function and
+// folder, without update, with a part kind, sealing, reading the deployment settings, with a
+// longer timeout), the generator writes everything else for it: its main, its functions.mk
+// entry, its function in template.yaml with its settings, role and routes, its log group, alarm
+// and dashboard lines, its skeleton samples and its event kinds in audit.AuditKinds. (Its
+// prefix needs nothing generated: an erasure reads the families' prefixes, as
+// TestErasureReadsEveryFamilysCollection in shared/app shows.)
 func TestNewFamilyIsGenerated(t *testing.T) {
 	dir := t.TempDir()
 	tpl, err := os.ReadFile(filepath.Join(root, "template.yaml"))
@@ -35,11 +39,20 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 	}
 	widgets := *access.IPPoliciesDescriptor
 	widgets.Path, widgets.Function, widgets.Dir = "/fixture_widgets", "FixtureWidgetsFunction", "fixture_widgets"
+	widgets.Prefix, widgets.EventKind, widgets.PartEventKinds = "fxw", "fixture_widget", []string{"fixture_widget_part"}
+	widgets.Operations = resource.OpCreate | resource.OpGet | resource.OpList | resource.OpDelete
 	widgets.Seals, widgets.Reads, widgets.Timeout = true, []config.Section{config.DeploymentSettings}, 20*time.Second
 	names[&widgets] = qualified{"tunnelapi/shared/families/fixture", "WidgetsDescriptor"}
 	files, err := generate(dir, app.FunctionsOf(append(app.Families[:len(app.Families):len(app.Families)], &widgets)), append(slices.Clone(app.Workers), app.Operator), names)
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	kinds := string(files[kindsFile])
+	for _, want := range []string{"\t\"fixture_widget\": Created | Deleted,\n", "\t\"fixture_widget_part\": AllVerbs,\n", "\t\"ip_policy\": AllVerbs,\n"} {
+		if !strings.Contains(strings.Join(strings.Fields(kinds), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("%s lacks %q:\n%s", kindsFile, strings.TrimSpace(want), kinds)
+		}
 	}
 
 	main := string(files[filepath.Join("functions", "fixture_widgets", "main.go")])
@@ -123,5 +136,28 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the dashboard does not show %s", want)
 		}
+	}
+}
+
+// Two families sharing an id prefix (their resources would share a collection) or a path, or
+// one without an event kind, are refused before anything is written.
+func TestDescriptorsAreDistinct(t *testing.T) {
+	clash := *access.IPPoliciesDescriptor
+	clash.Path = "/fixture_clash"
+	kindless := *access.IPPoliciesDescriptor
+	kindless.Path, kindless.Prefix, kindless.EventKind = "/fixture_kindless", "fxk", ""
+	twice := *access.IPPoliciesDescriptor
+	twice.Prefix = "fxt"
+	for _, c := range []struct {
+		d    *resource.Descriptor
+		want string
+	}{{&clash, `share the id prefix "ipp"`}, {&kindless, "needs a Path, a Prefix and an EventKind"}, {&twice, "two families serve /ip_policies"}} {
+		err := checkDescriptors(append(app.Families[:len(app.Families):len(app.Families)], c.d))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %s", c.d.Path, err, c.want)
+		}
+	}
+	if err := checkDescriptors(app.Families); err != nil {
+		t.Errorf("app.Families: %v", err)
 	}
 }

@@ -75,7 +75,8 @@ func init() {
 var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Path: edgesPath, Prefix: ids.HTTPSEdge, ListKey: "https_edges", EventKind: "https_edge",
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
-	Reads: []config.Section{config.DomainSettings},
+	Reads:          []config.Section{config.DomainSettings},
+	PartEventKinds: []string{routeEventKind},
 	Binding: func() resource.Binding {
 		return resource.Bind(slices.Concat(edgeSpec.Routes(), routeRoutes)...)
 	},

@@ -13,18 +13,25 @@ import (
 
 // Descriptor is a family's identity, written once. The routes, the local server, what
 // shared/app/gen writes from it (the Lambda mains, the Makefile's list, the function in
-// template.yaml with its settings, role and routes), the template checks, the conformance suite
-// and the sample event tests all read it, so adding a family cannot drift between them.
+// template.yaml with its settings, role and routes, audit.AuditKinds), the operator's erasure,
+// the template checks, the conformance suite and the sample event tests all read it, so adding
+// a family cannot drift between them.
 type Descriptor struct {
 	// Path is the collection path ("/api_keys").
 	Path string
-	// Prefix is the id prefix (ids.APIKey).
+	// Prefix is the id prefix (ids.APIKey), unique among the families: its resources are the
+	// account's collection of it (store.Collection), which an erasure deletes.
 	Prefix string
 	// ListKey is the name of the list response's array ("keys").
 	ListKey string
 	// EventKind is the audit event kind ("api_key"): its events are <kind>_created.v0,
-	// <kind>_updated.v0 and <kind>_deleted.v0.
+	// <kind>_updated.v0 and <kind>_deleted.v0, those of the operations it serves.
 	EventKind string
+	// PartEventKinds are the audit event kinds of the parts kept inside the family's items
+	// that routes of its Binding create, update and delete, each recording all three verbs
+	// (an HTTPS edge's routes: "https_edge_route"). With EventKind and the operations served
+	// they are what shared/app/gen writes into audit.AuditKinds.
+	PartEventKinds []string
 	// Filter enables the list's filter parameter.
 	Filter bool
 	// Function is the logical id in template.yaml of the Lambda serving the family; Dir is that
