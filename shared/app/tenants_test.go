@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,9 @@ import (
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/operator"
 )
@@ -139,6 +142,34 @@ func TestTenantLifecycle(t *testing.T) {
 	other.Do(t, "POST", "/reserved_domains", map[string]any{"domain": domain}).Expect(t, http.StatusCreated)
 	other.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": sshKey}).Expect(t, http.StatusCreated)
 	other.Do(t, "POST", "/reserved_domains", map[string]any{"domain": "*." + parent}).Expect(t, http.StatusCreated)
+}
+
+// An erasure deletes the resources of every family it serves by the family's prefix alone, so a
+// new family needs no list of collections: given a fixture family with a prefix of its own, an
+// item in its collection goes with the account's other items (its user and API key among them).
+func TestErasureReadsEveryFamilysCollection(t *testing.T) {
+	s := testkit.App(t)
+	a := s.NewAccount(t)
+	widgets := &resource.Descriptor{Path: "/fixture_widgets", Prefix: "fxw", EventKind: "fixture_widget"}
+	id := ids.New(widgets.Prefix)
+	if err := s.DB.Put(t.Context(), store.Meta{Key: store.ResourceKey(a.AccountID, id), ID: id, AccountID: a.AccountID, Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	o := &operator.Operator{DB: s.DB, Families: append(app.Families[:len(app.Families):len(app.Families)], widgets)}
+	for err := o.Erase(t.Context(), a.AccountID); err != nil; err = o.Erase(t.Context(), a.AccountID) {
+		if !errors.Is(err, operator.ErrUnfinished) {
+			t.Fatal(err)
+		}
+	}
+	items, err := s.Items(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if names(it, a.AccountID) {
+			t.Errorf("after the erasure an item names the account: %v", stringAttrs(it))
+		}
+	}
 }
 
 // familyRead is a read of d's that reaches its caller's verification: its list, or a get of an

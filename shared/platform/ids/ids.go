@@ -52,14 +52,6 @@ const (
 	CertJob = "cjob"
 )
 
-// Collections are the prefixes of the ids stored as resources of an account, each kind in its
-// own partition (store.Collection): erasing an account reads each of them.
-var Collections = []string{APIKey, Credential, TLSCertificate, CertificateAuthority, TunnelGroupBackend,
-	FailoverBackend, WeightedBackend, StaticBackend, HTTPResponseBackend, Endpoint, SSHCertificateAuthority,
-	SSHUserCertificate, SSHHostCertificate, AgentIngress, IPPolicy, IPPolicyRule, IPRestriction, TLSEdge, TCPEdge,
-	HTTPSEdge, HTTPSEdgeRoute, EventDestination, EventSubscription, ReservedDomain, ReservedAddr, BotUser,
-	ServiceUser, SSHCredential, User, Vault, Secret, AbuseReport, KubernetesOperator}
-
 // ErrMalformed reports a string that is not a well-formed id of the expected kind.
 var ErrMalformed = errors.New("malformed id")
 

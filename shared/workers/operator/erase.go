@@ -26,9 +26,9 @@ const eraseMargin = 2 * time.Second
 const erasePage = 100
 
 // Erase deletes every item of the tenant account: first its status becomes deleting, which
-// refuses its keys from that moment; then each resource with what it holds outside the
-// account's partitions (tokens, uniqueness guards, certificate due entries: its family's
-// Release) in one transaction per resource, so an interrupted erasure leaves nothing held by a
+// refuses its keys from that moment; then each resource of each family of o.Families, and the
+// account's users, with what it holds outside the account's partitions (tokens, uniqueness
+// guards, certificate due entries: its family's Release) in one transaction per resource, so an interrupted erasure leaves nothing held by a
 // deleted resource; then the audit log with the outbox items of its events, the rate counters,
 // idempotency records and certificate jobs, the account item and last the tenant's entry. It
 // reads only the account's own partitions, so it costs in proportion to the tenant's items. It
@@ -37,16 +37,14 @@ func (o *Operator) Erase(ctx context.Context, account string) error {
 	if err := o.markDeleting(ctx, account); err != nil {
 		return err
 	}
-	release := map[string]func(context.Context, *store.DB, store.Item, *store.Tx) error{}
 	for _, d := range o.Families {
-		if d.Release != nil {
-			release[d.Prefix] = d.Release
-		}
-	}
-	for _, prefix := range ids.Collections {
-		if err := o.eraseResources(ctx, account, prefix, release[prefix]); err != nil {
+		if err := o.eraseResources(ctx, account, d.Prefix, d.Release); err != nil {
 			return err
 		}
+	}
+	// The account's users are written by its bootstrap and served by no family.
+	if err := o.eraseResources(ctx, account, ids.User, nil); err != nil {
+		return err
 	}
 	parts := store.AccountPartitions(account)
 	if err := o.eraseLog(ctx, account, parts[1]); err != nil {

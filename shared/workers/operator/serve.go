@@ -21,8 +21,8 @@ import (
 // Operator serves the operator's interface on the table.
 type Operator struct {
 	DB *store.DB
-	// Families are the service's families: an erasure frees what their resources hold
-	// (resource.Descriptor.Release).
+	// Families are the service's families: an erasure deletes the resources of each one's
+	// collection (its Prefix) and frees what they hold (its Release).
 	Families []*resource.Descriptor
 	Log      *slog.Logger
 	// Budget is how long a request may run: the template's Timeout of the function.
