@@ -20,45 +20,6 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
-// jsServices names the official JavaScript client's service for each collection.
-var jsServices = map[string]string{
-	"/api_keys":                    "apiKeys",
-	"/credentials":                 "credentials",
-	"/bot_users":                   "botUsers",
-	"/ssh_credentials":             "sshCredentials",
-	"/ip_policies":                 "ipPolicies",
-	"/ip_policy_rules":             "ipPolicyRules",
-	"/ip_restrictions":             "ipRestrictions",
-	"/backends/tunnel_group":       "backends.tunnelGroupBackends",
-	"/backends/static":             "backends.staticBackends",
-	"/backends/http_response":      "backends.httpResponseBackends",
-	"/backends/failover":           "backends.failoverBackends",
-	"/backends/weighted":           "backends.weightedBackends",
-	"/endpoints":                   "endpoints",
-	"/event_destinations":          "eventDestinations",
-	"/event_subscriptions":         "eventSubscriptions",
-	"/tls_certificates":            "tlsCertificates",
-	"/certificate_authorities":     "certificateAuthorities",
-	"/ssh_certificate_authorities": "sshCertificateAuthorities",
-	"/ssh_user_certificates":       "sshUserCertificates",
-	"/ssh_host_certificates":       "sshHostCertificates",
-	"/reserved_addrs":              "reservedAddrs",
-	"/reserved_domains":            "reservedDomains",
-	"/agent_ingresses":             "agentIngresses",
-	"/edges/tls":                   "edges.edgesTls",
-	"/edges/tcp":                   "edges.edgesTcp",
-	"/edges/https":                 "edges.edgesHttps",
-	"/abuse_reports":               "abuseReports",
-}
-
-// jsModules names the JavaScript client's service of each edge module of a collection, by
-// module; the client (0.11) has none for traffic_policy modules.
-var jsModules = map[string]map[string]string{
-	"/edges/tls": {"backend": "edgeModules.tlsEdgeBackendModule", "ip_restriction": "edgeModules.tlsEdgeIpRestrictionModule",
-		"mutual_tls": "edgeModules.tlsEdgeMutualTlsModule", "tls_termination": "edgeModules.tlsEdgeTlsTerminationModule"},
-	"/edges/tcp": {"backend": "edgeModules.tcpEdgeBackendModule", "ip_restriction": "edgeModules.tcpEdgeIpRestrictionModule"},
-}
-
 // jsDistinct makes the i-th of the three items a family test creates differ from the others
 // where the family refuses duplicates.
 var jsDistinct = map[string]func(i int, body map[string]any){
@@ -73,16 +34,6 @@ var jsDistinct = map[string]func(i int, body map[string]any){
 			body["public_key"] = testkit.SSHPublicKey()
 		}
 	},
-}
-
-// jsAbsent are the families the JavaScript client (0.11) has no service for, and what covers
-// them instead.
-var jsAbsent = map[string]string{
-	"/service_users": "the client's bot users service (botUsers) serves the same principals",
-	"/vaults":        "the client predates vaults; the vaults package's tests send the official Go client's shapes",
-	"/vault_secrets": "the client predates secrets; the vaults package's tests send the official Go client's shapes",
-	"/kubernetes_operators": "the client predates Kubernetes operators; TestOfficialGoClient drives the official Go client's " +
-		"kubernetes_operators package",
 }
 
 // onlyFirstHoldsHostports keeps the sample's hostports on the first edge only: a hostport
@@ -106,7 +57,6 @@ var jsMangled = map[string][]string{
 // the last item created.
 type jsFamily struct {
 	Path    string           `json:"path"`
-	Service string           `json:"service"`
 	Creates []map[string]any `json:"creates"`
 	Update  map[string]any   `json:"update"`
 	Modules []jsModule       `json:"modules"`
@@ -117,17 +67,20 @@ type jsFamily struct {
 
 // jsModule is an edge module the script replaces, reads and deletes on the updated item.
 type jsModule struct {
-	Name    string         `json:"name"`
-	Service string         `json:"service"`
-	Body    map[string]any `json:"body"`
+	Name string         `json:"name"`
+	Body map[string]any `json:"body"`
 }
 
 // Every family works through the platform's official JavaScript client from npm (the version
 // infra/stack/stack.sh installs), run by Node: create, get, update (the client sends the path's
 // id in the body), list in pages of one (the client pages with beforeId), delete, and not found
-// after the delete. The client's own delete is not used: it parses the empty 204 body as JSON
-// and rejects, so testdata/jsclient.cjs calls that endpoint directly (see its header). The
-// create and update bodies are the sample events' (events/<dir>/), with their setups.
+// after the delete; and so does each edge module. The client's own delete is not used: it
+// parses the empty 204 body as JSON and rejects, so testdata/jsclient.cjs calls that endpoint
+// directly (see its header). The create and update bodies are the sample events' (events/<dir>/),
+// with their setups. The script finds each family's service in the client's source by the path
+// it requests; a family the client has none for (it predates vaults, secrets and Kubernetes
+// operators, and its bot users are our service users' only service) is skipped, and covered
+// by the official Go client (TestOfficialGoClient).
 func TestJavaScriptClient(t *testing.T) {
 	s := testkit.App(t)
 	module, err := filepath.Abs(filepath.Join(root, ".local", "npm", "node_modules", "@ngrok", "ngrok-api"))
@@ -148,23 +101,14 @@ func TestJavaScriptClient(t *testing.T) {
 	var families []jsFamily
 	var subscription map[string]any
 	for _, form := range sampleForms(t, a) {
-		if why, absent := jsAbsent[form.Path]; absent {
-			t.Logf("%s: not in the JavaScript client; %s", form.Path, why)
-			continue
-		}
-		fam := jsFamily{Path: form.Path, Update: form.Update, Service: jsServices[form.Path]}
+		fam := jsFamily{Path: form.Path, Update: form.Update}
 		for name, op := range map[string]resource.Operation{"update": resource.OpUpdate, "list": resource.OpList, "delete": resource.OpDelete} {
 			if form.Family.Offers(op) {
 				fam.Operations = append(fam.Operations, name)
 			}
 		}
-		if fam.Service == "" {
-			t.Fatalf("%s: no JavaScript client service is known for it; add it to jsServices", fam.Path)
-		}
 		for _, name := range slices.Sorted(maps.Keys(form.Modules)) {
-			if svc := jsModules[form.Path][name]; svc != "" {
-				fam.Modules = append(fam.Modules, jsModule{Name: name, Service: svc, Body: form.Modules[name]})
-			}
+			fam.Modules = append(fam.Modules, jsModule{Name: name, Body: form.Modules[name]})
 		}
 		for i := range 3 {
 			body := maps.Clone(form.Create)
@@ -200,28 +144,45 @@ func TestJavaScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
 	}
-	results := map[string]string{}
+	type result struct {
+		Path, Error string
+		Absent      bool
+		Modules     []string
+	}
+	results := map[string]result{}
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	for sc.Scan() {
-		var r struct{ Path, Error string }
+		var r result
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("node printed %q: %v", sc.Text(), err)
 		}
-		results[r.Path] = r.Error
+		results[r.Path] = r
 	}
-	paths := []string{"/event_subscriptions/{subscription_id}/sources"}
-	for _, f := range families {
-		paths = append(paths, f.Path)
-	}
-	for _, p := range paths {
-		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
-			msg, ran := results[p]
+	driven, modules := 0, 0
+	for _, f := range append([]jsFamily{{Path: "/event_subscriptions/{subscription_id}/sources"}}, families...) {
+		r, ran := results[f.Path]
+		if r.Absent {
+			t.Logf("%s: the JavaScript client has no service requesting %s/{id}", f.Path, f.Path)
+			continue
+		}
+		driven++
+		for _, m := range f.Modules {
+			if slices.Contains(r.Modules, m.Name) {
+				modules++
+			} else if ran && r.Error == "" {
+				t.Logf("%s: the JavaScript client has no service for its %s module", f.Path, m.Name)
+			}
+		}
+		t.Run(strings.TrimPrefix(f.Path, "/"), func(t *testing.T) {
 			if !ran {
 				t.Fatalf("not run by the JavaScript client script")
 			}
-			if msg != "" {
-				t.Fatal(msg)
+			if r.Error != "" {
+				t.Fatal(r.Error)
 			}
 		})
+	}
+	if driven <= 1 || modules == 0 {
+		t.Errorf("the script found a service for %d of %d families and %d edge modules: it no longer finds the client's services", driven-1, len(families), modules)
 	}
 }

@@ -2,11 +2,16 @@
 // create, get, update, list with paging, delete, not found after delete. Run by
 // TestJavaScriptClient (jsclient_test.go), which passes on stdin:
 //   {"module": path of the client package, "baseUrl", "token",
-//    "families": [{"path", "service", "creates": [three bodies], "update": body,
-//                  "modules": [{"name", "service", "body"}, …] (edges only),
+//    "families": [{"path", "creates": [three bodies], "update": body,
+//                  "modules": [{"name", "body"}, …] (edges only),
 //                  "operations": those served of "update", "list", "delete"}, …],
 //    "subscription": {"create": body}}
-// and reads one JSON line per family from stdout: {"path", "error"} ("" when every step passed).
+// and reads one JSON line per family from stdout: {"path", "error", "absent", "modules"}: error
+// is "" when every step passed, absent is true for a family the client has no service for
+// (nothing was run), and modules are the edge modules driven (the others the client lacks).
+//
+// Each family's service is found in the client's own source (serviceFor): the one whose get
+// requests the family's item, `${path}/${id}`; an edge module's, `${path}/${id}/${name}`.
 //
 // Two steps do not use the client, on purpose:
 //   - delete: the client's delete() parses the empty body of the 204 as JSON and rejects; the
@@ -22,8 +27,16 @@ const fetch = require(require.resolve('node-fetch', { paths: [spec.module] }));
 const ngrok = new Ngrok({ apiToken: spec.token, baseUrl: spec.baseUrl });
 const headers = { Authorization: 'Bearer ' + spec.token, 'Ngrok-Version': '2', 'Content-Type': 'application/json' };
 
-function service(name) {
-  return name.split('.').reduce((o, k) => o[k], ngrok);
+// serviceFor is the client's service whose get requests url (its source names it as a template
+// literal, `/api_keys/${id}`), among the client's services and their groups (backends, edges,
+// edgeModules); undefined when the client has none, and an error when it has several.
+function serviceFor(url) {
+  const literal = '`' + url + '`';
+  const groups = [ngrok, ...Object.values(ngrok).filter(v => v && v.constructor === Object)];
+  const found = groups.flatMap(g => Object.values(g)).filter(svc =>
+    svc && typeof svc.get === 'function' && svc.get.toString().includes(literal));
+  if (found.length > 1) throw new Error(`${found.length} services of the client request ${url}`);
+  return found[0];
 }
 
 function check(cond, what) {
@@ -60,8 +73,8 @@ async function notFound(call, what) {
   throw new Error(`${what}: succeeded after the delete`);
 }
 
-async function family(f) {
-  const svc = service(f.service);
+// family drives f through its service svc; it returns the names of the edge modules driven.
+async function family(f, svc) {
   const viaClient = f.path !== '/endpoints';
   const create = async body => viaClient ? svc.create(body) : (await direct('POST', f.path, body)).json;
   const created = [];
@@ -86,8 +99,11 @@ async function family(f) {
 
   // Edge modules: the client's replace sends {id, module}; get and the edge show what it answered;
   // after a delete (direct, as for items) the module is 404 and the edge shows null.
+  const driven = [];
   for (const m of f.modules || []) {
-    const mod = service(m.service);
+    const mod = serviceFor(`${f.path}/\${id}/${m.name}`);
+    if (!mod) continue;
+    driven.push(m.name);
     const put = await mod.replace({ id, module: m.body });
     check(put && typeof put === 'object', `${m.name} replace: ${JSON.stringify(put)}`);
     const read = await mod.get(id);
@@ -111,7 +127,7 @@ async function family(f) {
 
   if (!serves('delete')) {
     check(JSON.stringify(await svc.get(id)) === JSON.stringify(got), `get again: ${JSON.stringify(await svc.get(id))} differs from ${JSON.stringify(got)}`);
-    return;
+    return driven;
   }
   for (const c of created) {
     // Not svc.delete: it parses the empty body of the 204 as JSON (see the top of this file).
@@ -122,6 +138,7 @@ async function family(f) {
   if (viaClient && serves('update')) {
     await notFound(() => svc.update({ ...f.update, id }), 'update');
   }
+  return driven;
 }
 
 // update sends the family's update through the client and reads it back.
@@ -160,15 +177,21 @@ async function sources() {
 }
 
 (async () => {
-  const runs = spec.families.map(f => [f.path, () => family(f)]);
-  runs.push(['/event_subscriptions/{subscription_id}/sources', sources]);
+  const runs = spec.families.map(f => [f.path, () => {
+    // The literal the client's source holds: ${id} itself, not a value.
+    const svc = serviceFor(`${f.path}/\${id}`);
+    return svc ? family(f, svc) : null;
+  }]);
+  runs.push(['/event_subscriptions/{subscription_id}/sources', async () => { await sources(); return []; }]);
   for (const [path, run] of runs) {
-    let error = '';
+    let error = '', modules = [], absent = false;
     try {
-      await run();
+      const driven = await run();
+      absent = driven === null;
+      modules = driven || [];
     } catch (e) {
       error = e instanceof Error ? e.message : JSON.stringify(e);
     }
-    process.stdout.write(JSON.stringify({ path, error }) + '\n');
+    process.stdout.write(JSON.stringify({ path, error, absent, modules }) + '\n');
   }
 })();
