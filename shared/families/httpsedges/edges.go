@@ -83,10 +83,10 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Release: edges.ReleaseHostports,
 }
 
-// edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a
 // EdgeSpec is the HTTPS edge family's Spec.
 func (*HTTPSEdgeItem) EdgeSpec() any { return edgeSpec }
 
+// edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a
 // TCP address), the two edge modules, and the deletion of the routes with the edge.
 var edgeSpec = &edges.Spec[HTTPSEdgeItem, *HTTPSEdgeItem]{
 	Hostports: edges.HostportRule{AddressCode: edges.CodeHTTPSEdgeAddr},
