@@ -110,15 +110,7 @@ func TestTenantMoves(t *testing.T) {
 		t.Errorf("the copy's export has %d objects, the original's %d", len(got), len(want))
 	}
 	deleteTenant(t, srv, to.AccountID)
-	items, err := s.Items(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range items {
-		if names(it, from.AccountID) || names(it, to.AccountID) {
-			t.Errorf("after both deletes an item names a tenant: %v", stringAttrs(it))
-		}
-	}
+	noItemNames(t, s, "after both deletes", from.AccountID, to.AccountID)
 }
 
 // createTenant makes a tenant through the operator's interface.

@@ -129,15 +129,7 @@ func TestTenantLifecycle(t *testing.T) {
 	if status, _ := operatorDo(t, srv, operatorCreds, "", "GET", tenant, nil); status != http.StatusNotFound {
 		t.Errorf("get of a deleted tenant: %d", status)
 	}
-	items, err := s.Items(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range items {
-		if names(it, a.AccountID) {
-			t.Errorf("after the delete an item names the tenant: %v", stringAttrs(it))
-		}
-	}
+	noItemNames(t, s, "after the delete", a.AccountID)
 	other := s.NewAccount(t)
 	other.Do(t, "POST", "/reserved_domains", map[string]any{"domain": domain}).Expect(t, http.StatusCreated)
 	other.Do(t, "POST", "/ssh_credentials", map[string]any{"public_key": sshKey}).Expect(t, http.StatusCreated)
@@ -161,15 +153,7 @@ func TestErasureReadsEveryFamilysCollection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	items, err := s.Items(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, it := range items {
-		if names(it, a.AccountID) {
-			t.Errorf("after the erasure an item names the account: %v", stringAttrs(it))
-		}
-	}
+	noItemNames(t, s, "after the erasure", a.AccountID)
 }
 
 // familyRead is a read of d's that reaches its caller's verification: its list, or a get of an
@@ -179,6 +163,23 @@ func familyRead(d *resource.Descriptor) string {
 		return d.Path
 	}
 	return d.Path + "/" + d.Prefix + "_2ShIMEZcBYMiQeLvjVVvRMpjmFY"
+}
+
+// noItemNames fails t for each item of s's table (a full Scan) that names one of accounts in
+// a key, attribute name or string value; when says after what.
+func noItemNames(t *testing.T, s *testkit.Stack, when string, accounts ...string) {
+	t.Helper()
+	items, err := s.Items(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		for _, account := range accounts {
+			if names(it, account) {
+				t.Errorf("%s an item names account %s: %v", when, account, stringAttrs(it))
+			}
+		}
+	}
 }
 
 // names reports whether any key, attribute name or string value of it contains s.
