@@ -23,7 +23,9 @@ import (
 // for an update and a delete, replayed on a twin key so that every condition still holds.
 // get and create are sent over HTTP to the local server; get-lambda and create-lambda are the
 // same requests as API Gateway delivers them to a function (its event through the function's
-// handler, no loopback HTTP between client and server), the path that serves them in AWS.
+// handler, no loopback HTTP between client and server), the path that serves them in AWS. The
+// calls are replayed as sent, their ask for consumed capacity included; capacity reports that
+// ask's own cost.
 func BenchmarkRequestsVsBareOperations(b *testing.B) {
 	s, a := testkit.AppAccount(b)
 	newKey := func() (id, token string) {
@@ -62,6 +64,17 @@ func BenchmarkRequestsVsBareOperations(b *testing.B) {
 				func() { write(nil) })
 		})
 	}
+	// capacity is what asking DynamoDB for consumed capacity (the usage line) costs the bare
+	// create: its transaction as the request sends it against the same without the ask.
+	b.Run("capacity", func(b *testing.B) {
+		do("POST", "/api_keys", map[string]any{"description": "bench"}, http.StatusCreated)
+		in, _ := s.Calls.Last("TransactWriteItems").(*dynamodb.TransactWriteItemsInput)
+		if in == nil || in.ReturnConsumedCapacity != types.ReturnConsumedCapacityTotal {
+			b.Fatal("the create's transaction did not ask for consumed capacity")
+		}
+		bare := &benchkit.Replayer{DB: s.DB, Last: s.Calls.Last, WithoutCapacity: true}
+		benchkit.Compare(b, "capacity", func() { write(nil) }, func() { bare.Write(b, nil) })
+	})
 	b.Run("update", func(b *testing.B) {
 		id, tok := newKey()
 		id2, tok2 := newKey()

@@ -14,14 +14,16 @@ import (
 
 // The baselines of request benchmarks are the request's own DynamoDB calls, captured on the
 // request path (testkit.Counter.Last) and replayed bare: the same items, expressions and sizes,
-// rewritten so the replay acts on a twin resource instead of the one the request changed.
+// rewritten so the replay acts on a twin resource instead of the one the request changed. A
+// replay asks for consumed capacity when the request's call did (the usage line's metering), so
+// the baseline is the request's call as DynamoDB received it.
 
 // ReplayTransact returns a copy of a captured transaction in which every string value has each
 // key of subst replaced by its value, and every Put that creates an item (no condition, or
 // attribute_not_exists) gets suffix on its sort key, as a request's new ids and event ids are
 // new each time.
 func ReplayTransact(in *dynamodb.TransactWriteItemsInput, subst map[string]string, suffix string) *dynamodb.TransactWriteItemsInput {
-	out := &dynamodb.TransactWriteItemsInput{}
+	out := &dynamodb.TransactWriteItemsInput{ReturnConsumedCapacity: in.ReturnConsumedCapacity}
 	for _, it := range in.TransactItems {
 		var c types.TransactWriteItem
 		switch {
@@ -58,7 +60,7 @@ func ReplayTransact(in *dynamodb.TransactWriteItemsInput, subst map[string]strin
 
 // ReplayBatchGet returns a copy of a captured batch read with subst applied to its keys.
 func ReplayBatchGet(in *dynamodb.BatchGetItemInput, subst map[string]string) *dynamodb.BatchGetItemInput {
-	out := &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{}}
+	out := &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{}, ReturnConsumedCapacity: in.ReturnConsumedCapacity}
 	for table, ka := range in.RequestItems {
 		c := ka
 		c.Keys = nil
@@ -107,7 +109,10 @@ type Replayer struct {
 	// Last returns the input of the latest call of an operation on the request path
 	// (testkit.Counter.Last).
 	Last func(operation string) any
-	n    int
+	// WithoutCapacity replays the calls without asking for consumed capacity: what they would
+	// cost without the usage line's metering.
+	WithoutCapacity bool
+	n               int
 }
 
 // Read replays the latest BatchGetItem with subst applied.
@@ -116,7 +121,11 @@ func (p *Replayer) Read(tb testing.TB, subst map[string]string) {
 	if !ok {
 		tb.Fatal("benchkit: no BatchGetItem captured")
 	}
-	if _, err := p.DB.Client.BatchGetItem(context.Background(), ReplayBatchGet(in, subst)); err != nil {
+	c := ReplayBatchGet(in, subst)
+	if p.WithoutCapacity {
+		c.ReturnConsumedCapacity = ""
+	}
+	if _, err := p.DB.Client.BatchGetItem(context.Background(), c); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -129,7 +138,11 @@ func (p *Replayer) Write(tb testing.TB, subst map[string]string) {
 		tb.Fatal("benchkit: no TransactWriteItems captured")
 	}
 	p.n++
-	if _, err := p.DB.Client.TransactWriteItems(context.Background(), ReplayTransact(in, subst, "#bench"+strconv.Itoa(p.n))); err != nil {
+	c := ReplayTransact(in, subst, "#bench"+strconv.Itoa(p.n))
+	if p.WithoutCapacity {
+		c.ReturnConsumedCapacity = ""
+	}
+	if _, err := p.DB.Client.TransactWriteItems(context.Background(), c); err != nil {
 		tb.Fatal(err)
 	}
 }
