@@ -398,15 +398,20 @@ func isResource(k Key) bool {
 	return ok && strings.IndexByte(rest, '#') > 0
 }
 
-// absent is Absent() as built into a write: a resource's create is a Put with this condition
-// alone (an overwrite of an existing resource conditions on its version).
-var absent = sync.OnceValue(func() expression.Expression {
-	e, _ := expression.NewBuilder().WithCondition(Absent()).Build() // a constant condition: it cannot fail
-	return e
-})
+// absent is Absent() as built into a write (its condition and names): a resource's create is
+// a Put with this condition alone (an overwrite of an existing resource conditions on its
+// version). Built once, on the first Put.
+var absent struct {
+	once  sync.Once
+	cond  string
+	names map[string]string
+}
 
 // createsItem reports whether p creates its item: its only condition is Absent.
 func createsItem(p *types.Put) bool {
-	a := absent()
-	return aws.ToString(p.ConditionExpression) == aws.ToString(a.Condition()) && maps.Equal(p.ExpressionAttributeNames, a.Names())
+	absent.once.Do(func() {
+		e, _ := expression.NewBuilder().WithCondition(Absent()).Build() // a constant condition: it cannot fail
+		absent.cond, absent.names = aws.ToString(e.Condition()), e.Names()
+	})
+	return aws.ToString(p.ConditionExpression) == absent.cond && maps.Equal(p.ExpressionAttributeNames, absent.names)
 }
