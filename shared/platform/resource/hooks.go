@@ -67,39 +67,39 @@ func eraseHooks[T any, P interface {
 	if _, ok := h.(UpdateReader); ok {
 		t.opts |= updateReader
 	}
-	return t
+	return &t
 }
 
-func (t typedHooks[T, P]) has(o optional) bool { return t.opts&o != 0 }
-func (typedHooks[T, P]) New() store.Resource   { return P(new(T)) }
-func (typedHooks[T, P]) Clone(it store.Resource) store.Resource {
+func (t *typedHooks[T, P]) has(o optional) bool { return t.opts&o != 0 }
+func (*typedHooks[T, P]) New() store.Resource   { return P(new(T)) }
+func (*typedHooks[T, P]) Clone(it store.Resource) store.Resource {
 	out := P(new(T))
 	*out = *it.(P)
 	return out
 }
 
-func (t typedHooks[T, P]) Render(r *api.Request, it store.Resource) any {
+func (t *typedHooks[T, P]) Render(r *api.Request, it store.Resource) any {
 	return t.h.Render(r, it.(P))
 }
 
-func (t typedHooks[T, P]) Create(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) (any, error) {
+func (t *typedHooks[T, P]) Create(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) (any, error) {
 	return t.h.Create(ctx, r, it.(P), m)
 }
 
-func (t typedHooks[T, P]) Update(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
+func (t *typedHooks[T, P]) Update(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
 	return t.h.(Updater[P]).Update(ctx, r, it.(P), m)
 }
 
-func (t typedHooks[T, P]) Prepare(ctx context.Context, r *api.Request, it store.Resource) error {
+func (t *typedHooks[T, P]) Prepare(ctx context.Context, r *api.Request, it store.Resource) error {
 	return t.h.(Preparer[P]).Prepare(ctx, r, it.(P))
 }
 
-func (t typedHooks[T, P]) Delete(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
+func (t *typedHooks[T, P]) Delete(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error {
 	return t.h.(Deleter[P]).Delete(ctx, r, it.(P), m)
 }
 
-func (t typedHooks[T, P]) InUse() *api.Error { return t.h.(Referenceable).InUse() }
+func (t *typedHooks[T, P]) InUse() *api.Error { return t.h.(Referenceable).InUse() }
 
-func (t typedHooks[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
+func (t *typedHooks[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
 	return t.h.(UpdateReader).UpdateReads(r, account)
 }
