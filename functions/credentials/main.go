@@ -5,9 +5,12 @@ package main
 
 import (
 	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/platform/seal/kmsseal"
 	"tunnelapi/shared/platform/serve"
-	// A family keeps secrets (its descriptor sets Seals or Opens): KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-func main() { serve.Main(principals.CredentialsDescriptor) }
+func main() {
+	// Its families seal and open secrets (Seals, Opens): KMS in AWS.
+	kmsseal.Register()
+	serve.Main(principals.CredentialsDescriptor)
+}

@@ -6,9 +6,12 @@ package main
 
 import (
 	"tunnelapi/shared/families/sshcerts"
+	"tunnelapi/shared/platform/seal/kmsseal"
 	"tunnelapi/shared/platform/serve"
-	// A family keeps secrets (its descriptor sets Seals or Opens): KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-func main() { serve.Main(sshcerts.SSHUserCertificatesDescriptor) }
+func main() {
+	// Its families open secrets (Opens) and seal none: KMS in AWS, without GenerateDataKey.
+	kmsseal.RegisterOpening()
+	serve.Main(sshcerts.SSHUserCertificatesDescriptor)
+}

@@ -6,9 +6,12 @@ package main
 
 import (
 	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/platform/seal/kmsseal"
 	"tunnelapi/shared/platform/serve"
-	// A family keeps secrets (its descriptor sets Seals or Opens): KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
 
-func main() { serve.Main(tlscerts.TLSCertificatesDescriptor) }
+func main() {
+	// Its families seal secrets (Seals) and open none: KMS in AWS, without Decrypt.
+	kmsseal.RegisterSealing()
+	serve.Main(tlscerts.TLSCertificatesDescriptor)
+}

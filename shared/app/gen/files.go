@@ -152,11 +152,12 @@ func descriptorNames(appGo string) (map[*resource.Descriptor]qualified, error) {
 }
 
 // httpMain is the main of the HTTP function f: serve.Main of its families' descriptors, with
-// the KMS sealer linked when one of them seals.
+// the KMS sealer registered when one of them keeps secrets, for only what they declare (Seals,
+// Opens), so that the function links only the KMS operations it calls.
 func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte, error) {
 	imports := []string{"tunnelapi/shared/platform/serve"}
 	var args, paths []string
-	seals := false
+	seals, opens := false, false
 	for _, d := range f.Families {
 		q := names[d]
 		if !slices.Contains(imports, q.path) {
@@ -164,7 +165,19 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 		}
 		args = append(args, q.pkg()+"."+q.name)
 		paths = append(paths, d.Path)
-		seals = seals || d.KeepsSecrets()
+		seals, opens = seals || d.Seals, opens || d.Opens
+	}
+	register := ""
+	switch {
+	case seals && opens:
+		register = "\t// Its families seal and open secrets (Seals, Opens): KMS in AWS.\n\tkmsseal.Register()\n"
+	case seals:
+		register = "\t// Its families seal secrets (Seals) and open none: KMS in AWS, without Decrypt.\n\tkmsseal.RegisterSealing()\n"
+	case opens:
+		register = "\t// Its families open secrets (Opens) and seal none: KMS in AWS, without GenerateDataKey.\n\tkmsseal.RegisterOpening()\n"
+	}
+	if register != "" {
+		imports = append(imports, "tunnelapi/shared/platform/seal/kmsseal")
 	}
 	slices.Sort(imports)
 	var b bytes.Buffer
@@ -174,11 +187,11 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 	for _, p := range imports {
 		fmt.Fprintf(&b, "\t%q\n", p)
 	}
-	if seals {
-		b.WriteString("\t// A family keeps secrets (its descriptor sets Seals or Opens): KMS in AWS.\n")
-		b.WriteString("\t_ \"tunnelapi/shared/platform/seal/kmsseal\"\n")
+	if register == "" {
+		fmt.Fprintf(&b, ")\n\nfunc main() { serve.Main(%s) }\n", strings.Join(args, ", "))
+	} else {
+		fmt.Fprintf(&b, ")\n\nfunc main() {\n%s\tserve.Main(%s)\n}\n", register, strings.Join(args, ", "))
 	}
-	fmt.Fprintf(&b, ")\n\nfunc main() { serve.Main(%s) }\n", strings.Join(args, ", "))
 	return format.Source(b.Bytes())
 }
 

@@ -40,9 +40,9 @@ type Descriptor struct {
 	// Seals says the family seals secrets (a token shown once, a private key) and Opens that it
 	// opens sealed ones (a CA key to sign with, a response to replay). Only a family that does
 	// either gets a sealer in its kit, and only for what it declares (Register); its main links
-	// the KMS client (shared/platform/seal/kmsseal) and its function's role holds
-	// kms:GenerateDataKey (Seals) and kms:Decrypt (Opens), so a function that keeps no secrets
-	// stays small and one that only seals cannot open.
+	// the KMS client with only the operations its families declare (shared/platform/seal/kmsseal)
+	// and its function's role holds kms:GenerateDataKey (Seals) and kms:Decrypt (Opens), so a
+	// function that keeps no secrets stays small and one that only seals cannot open.
 	Seals, Opens bool
 	// Reads are the settings the family reads beyond every function's (config.DomainSettings):
 	// only a function serving a family that names a section parses it at start, and links its

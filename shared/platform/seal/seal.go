@@ -43,8 +43,8 @@ var ErrOpen = errors.New("seal: cannot open sealed value")
 
 var newKMS func(aws.Config, string) Sealer
 
-// RegisterKMS installs the KMS sealer factory (package kmsseal does, in the functions that
-// seal), keeping the KMS client out of every other binary.
+// RegisterKMS installs the KMS sealer factory (package kmsseal's Register functions do, in the
+// functions that seal or open), keeping the KMS client out of every other binary.
 func RegisterKMS(f func(cfg aws.Config, keyID string) Sealer) { newKMS = f }
 
 // Settings say how a process seals secrets (package config reads them: SEAL_KMS_KEY_ID,
@@ -61,8 +61,8 @@ type Settings struct {
 
 // New returns the KMS sealer when s.KMSKeyID is set; else the local sealer over s.LocalKey;
 // else the local key-file sealer of s.KeyFile, created on first use. No network I/O. A
-// function that never imported kmsseal gets a sealer that refuses to work, which it never asks
-// it to.
+// function that registered no KMS sealer (package kmsseal) gets a sealer that refuses to work,
+// which it never asks it to.
 func New(cfg aws.Config, s Settings) Sealer {
 	switch {
 	case s.KMSKeyID != "":
@@ -123,7 +123,7 @@ func (r restricted) Open(ctx context.Context, s Sealed, aad map[string]string) (
 	return r.s.Open(ctx, s, aad)
 }
 
-var errUnavailable = errors.New("seal: this function was built without KMS support (import shared/platform/seal/kmsseal)")
+var errUnavailable = errors.New("seal: this function was built without KMS support (register it with shared/platform/seal/kmsseal)")
 
 // lazyLocal loads the key file on first use, so functions that never seal never touch it.
 type lazyLocal struct {

@@ -16,11 +16,12 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/seal/kmsseal"
 	"tunnelapi/shared/platform/store"
-
-	// The worker seals certificate and account keys with KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
+
+// The worker seals certificate and account keys with KMS in AWS.
+func init() { kmsseal.Register() }
 
 // FromConfig builds the worker configured by c with no network I/O.
 func FromConfig(ctx context.Context, c config.CertWorker, log *slog.Logger) (*Worker, error) {

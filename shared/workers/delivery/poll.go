@@ -7,11 +7,12 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/seal"
+	"tunnelapi/shared/platform/seal/kmsseal"
 	"tunnelapi/shared/platform/store"
-
-	// Secrets of this family are sealed with KMS in AWS.
-	_ "tunnelapi/shared/platform/seal/kmsseal"
 )
+
+// Secrets of this family are sealed with KMS in AWS.
+func init() { kmsseal.Register() }
 
 // Poll runs the worker the way Lambda's SQS trigger does (queue.Poll), for the local server
 // and tests. It returns when ctx ends.

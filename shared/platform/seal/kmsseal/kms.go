@@ -49,3 +49,32 @@ func (k *KMS) Open(ctx context.Context, s seal.Sealed, aad map[string]string) ([
 	defer clear(out.Plaintext)
 	return seal.OpenWith(out.Plaintext, s, aad)
 }
+
+// sealing is RegisterSealing's sealer: KMS's Seal, and an Open that refuses without calling KMS.
+// It is a KMS by another type, with no method Open of KMS's: a *KMS (a field of that type, too)
+// in an interface keeps KMS.Open, and with it the client's Decrypt, in the binary.
+type sealing KMS
+
+// Seal is KMS.Seal.
+func (s *sealing) Seal(ctx context.Context, plaintext []byte, aad map[string]string) (seal.Sealed, error) {
+	return (*KMS)(s).Seal(ctx, plaintext, aad)
+}
+
+// Open refuses: the function only seals.
+func (*sealing) Open(context.Context, seal.Sealed, map[string]string) ([]byte, error) {
+	return nil, errSealOnly
+}
+
+// opening is RegisterOpening's sealer: KMS's Open, and a Seal that refuses without calling KMS
+// (as sealing, with KMS.Seal and the client's GenerateDataKey left out).
+type opening KMS
+
+// Open is KMS.Open.
+func (o *opening) Open(ctx context.Context, s seal.Sealed, aad map[string]string) ([]byte, error) {
+	return (*KMS)(o).Open(ctx, s, aad)
+}
+
+// Seal refuses: the function only opens.
+func (*opening) Seal(context.Context, []byte, map[string]string) (seal.Sealed, error) {
+	return seal.Sealed{}, errOpenOnly
+}
