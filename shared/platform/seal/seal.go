@@ -67,7 +67,7 @@ func New(cfg aws.Config, s Settings) Sealer {
 	switch {
 	case s.KMSKeyID != "":
 		if newKMS == nil {
-			return broken{errUnavailable}
+			return &broken{errUnavailable}
 		}
 		return newKMS(cfg, s.KMSKeyID)
 	case len(s.LocalKey) > 0:
@@ -82,12 +82,12 @@ func New(cfg aws.Config, s Settings) Sealer {
 type broken struct{ err error }
 
 // Seal implements Sealer.
-func (b broken) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
+func (b *broken) Seal(context.Context, []byte, map[string]string) (Sealed, error) {
 	return Sealed{}, b.err
 }
 
 // Open implements Sealer.
-func (b broken) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
+func (b *broken) Open(context.Context, Sealed, map[string]string) ([]byte, error) {
 	return nil, b.err
 }
 
@@ -97,7 +97,7 @@ func Restrict(s Sealer, seals, opens bool, why string) Sealer {
 	if seals && opens {
 		return s
 	}
-	return restricted{s, seals, opens, errors.New("seal: " + why)}
+	return &restricted{s, seals, opens, errors.New("seal: " + why)}
 }
 
 // restricted is Restrict's sealer.
@@ -108,7 +108,7 @@ type restricted struct {
 }
 
 // Seal implements Sealer.
-func (r restricted) Seal(ctx context.Context, p []byte, aad map[string]string) (Sealed, error) {
+func (r *restricted) Seal(ctx context.Context, p []byte, aad map[string]string) (Sealed, error) {
 	if !r.seals {
 		return Sealed{}, r.err
 	}
@@ -116,7 +116,7 @@ func (r restricted) Seal(ctx context.Context, p []byte, aad map[string]string) (
 }
 
 // Open implements Sealer.
-func (r restricted) Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error) {
+func (r *restricted) Open(ctx context.Context, s Sealed, aad map[string]string) ([]byte, error) {
 	if !r.opens {
 		return nil, r.err
 	}
