@@ -23,10 +23,12 @@ func (db *DB) Get(ctx context.Context, k Key, out any) (err error) {
 	defer derrors.Wrap(&err, "store.Get(%s %s)", k.PK, k.SK)
 	res, err := db.Client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(db.Table), Key: k.AV(), ConsistentRead: aws.Bool(true),
+		ReturnConsumedCapacity: capacity(ctx),
 	})
 	if err != nil {
 		return err
 	}
+	addRead(ctx, one(res.ConsumedCapacity)...)
 	if res.Item == nil {
 		return ErrNotFound // wrapped too: callers test it with IsNotFound
 	}
@@ -65,10 +67,11 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 		}
 		res, err := db.Client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			db.Table: {Keys: req, ConsistentRead: aws.Bool(true)},
-		}})
+		}, ReturnConsumedCapacity: capacity(ctx)})
 		if err != nil {
 			return nil, err
 		}
+		addRead(ctx, res.ConsumedCapacity...)
 		for _, it := range res.Responses[db.Table] {
 			if i := idx.first(keyOf(it)); i < len(keys) {
 				out[i] = it
@@ -152,10 +155,12 @@ func (db *DB) PageQuery(ctx context.Context, partition, before string, limit int
 		ScanIndexForward:          aws.Bool(false),
 		ConsistentRead:            aws.Bool(true),
 		Limit:                     aws.Int32(int32(limit + 1)),
+		ReturnConsumedCapacity:    capacity(ctx),
 	})
 	if err != nil {
 		return nil, false, err
 	}
+	addRead(ctx, one(res.ConsumedCapacity)...)
 	items = res.Items
 	if len(items) > limit {
 		return items[:limit], true, nil
@@ -197,6 +202,7 @@ func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, l
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ConsistentRead:            aws.Bool(true),
+		ReturnConsumedCapacity:    capacity(ctx),
 	}
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit))
@@ -208,6 +214,7 @@ func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, l
 		if err != nil {
 			return nil, err
 		}
+		addRead(ctx, one(res.ConsumedCapacity)...)
 		out = append(out, res.Items...)
 		if limit > 0 && len(out) >= limit {
 			return out[:limit], nil
@@ -225,8 +232,12 @@ func (db *DB) Put(ctx context.Context, item any) (err error) {
 	if err != nil {
 		return err
 	}
-	_, err = db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(db.Table), Item: av})
-	return err
+	res, err := db.Client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(db.Table), Item: av, ReturnConsumedCapacity: capacity(ctx)})
+	if err != nil {
+		return err
+	}
+	addWrite(ctx, one(res.ConsumedCapacity)...)
+	return nil
 }
 
 // Add adds delta to the number attribute attr of the item at k (an absent item or attribute
@@ -244,11 +255,13 @@ func (db *DB) Add(ctx context.Context, k Key, attr string, delta int64, expires 
 			":d": &types.AttributeValueMemberN{Value: strconv.FormatInt(delta, 10)},
 			":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
 		},
-		ReturnValues: types.ReturnValueUpdatedNew,
+		ReturnValues:           types.ReturnValueUpdatedNew,
+		ReturnConsumedCapacity: capacity(ctx),
 	})
 	if err != nil {
 		return 0, err
 	}
+	addWrite(ctx, one(res.ConsumedCapacity)...)
 	v, ok := res.Attributes[attr].(*types.AttributeValueMemberN)
 	if !ok {
 		return 0, fmt.Errorf("%s is not a number after the update", attr)

@@ -41,8 +41,7 @@ type Options struct {
 	APIOptions []func(*dynamodb.Options)
 }
 
-// Open builds a DB without any network I/O, so it is safe in Lambda init. Its calls under a
-// context carrying a metrics.Tally add the capacity they consumed to it.
+// Open builds a DB without any network I/O, so it is safe in Lambda init.
 func Open(ctx context.Context, o Options) (*DB, error) {
 	if o.Table == "" {
 		return nil, errors.New("store: TABLE_NAME is not set")
@@ -51,7 +50,7 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	if cfg == nil {
 		return nil, errors.New("store: no AWS configuration")
 	}
-	opts := []func(*dynamodb.Options){retryOptions, meterCapacity, func(d *dynamodb.Options) {
+	opts := []func(*dynamodb.Options){retryOptions, func(d *dynamodb.Options) {
 		if o.Endpoint != "" {
 			d.BaseEndpoint = aws.String(o.Endpoint)
 			// DynamoDB Local omits the CRC32 header on error responses.

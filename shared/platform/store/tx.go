@@ -325,8 +325,9 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 	for i := range t.items {
 		setTable(&t.items[i], db.Table)
 	}
-	_, err = db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
+	res, err := db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ReturnConsumedCapacity: capacity(ctx)})
 	if tally := metrics.TallyOf(ctx); tally != nil && err == nil {
+		addWrite(ctx, res.ConsumedCapacity...)
 		tally.AddCommit(t.stored)
 	}
 	var dep *DependencyError
