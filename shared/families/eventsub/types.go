@@ -2,6 +2,7 @@ package eventsub
 
 import (
 	"sort"
+	"sync"
 
 	"tunnelapi/shared/platform/audit"
 )
@@ -12,28 +13,39 @@ var otherTypes = []string{
 	"http_request_complete.v0", "tcp_connection_closed.v0",
 }
 
+// known holds every event type a subscription may name (knownTypes).
+var known struct {
+	once  sync.Once
+	types map[string]bool
+}
+
 // knownTypes is every event type a subscription may name: each verb each audit kind records
-// (audit.AuditKinds), and the others.
-var knownTypes = func() map[string]bool {
-	m := map[string]bool{}
-	for kind, verbs := range audit.AuditKinds {
-		for _, verb := range verbs.Names() {
-			m[audit.Type(kind, verb)] = true
+// (audit.AuditKinds), and the others. It is built on first use: a function that never checks a
+// type (event destinations) neither builds it at start nor links audit.AuditKinds.
+func knownTypes() map[string]bool {
+	known.once.Do(func() {
+		m := map[string]bool{}
+		for kind, verbs := range audit.AuditKinds {
+			for _, verb := range verbs.Names() {
+				m[audit.Type(kind, verb)] = true
+			}
 		}
-	}
-	for _, t := range otherTypes {
-		m[t] = true
-	}
-	return m
-}()
+		for _, t := range otherTypes {
+			m[t] = true
+		}
+		known.types = m
+	})
+	return known.types
+}
 
 // KnownType reports whether t is an event type a subscription may name.
-func KnownType(t string) bool { return knownTypes[t] }
+func KnownType(t string) bool { return knownTypes()[t] }
 
 // KnownTypes returns every event type a subscription may name, sorted.
 func KnownTypes() []string {
-	out := make([]string, 0, len(knownTypes))
-	for t := range knownTypes {
+	types := knownTypes()
+	out := make([]string, 0, len(types))
+	for t := range types {
 		out = append(out, t)
 	}
 	sort.Strings(out)
