@@ -74,6 +74,7 @@ type Target struct {
 
 // awsKind is what sets an AWS target kind apart; the rest (its auth, its delivery) is shared.
 type awsKind struct {
+	kind string
 	// member is the request and response member holding the ARN of the kind's resource.
 	member string
 	// service, resource and shape are what that ARN must be: its service, a pattern of its
@@ -83,16 +84,26 @@ type awsKind struct {
 	shape    string
 }
 
-// awsKinds are the AWS target kinds, by kind.
-var awsKinds = map[string]awsKind{
-	KindFirehose:       {"delivery_stream_arn", "firehose", deliveryRE, "arn:aws:firehose:<region>:<account>:deliverystream/<name>"},
-	KindKinesis:        {"stream_arn", "kinesis", streamRE, "arn:aws:kinesis:<region>:<account>:stream/<name>"},
-	KindCloudWatchLogs: {"log_group_arn", "logs", logGroupRE, "arn:aws:logs:<region>:<account>:log-group:<name>"},
+// awsKinds are the AWS target kinds: static data, where a map would be built at every start.
+var awsKinds = [...]awsKind{
+	{KindFirehose, "delivery_stream_arn", "firehose", deliveryRE, "arn:aws:firehose:<region>:<account>:deliverystream/<name>"},
+	{KindKinesis, "stream_arn", "kinesis", streamRE, "arn:aws:kinesis:<region>:<account>:stream/<name>"},
+	{KindCloudWatchLogs, "log_group_arn", "logs", logGroupRE, "arn:aws:logs:<region>:<account>:log-group:<name>"},
+}
+
+// awsKindOf returns the AWS target kind kind; false when kind is not one.
+func awsKindOf(kind string) (awsKind, bool) {
+	for _, k := range awsKinds {
+		if k.kind == kind {
+			return k, true
+		}
+	}
+	return awsKind{}, false
 }
 
 // IsAWS reports whether the target is delivered through an AWS API.
 func (t *Target) IsAWS() bool {
-	_, ok := awsKinds[t.Kind]
+	_, ok := awsKindOf(t.Kind)
 	return ok
 }
 
@@ -213,7 +224,6 @@ var (
 	tenantRE     = &lazyRE{pattern: `^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`}
 	ruleIDRE     = &lazyRE{pattern: `^dcr-[0-9a-f]{32}$`}
 	dcrStreamRE  = &lazyRE{pattern: `^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`}
-	partitions   = map[string]bool{"aws": true, "aws-cn": true, "aws-us-gov": true}
 	maxDDTags    = 1024
 	maxDDService = 256
 	maxSecret    = 1024
@@ -235,10 +245,13 @@ func (l *lazyRE) MatchString(s string) bool {
 	return l.re.MatchString(s)
 }
 
+// awsPartition reports whether p is an AWS partition a target may be in.
+func awsPartition(p string) bool { return p == "aws" || p == "aws-cn" || p == "aws-us-gov" }
+
 // resourceARN checks that s is an ARN of service whose resource matches re.
 func resourceARN(s, service string, re *lazyRE) bool {
 	a, err := arn.Parse(s)
-	return err == nil && partitions[a.Partition] && a.Service == service && regionRE.MatchString(a.Region) &&
+	return err == nil && awsPartition(a.Partition) && a.Service == service && regionRE.MatchString(a.Region) &&
 		accountRE.MatchString(a.AccountID) && re.MatchString(a.Resource)
 }
 
@@ -253,7 +266,7 @@ func RoleAccount(s string) string {
 
 func roleARN(s string) bool {
 	a, err := arn.Parse(s)
-	return err == nil && partitions[a.Partition] && a.Service == "iam" && a.Region == "" &&
+	return err == nil && awsPartition(a.Partition) && a.Service == "iam" && a.Region == "" &&
 		accountRE.MatchString(a.AccountID) && roleRE.MatchString(a.Resource)
 }
 
@@ -313,7 +326,7 @@ func parseTarget(in *TargetJSON, prev *Target, deployment string) (Target, *stri
 
 // parseAWS validates the target of the AWS kind t.Kind: the ARN of its resource and its auth.
 func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *string, deployment string) (Target, *string, error) {
-	k := awsKinds[t.Kind]
+	k, _ := awsKindOf(t.Kind)
 	f := field + "." + k.member
 	if arnIn == nil || *arnIn == "" {
 		return t, nil, badTarget(f, "%s is required", f)
