@@ -121,9 +121,29 @@ func numberEnd(src string, i int) int {
 	return j
 }
 
-// simpleEscapes are CEL's one-character escape sequences.
-var simpleEscapes = map[byte]byte{'\\': '\\', '"': '"', '\'': '\'', '`': '`', '?': '?',
-	'a': '\a', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v'}
+// simpleEscape decodes CEL's one-character escape sequences: e is the character after the
+// backslash. A switch, not a map literal, which would be built at every start.
+func simpleEscape(e byte) (byte, bool) {
+	switch e {
+	case '\\', '"', '\'', '`', '?':
+		return e, true
+	case 'a':
+		return '\a', true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'v':
+		return '\v', true
+	}
+	return 0, false
+}
 
 // lexString decodes the quoted literal at src[start] with CEL's escapes (the one-character
 // ones, \xHH, \uHHHH, \UHHHHHHHH and octal \ooo); any other escape, or one that does not
@@ -157,7 +177,7 @@ func lexEscape(src string, i int, b *strings.Builder) (int, error) {
 		return 0, &Error{i, "unterminated string"}
 	}
 	e := src[i+1]
-	if r, ok := simpleEscapes[e]; ok {
+	if r, ok := simpleEscape(e); ok {
 		b.WriteByte(r)
 		return 2, nil
 	}
