@@ -138,8 +138,9 @@ func KeyUsageNames(ku x509.KeyUsage) []string {
 	return out
 }
 
-// extKeyUsageNames are the stable wire names of the extended key usages Go recognises.
-var extKeyUsageNames = map[x509.ExtKeyUsage]string{
+// extKeyUsageNames are the stable wire names of the extended key usages Go recognises, by
+// usage: static data, where a map would be built at every start.
+var extKeyUsageNames = [...]string{
 	x509.ExtKeyUsageAny:                            "any",
 	x509.ExtKeyUsageServerAuth:                     "server_auth",
 	x509.ExtKeyUsageClientAuth:                     "client_auth",
@@ -161,8 +162,8 @@ var extKeyUsageNames = map[x509.ExtKeyUsage]string{
 func ExtKeyUsageNames(c *x509.Certificate) []string {
 	out := []string{}
 	for _, u := range c.ExtKeyUsage {
-		if n, ok := extKeyUsageNames[u]; ok {
-			out = append(out, n)
+		if u >= 0 && int(u) < len(extKeyUsageNames) && extKeyUsageNames[u] != "" {
+			out = append(out, extKeyUsageNames[u])
 		}
 	}
 	for _, oid := range c.UnknownExtKeyUsage {
@@ -259,7 +260,7 @@ func ParsePrivateKey(text string) (crypto.Signer, string, error) {
 		return nil, "", bad("private_key_pem is %s; expected a PKCS#1 (RSA), SEC1 (EC) or PKCS#8 private key", blockKind(key.Type))
 	}
 	if err != nil {
-		return nil, "", bad("private_key_pem does not hold a valid %s private key", keyFormats[key.Type])
+		return nil, "", bad("private_key_pem does not hold a valid %s private key", keyFormat(key.Type))
 	}
 	switch k := parsed.(type) {
 	case *rsa.PrivateKey:
@@ -273,8 +274,18 @@ func ParsePrivateKey(text string) (crypto.Signer, string, error) {
 	}
 }
 
-// keyFormats names the encodings of the key block types accepted.
-var keyFormats = map[string]string{"RSA PRIVATE KEY": "PKCS#1", "EC PRIVATE KEY": "SEC1", "PRIVATE KEY": "PKCS#8"}
+// keyFormat names the encoding of a key block type accepted.
+func keyFormat(blockType string) string {
+	switch blockType {
+	case "RSA PRIVATE KEY":
+		return "PKCS#1"
+	case "EC PRIVATE KEY":
+		return "SEC1"
+	case "PRIVATE KEY":
+		return "PKCS#8"
+	}
+	return ""
+}
 
 // blockKind describes a PEM block type for an error message. Private key block types are not
 // echoed: a response never carries a private-key marker, even in a message.
