@@ -37,7 +37,7 @@ func (c *CertManagement) DropCertificate(ctx context.Context, db *store.DB, tx *
 		return false, err
 	}
 	tx.Delete(LabelDropCert, cert.Key, store.AtVersion(cert.Version))
-	if _, err := audit.Record(tx, r, audit.Type(tlscerts.TLSCertificatesDescriptor.EventKind, "deleted"), tlscerts.Render(r, &cert)); err != nil {
+	if _, err := audit.Record(tx, r, audit.Type(tlscerts.TLSCertificateEventKind, "deleted"), tlscerts.Render(r, &cert)); err != nil {
 		return false, err
 	}
 	return true, nil

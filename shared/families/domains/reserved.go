@@ -131,7 +131,7 @@ func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
 	}
 	if cert := it.shownCertificate(); cert != "" {
-		out.Certificate = tlscerts.TLSCertificatesDescriptor.Ref(r, cert)
+		out.Certificate = resource.RefAt(r, tlscerts.TLSCertificatesPath, cert)
 	}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
 	if it.Policy != nil {

@@ -66,9 +66,18 @@ type tlsCertificateCreate struct {
 	PrivateKeyPEM  *string `json:"private_key_pem"`
 }
 
+// TLSCertificatesPath and TLSCertificateEventKind are the TLS certificates' collection path and
+// audit event kind, for the families that refer to certificates and record events about those
+// they manage: a reference to TLSCertificatesDescriptor would link this family's whole Binding
+// into their functions (see resource.URIAt).
+const (
+	TLSCertificatesPath     = "/tls_certificates"
+	TLSCertificateEventKind = "tls_certificate"
+)
+
 // TLSCertificatesDescriptor is the /tls_certificates family.
 var TLSCertificatesDescriptor = &resource.Descriptor{
-	Path: "/tls_certificates", Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: "tls_certificate",
+	Path: TLSCertificatesPath, Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: TLSCertificateEventKind,
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
 	Binding: func() resource.Binding { return resource.Bind[TLSCertificates]() },
 }
@@ -81,6 +90,11 @@ type TLSCertificates struct {
 
 // Render returns a TLS certificate as GET returns it; the private key never appears.
 func (f TLSCertificates) Render(r *api.Request, it *TLSCertificateItem) any {
+	return render(f.Head(r, &it.Meta, it.Described), it)
+}
+
+// render is the wire form of it with head as its head.
+func render(head resource.Head, it *TLSCertificateItem) TLSCertificateJSON {
 	d := it.Details
 	var issued *string
 	if it.IssuedAt != 0 {
@@ -88,7 +102,7 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificateItem) any {
 		issued = &t
 	}
 	return TLSCertificateJSON{IssuedAt: issued,
-		Head: f.Head(r, &it.Meta, it.Described), CertificatePEM: it.CertificatePEM,
+		Head: head, CertificatePEM: it.CertificatePEM,
 		SubjectCommonName:       d.SubjectCommonName,
 		SubjectAlternativeNames: SANs{DNSNames: api.Slice(d.DNSNames), IPs: api.Slice(d.IPs)},
 		NotBefore:               api.Timestamp(d.NotBefore), NotAfter: api.Timestamp(d.NotAfter),
@@ -100,9 +114,10 @@ func (f TLSCertificates) Render(r *api.Request, it *TLSCertificateItem) any {
 }
 
 // Render returns it as GET /tls_certificates/{id} returns it on r's host: the object of the
-// events other families record about certificates they manage.
+// events other families record about certificates they manage. It names the family by its path
+// alone (resource.HeadAt), so those families do not link this one.
 func Render(r *api.Request, it *TLSCertificateItem) any {
-	return TLSCertificates{Family: &resource.Family[TLSCertificateItem, *TLSCertificateItem]{Descriptor: TLSCertificatesDescriptor}}.Render(r, it)
+	return render(resource.HeadAt(r, TLSCertificatesPath, &it.Meta, it.Described), it)
 }
 
 // Prepare parses the chain and key, checks they match and seals the key: once per request,

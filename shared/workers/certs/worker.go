@@ -435,7 +435,7 @@ func (w *Worker) storeIn(ctx context.Context, t *domains.Managed, job domains.Ce
 	r := t.Request()
 	tx := &store.Tx{}
 	tx.Put("cert.new", cert, store.Absent())
-	if _, err := audit.Record(tx, r, audit.Type(tlscerts.TLSCertificatesDescriptor.EventKind, "created"), tlscerts.Render(r, cert)); err != nil {
+	if _, err := audit.Record(tx, r, audit.Type(tlscerts.TLSCertificateEventKind, "created"), tlscerts.Render(r, cert)); err != nil {
 		return false, err
 	}
 	if _, err := t.Cert.DropCertificate(ctx, w.DB, tx, r, meta.AccountID); err != nil {
