@@ -204,7 +204,7 @@ func runServer(ctx context.Context) error {
 		return err
 	}
 	srv := newServer(withOperator(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)),
-		&operator.Operator{DB: db, Families: app.Families, Log: log}, localVerifier(c.HTTP.Common)), localTimeouts)
+		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log}, localVerifier(c.HTTP.Common)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):

@@ -118,9 +118,10 @@ type Worker struct {
 	// (generated into template.yaml).
 	Trigger string
 	// Main is the function functions/<Dir>/main.go calls, or, for the operator, Serve is: it is
-	// called with Families.
+	// called with the collections of Families (operator.Collection), each named by its prefix
+	// and release function.
 	Main  func()
-	Serve func(...*resource.Descriptor)
+	Serve func(...operator.Collection)
 	// Kind is the kind of process it is, as package config declares who reads each variable.
 	Kind config.Process
 }
@@ -135,7 +136,7 @@ var Workers = []Worker{
 
 // Operator is the function serving the operator's interface (package operator): routes of its
 // own (operator.Routes), authorized by IAM in template.yaml, apart from the tenants' API. Its main
-// calls operator.Main with Families, whose resources an erasure frees.
+// calls operator.Main with the collections of Families, whose resources an erasure frees.
 var Operator = Worker{Name: "OperatorFunction", Dir: "operator", Trigger: "HttpApi", Serve: operator.Main, Kind: config.ByOperator}
 
 // Pipe is one consumer of the table's stream: in AWS the EventBridge Pipe of that logical id

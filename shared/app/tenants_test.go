@@ -30,7 +30,7 @@ var operatorCreds = aws.Credentials{AccessKeyID: "operator-test", SecretAccessKe
 // operatorServer serves the operator's routes on s's table, each request's signature verified
 // against operatorCreds.
 func operatorServer(t *testing.T, s *testkit.Stack) *httptest.Server {
-	o := &operator.Operator{DB: s.DB, Families: app.Families}
+	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families)}
 	mux := http.NewServeMux()
 	o.Register(mux, (&operator.Verifier{Credentials: operatorCreds, Region: "us-east-1"}).Verify)
 	srv := httptest.NewServer(mux)
@@ -147,7 +147,7 @@ func TestErasureReadsEveryFamilysCollection(t *testing.T) {
 	if err := s.DB.Put(t.Context(), store.Meta{Key: store.ResourceKey(a.AccountID, id), ID: id, AccountID: a.AccountID, Version: 1}); err != nil {
 		t.Fatal(err)
 	}
-	o := &operator.Operator{DB: s.DB, Families: append(app.Families[:len(app.Families):len(app.Families)], widgets)}
+	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(append(app.Families[:len(app.Families):len(app.Families)], widgets))}
 	for err := o.Erase(t.Context(), a.AccountID); err != nil; err = o.Erase(t.Context(), a.AccountID) {
 		if !errors.Is(err, operator.ErrUnfinished) {
 			t.Fatal(err)
@@ -303,7 +303,7 @@ func TestTenantDeleteResumesWhenTimeRunsOut(t *testing.T) {
 	s := testkit.App(t)
 	a := s.NewAccount(t)
 	a.Do(t, "POST", "/ip_policies", map[string]any{"description": "left for the resumed delete"}).Expect(t, http.StatusCreated)
-	short := &operator.Operator{DB: s.DB, Families: app.Families, Budget: time.Second}
+	short := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families), Budget: time.Second}
 	mux := http.NewServeMux()
 	short.Register(mux, func(*http.Request, []byte) error { return nil })
 	srv := httptest.NewServer(mux)
@@ -333,7 +333,7 @@ func TestTenantDeleteResumesWhenTimeRunsOut(t *testing.T) {
 // route's status, and cover every route; the same create without the IAM authorizer is a 403.
 func TestOperatorSampleEvents(t *testing.T) {
 	s := testkit.App(t)
-	handler := (&operator.Operator{DB: s.DB, Families: app.Families}).Lambda()
+	handler := (&operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families)}).Lambda()
 	files, err := app.SampleFiles(root, app.Operator.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ func generate(root string, functions []app.Function, workers []app.Worker, names
 		resources.WriteString(fn)
 	}
 	for _, w := range workers {
-		main, err := workerMain(w)
+		main, err := workerMain(w, families)
 		if err != nil {
 			return nil, err
 		}
@@ -195,15 +195,14 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 	return format.Source(b.Bytes())
 }
 
-// workerMain is the main of worker w: a call of its Main, or of its Serve with app.Families.
-func workerMain(w app.Worker) ([]byte, error) {
+// workerMain is the main of worker w: a call of its Main, or of its Serve with the collections of
+// families (the operator's), each named by its prefix and its Releaser's type.
+func workerMain(w app.Worker, families []*resource.Descriptor) ([]byte, error) {
 	var fn any = w.Main
 	if w.Serve != nil {
 		fn = w.Serve
 	}
-	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
-	dot := strings.LastIndex(full, ".")
-	path, name := full[:dot], full[dot+1:]
+	path, name := funcName(fn)
 	trigger := map[string]string{"SQS": "triggered by its SQS queue", "Schedule": "run on a schedule",
 		"HttpApi": "serving its IAM-authorized HTTP API routes", "Logs": "fed by every other function's log group"}[w.Trigger]
 	if trigger == "" {
@@ -212,13 +211,46 @@ func workerMain(w app.Worker) ([]byte, error) {
 	pkg := filepath.Base(path)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// %s\n\n", header)
-	b.WriteString(comment(fmt.Sprintf("Command %s is the Lambda function %s, %s: %s.%s is what it runs.", w.Dir, w.Name, trigger, pkg, name)))
 	if w.Serve == nil {
+		b.WriteString(comment(fmt.Sprintf("Command %s is the Lambda function %s, %s: %s.%s is what it runs.", w.Dir, w.Name, trigger, pkg, name)))
 		fmt.Fprintf(&b, "package main\n\nimport %q\n\nfunc main() { %s.%s() }\n", path, pkg, name)
-	} else {
-		fmt.Fprintf(&b, "package main\n\nimport (\n\t\"tunnelapi/shared/app\"\n\t%q\n)\n\nfunc main() { %s.%s(app.Families...) }\n", path, pkg, name)
+		return format.Source(b.Bytes())
 	}
+	b.WriteString(comment(fmt.Sprintf("Command %s is the Lambda function %s, %s: %s.%s is what it runs, with the collections of app.Families.", w.Dir, w.Name, trigger, pkg, name)))
+	imports := []string{path}
+	var list strings.Builder
+	for _, d := range families {
+		if d.Release == nil {
+			fmt.Fprintf(&list, "\t{Prefix: %q}, // %s\n", d.Prefix, d.Path)
+			continue
+		}
+		t := reflect.TypeOf(d.Release)
+		if t.Kind() != reflect.Struct || t.NumField() != 0 || !ast.IsExported(t.Name()) {
+			return nil, fmt.Errorf("the Release of %s is a %s: it must be an exported empty struct type of its package, which the operator's main names", d.Path, t)
+		}
+		if !slices.Contains(imports, t.PkgPath()) {
+			imports = append(imports, t.PkgPath())
+		}
+		fmt.Fprintf(&list, "\t{Prefix: %q, Release: %s{}}, // %s\n", d.Prefix, t.String(), d.Path)
+	}
+	slices.Sort(imports)
+	b.WriteString("package main\n\nimport (\n")
+	for _, p := range imports {
+		fmt.Fprintf(&b, "\t%q\n", p)
+	}
+	b.WriteString(")\n\n")
+	b.WriteString(comment("collections are app.Families as an erasure reads them, each named by its id prefix and its " +
+		"Releaser rather than by its descriptor, whose Binding would link the family's serving code into the function."))
+	fmt.Fprintf(&b, "var collections = []%s.Collection{\n%s}\n\nfunc main() { %s.%s(collections...) }\n", pkg, list.String(), pkg, name)
 	return format.Source(b.Bytes())
+}
+
+// funcName is the import path of fn's package and fn's name in it.
+func funcName(fn any) (path, name string) {
+	full := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	slash := strings.LastIndex(full, "/")
+	dot := slash + strings.Index(full[slash:], ".")
+	return full[:dot], full[dot+1:]
 }
 
 // makefile is functions.mk, which the Makefile includes: FUNCTIONS, one

@@ -55,7 +55,7 @@ var ReservedAddrsDescriptor = &resource.Descriptor{
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return resource.Bind[ReservedAddrs]() },
-	Release: releaseAddr,
+	Release: AddrRelease{},
 }
 
 // ReservedAddrs is the reserved address family's rules.
@@ -184,8 +184,11 @@ func (a *allocation) next(ctx context.Context) (string, error) {
 	return a.pool.Addr(slot), nil
 }
 
-// releaseAddr frees the guard of a stored reservation's address (resource.Descriptor.Release).
-func releaseAddr(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+// AddrRelease frees the guard of a stored reservation's address (resource.Descriptor.Release).
+type AddrRelease struct{}
+
+// Release implements resource.Releaser.
+func (AddrRelease) Release(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	resource.Free(tx, a.String("account"), addrGuardKey(a.String("addr")))
 	return a.Err()

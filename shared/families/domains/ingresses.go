@@ -59,7 +59,7 @@ var AgentIngressesDescriptor = &resource.Descriptor{
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return resource.Bind[AgentIngresses]() },
-	Release: releaseIngress,
+	Release: IngressRelease{},
 }
 
 // AgentIngresses is the agent ingress family's rules.
@@ -166,9 +166,12 @@ const labelIngress = "ingress"
 
 func ingressGuardKey(domain string) store.Key { return store.GuardKey("agent_ingress", domain) }
 
-// releaseIngress frees the guard of a stored ingress's domain and its certificate due entry
+// IngressRelease frees the guard of a stored ingress's domain and its certificate due entry
 // (resource.Descriptor.Release).
-func releaseIngress(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+type IngressRelease struct{}
+
+// Release implements resource.Releaser.
+func (IngressRelease) Release(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	resource.Free(tx, a.String("account"), append(dueKeys(&a), ingressGuardKey(a.String("domain")))...)
 	return a.Err()

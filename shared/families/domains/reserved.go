@@ -111,7 +111,7 @@ var ReservedDomainsDescriptor = &resource.Descriptor{
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
 				Status: http.StatusNoContent, Handle: ReservedDomains.detachPolicy})
 	},
-	Release: releaseDomain,
+	Release: DomainRelease{},
 }
 
 // ReservedDomains is the reserved domain family's rules.
@@ -437,9 +437,12 @@ func optional(s string) *string {
 	return &s
 }
 
-// releaseDomain frees the guards of a stored reservation's name, its share of its cover guard
+// DomainRelease frees the guards of a stored reservation's name, its share of its cover guard
 // and its certificate due entry (resource.Descriptor.Release).
-func releaseDomain(ctx context.Context, db *store.DB, it store.Item, tx *store.Tx) error {
+type DomainRelease struct{}
+
+// Release implements resource.Releaser.
+func (DomainRelease) Release(ctx context.Context, db *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	account, domain, parent := a.String("account"), a.String("domain"), a.String("cover_parent")
 	if err := a.Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/families/edges/hostport"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
@@ -27,7 +28,6 @@ const (
 	CodeTooManyHostports   = "ERR_NGROK_7129"
 	CodeTLSEdgeAddr        = "ERR_NGROK_7133"
 	fieldHostports         = "hostports"
-	hostportGuardKind      = "edge_hostport"
 	labelHostport          = "hostport"
 	labelHostportRelease   = "hostport.release"
 	domainPort             = 443
@@ -181,14 +181,12 @@ type hostportGuard struct {
 	EdgeID    string `dynamodbav:"edge_id"`
 }
 
-func hostportGuardKey(hp string) store.Key { return store.GuardKey(hostportGuardKind, hp) }
-
 // moveHostports adds to m the guard writes of an edge whose hostports go from before to after:
 // released ones are deleted, new ones claimed on the condition that no edge holds them (7122).
 func moveHostports(m *resource.Mutation, e *EdgeBase, before, after []string) {
 	for _, hp := range before {
 		if !slices.Contains(after, hp) {
-			m.Delete(labelHostportRelease+":"+hp, hostportGuardKey(hp))
+			m.Delete(labelHostportRelease+":"+hp, hostport.GuardKey(hp))
 		}
 	}
 	for _, hp := range after {
@@ -196,7 +194,7 @@ func moveHostports(m *resource.Mutation, e *EdgeBase, before, after []string) {
 			continue
 		}
 		label := labelHostport + ":" + hp
-		m.Put(label, hostportGuard{Key: hostportGuardKey(hp), AccountID: e.AccountID, EdgeID: e.ID}, store.Absent())
+		m.Put(label, hostportGuard{Key: hostport.GuardKey(hp), AccountID: e.AccountID, EdgeID: e.ID}, store.Absent())
 		m.Refuse(label, api.BadRequest(CodeHostportTaken, fieldHostports, "hostport %s is already used by another edge", hp))
 	}
 }

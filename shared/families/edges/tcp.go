@@ -1,6 +1,7 @@
 package edges
 
 import (
+	"tunnelapi/shared/families/edges/hostport"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
@@ -38,7 +39,7 @@ var TCPEdgesDescriptor = &resource.Descriptor{
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return resource.Bind(tcpSpec.Routes()...) },
-	Release: ReleaseHostports,
+	Release: hostport.GuardRelease{},
 }
 
 // EdgeSpec is the TCP edge family's Spec.

@@ -1,12 +1,11 @@
 package edges
 
 import (
-	"context"
+	"tunnelapi/shared/families/edges/hostport"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
-	"tunnelapi/shared/platform/store"
 )
 
 // TLSEdgeItem is a stored TLS edge.
@@ -47,7 +46,7 @@ var TLSEdgesDescriptor = &resource.Descriptor{
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return resource.Bind(tlsSpec.Routes()...) },
-	Release: ReleaseHostports,
+	Release: hostport.GuardRelease{},
 }
 
 // EdgeSpec is the TLS edge family's Spec.
@@ -62,14 +61,4 @@ var tlsSpec = &Spec[TLSEdgeItem, *TLSEdgeItem]{
 		return TLSEdgeJSON{EdgeJSON: common, Backend: tlsBackend.Render(r, it), IPRestriction: tlsIPRestriction.Render(r, it),
 			MutualTLS: tlsMutualTLS.Render(r, it), TLSTermination: tlsTLSTermination.Render(r, it), TrafficPolicy: tlsTrafficPolicy.Render(r, it)}
 	},
-}
-
-// ReleaseHostports frees the guards of a stored edge's hostports (resource.Descriptor.Release of
-// every kind of edge).
-func ReleaseHostports(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
-	a := store.Attrs{Item: it}
-	for _, hp := range a.Strings("hostports") {
-		resource.Free(tx, a.String("account"), hostportGuardKey(hp))
-	}
-	return a.Err()
 }

@@ -71,7 +71,7 @@ var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
 	Binding: func() resource.Binding { return resource.Bind[Endpoints]() },
-	Release: releaseURL,
+	Release: view.URLRelease{},
 }
 
 // Endpoints is the endpoint family's rules.
@@ -248,9 +248,7 @@ func checkBindings(u URL, supplied *[]string) ([]string, error) {
 // same URL serialise on it.
 const labelURL = "url"
 
-func guardKey(it *EndpointItem) store.Key {
-	return store.GuardKey("endpoint_url", it.AccountID+"|"+it.URL)
-}
+func guardKey(it *EndpointItem) store.Key { return view.URLGuardKey(it.AccountID, it.URL) }
 
 func unused() expression.ConditionBuilder {
 	return expression.Or(expression.AttributeNotExists(expression.Name("n")), expression.Name("n").Equal(expression.Value(0)))
@@ -282,12 +280,4 @@ func repool(m *resource.Mutation, it *EndpointItem, pooling bool) {
 	m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(false)),
 		expression.Name("n").Equal(expression.Value(1)))
 	m.Refuse(labelURL, api.Invalid("pooling_enabled", "other endpoints pool on %s; pooling cannot be turned off while they exist", it.URL))
-}
-
-// releaseURL frees the account's guard of a stored endpoint's URL (resource.Descriptor.Release).
-func releaseURL(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
-	a := store.Attrs{Item: it}
-	account := a.String("account")
-	resource.Free(tx, account, guardKey(&EndpointItem{Meta: store.Meta{AccountID: account}, URL: a.String("url")}))
-	return a.Err()
 }

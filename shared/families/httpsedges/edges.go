@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"tunnelapi/shared/families/edges"
+	"tunnelapi/shared/families/edges/hostport"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/ids"
@@ -80,7 +81,7 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Binding: func() resource.Binding {
 		return resource.Bind(slices.Concat(edgeSpec.Routes(), routeRoutes)...)
 	},
-	Release: edges.ReleaseHostports,
+	Release: hostport.GuardRelease{},
 }
 
 // EdgeSpec is the HTTPS edge family's Spec.

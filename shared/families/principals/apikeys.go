@@ -35,7 +35,7 @@ var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
 	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
 	Binding: func() resource.Binding { return resource.Bind[APIKeys]() },
-	Release: releaseToken,
+	Release: TokenRelease{},
 }
 
 // APIKeys is the API key family's rules.
@@ -70,8 +70,11 @@ func (APIKeys) Update(ctx context.Context, r *api.Request, it *APIKeyItem, m *re
 	return it.UpdateText(r, SecretTextCodes)
 }
 
-// releaseToken frees the token item of a stored key or credential (resource.Descriptor.Release).
-func releaseToken(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+// TokenRelease frees the token item of a stored key or credential (resource.Descriptor.Release).
+type TokenRelease struct{}
+
+// Release implements resource.Releaser.
+func (TokenRelease) Release(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	resource.Free(tx, a.String("account"), store.TokenKey(a.String("token_hash")))
 	return a.Err()

@@ -49,7 +49,7 @@ var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
 	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
 	Binding: func() resource.Binding { return resource.Bind[Credentials]() },
-	Release: releaseToken,
+	Release: TokenRelease{},
 }
 
 // Credentials is the tunnel credential family's rules.

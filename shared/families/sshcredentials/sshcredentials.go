@@ -57,7 +57,7 @@ var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
 	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
 	Binding: func() resource.Binding { return resource.Bind[SSHCredentials]() },
-	Release: releaseKey,
+	Release: KeyRelease{},
 }
 
 // SSHCredentials is the SSH credential family's rules.
@@ -139,8 +139,11 @@ func (SSHCredentials) Delete(ctx context.Context, r *api.Request, it *SSHCredent
 	return nil
 }
 
-// releaseKey frees the guard of a stored credential's public key (resource.Descriptor.Release).
-func releaseKey(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+// KeyRelease frees the guard of a stored credential's public key (resource.Descriptor.Release).
+type KeyRelease struct{}
+
+// Release implements resource.Releaser.
+func (KeyRelease) Release(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	resource.Free(tx, a.String("account"), sshKeyGuardKey(a.String("fingerprint")))
 	return a.Err()

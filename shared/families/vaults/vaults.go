@@ -55,7 +55,7 @@ var VaultsDescriptor = &resource.Descriptor{
 		return resource.Bind[Vaults](resource.Route[Vaults]{
 			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Handle: Vaults.listSecrets})
 	},
-	Release: releaseName,
+	Release: NameRelease{},
 }
 
 // Vaults is the vault family's rules.
@@ -145,8 +145,11 @@ func nameGuardKey(account, name string) store.Key {
 	return store.GuardKey("vault_name", account+"|"+name)
 }
 
-// releaseName frees the guard of a stored vault's name (resource.Descriptor.Release).
-func releaseName(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+// NameRelease frees the guard of a stored vault's name (resource.Descriptor.Release).
+type NameRelease struct{}
+
+// Release implements resource.Releaser.
+func (NameRelease) Release(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
 	a := store.Attrs{Item: it}
 	account := a.String("account")
 	resource.Free(tx, account, nameGuardKey(account, a.String("name")))

@@ -67,9 +67,12 @@ type Descriptor struct {
 	Binding func() Binding
 	// Release, for a family whose stored resources hold items outside their account's
 	// partitions (uniqueness guards, tokens, certificate due entries and jobs), adds to tx the
-	// writes that free what the stored item it holds, so that erasing the account (package
-	// operator) deletes them with it (Free); nil when they hold none.
-	Release func(ctx context.Context, db *store.DB, it store.Item, tx *store.Tx) error
+	// writes that free what a stored item holds, so that erasing the account (package operator)
+	// deletes them with it (Free); nil when they hold none. It is a Releaser, a type's method,
+	// rather than a func value: the functions serving the family never call it, and the linker
+	// leaves out a method that no code calls through an interface, where a func value held here
+	// would be linked into each of them.
+	Release Releaser
 }
 
 // Operation is one of the five operations a family may serve, as a set of flags.

@@ -26,7 +26,7 @@ const eraseMargin = 2 * time.Second
 const erasePage = 100
 
 // Erase deletes every item of the tenant account: first its status becomes deleting, which
-// refuses its keys from that moment; then each resource of each family of o.Families, and the
+// refuses its keys from that moment; then each resource of each collection of o.Collections, and the
 // account's users, with what it holds outside the account's partitions (tokens, uniqueness
 // guards, certificate due entries: its family's Release) in one transaction per resource, so an interrupted erasure leaves nothing held by a
 // deleted resource; then the audit log with the outbox items of its events, the rate counters,
@@ -37,8 +37,8 @@ func (o *Operator) Erase(ctx context.Context, account string) error {
 	if err := o.markDeleting(ctx, account); err != nil {
 		return err
 	}
-	for _, d := range o.Families {
-		if err := o.eraseResources(ctx, account, d.Prefix, d.Release); err != nil {
+	for _, c := range o.Collections {
+		if err := o.eraseResources(ctx, account, c.Prefix, c.Release); err != nil {
 			return err
 		}
 	}
@@ -85,7 +85,7 @@ func timeLeft(ctx context.Context) error {
 
 // eraseResources deletes every resource of account in the collection of prefix, each in a
 // transaction with what release frees of it.
-func (o *Operator) eraseResources(ctx context.Context, account, prefix string, release func(context.Context, *store.DB, store.Item, *store.Tx) error) (err error) {
+func (o *Operator) eraseResources(ctx context.Context, account, prefix string, release resource.Releaser) (err error) {
 	defer derrors.Wrap(&err, "operator.eraseResources(%s)", prefix)
 	for {
 		items, _, err := o.DB.PageQuery(ctx, store.Collection(account, prefix), "", erasePage)
@@ -100,7 +100,7 @@ func (o *Operator) eraseResources(ctx context.Context, account, prefix string, r
 			tx := &store.Tx{}
 			tx.Delete("resource", a.Key())
 			if release != nil {
-				if err := release(ctx, o.DB, it, tx); err != nil {
+				if err := release.Release(ctx, o.DB, it, tx); err != nil {
 					return fmt.Errorf("release %s: %w", a.Key().SK, err)
 				}
 			}

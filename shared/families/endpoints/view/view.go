@@ -5,6 +5,7 @@
 package view
 
 import (
+	"context"
 	"slices"
 
 	"tunnelapi/shared/families/domains"
@@ -74,4 +75,22 @@ func Render(r *api.Request, it *EndpointItem) EndpointJSON {
 		out.TCPAddr = resource.RefAt(r, domains.ReservedAddrsPath, it.AddrID)
 	}
 	return out
+}
+
+// URLGuardKey is the key of account's guard of an endpoint URL: the endpoints serving url in
+// account hold it together (pooling) or one alone.
+func URLGuardKey(account, url string) store.Key {
+	return store.GuardKey("endpoint_url", account+"|"+url)
+}
+
+// URLRelease frees the account's guard of a stored endpoint's URL (the endpoint family's
+// resource.Descriptor.Release). It is here, not in package endpoints, so that the operator's
+// erasure, which calls it, does not link traffic policy validation (cel-go).
+type URLRelease struct{}
+
+// Release implements resource.Releaser.
+func (URLRelease) Release(_ context.Context, _ *store.DB, it store.Item, tx *store.Tx) error {
+	a := store.Attrs{Item: it}
+	resource.Free(tx, a.String("account"), URLGuardKey(a.String("account"), a.String("url")))
+	return a.Err()
 }
