@@ -60,6 +60,7 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
+	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
@@ -71,6 +72,7 @@ import (
 )
 
 func main() {
+	seal.UseKeyFiles() // .local/seal.key (SEAL_KEY_FILE), made on first use, unless a key is set
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

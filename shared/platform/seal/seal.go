@@ -72,10 +72,22 @@ func New(cfg aws.Config, s Settings) Sealer {
 		return newKMS(cfg, s.KMSKeyID)
 	case len(s.LocalKey) > 0:
 		return NewLocal(s.LocalKey)
+	case newKeyFile != nil:
+		return newKeyFile(s.KeyFile)
 	default:
-		return &lazyLocal{path: s.KeyFile}
+		return &broken{errNoKey}
 	}
 }
+
+var newKeyFile func(path string) Sealer
+
+// UseKeyFiles lets New fall back to the local key file Settings.KeyFile, created on first use,
+// when neither a KMS key nor a local key is set. The processes run on a developer's machine (the
+// local server, tests) call it; the Lambda functions do not, so they link no key file's
+// creation: they seal with KMS in AWS and with SEAL_LOCAL_KEY under sam local.
+func UseKeyFiles() { newKeyFile = func(path string) Sealer { return &lazyLocal{path: path} } }
+
+var errNoKey = errors.New("seal: no key: set SEAL_KMS_KEY_ID or SEAL_LOCAL_KEY (a key file serves only processes that call seal.UseKeyFiles)")
 
 // broken is the sealer of an environment it cannot work in (no KMS support linked, a malformed
 // key): every use fails with err.

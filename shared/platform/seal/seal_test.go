@@ -73,7 +73,8 @@ func TestKeyFilePersists(t *testing.T) {
 
 // A local key given as such (SEAL_LOCAL_KEY, for containers) is the key file's content: what
 // one seals with the file, the other opens; with neither a KMS key nor a local key, New seals
-// with the key file. (Package config refuses a malformed SEAL_LOCAL_KEY without echoing it.)
+// with the key file once the process uses key files, and refuses before. (Package config
+// refuses a malformed SEAL_LOCAL_KEY without echoing it.)
 func TestLocalKeyMatchesKeyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k")
 	file, err := LoadKeyFile(path)
@@ -94,6 +95,10 @@ func TestLocalKeyMatchesKeyFile(t *testing.T) {
 	if err != nil || string(got) != "private" {
 		t.Fatalf("open with the local key: %q, %v", got, err)
 	}
+	if _, err := New(aws.Config{}, Settings{KeyFile: path}).Open(ctx, sealed, aad); !errors.Is(err, errNoKey) {
+		t.Fatalf("open with the key file before UseKeyFiles: %v, want %v", err, errNoKey)
+	}
+	UseKeyFiles()
 	got, err = New(aws.Config{}, Settings{KeyFile: path}).Open(ctx, sealed, aad)
 	if err != nil || string(got) != "private" {
 		t.Fatalf("open with the key file: %q, %v", got, err)

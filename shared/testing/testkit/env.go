@@ -12,7 +12,12 @@ import (
 
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/metrics"
+	"tunnelapi/shared/platform/seal"
 )
+
+// Test processes seal with the test stack's key file (SEAL_KEY_FILE, in Env) when nothing else
+// is set, as the local server does.
+func init() { seal.UseKeyFiles() }
 
 // Env is the environment the services under test read (package config): the process's, with
 // dummy AWS credentials and a key file of the test stack's own where it sets none.
