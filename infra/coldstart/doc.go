@@ -25,14 +25,14 @@
 // The sizes and start-ups are make bench's output (TestZipSizes, BenchmarkColdStart*); what
 // holds them down, and must stay:
 //   - a family's descriptor is data (its Binding a function), and another family is named by its
-//     path and event kind (resource.URIAt, HeadAt; TestNoFamilyNamesAnothersDescriptor), so a
+//     path and event kind (resource.URI, NewHead; TestNoFamilyNamesAnothersDescriptor), so a
 //     function links only its own families; the operator's main names the families' collections
 //     and Releasers, not their descriptors, and what it calls lives outside the packages that
 //     import traffic policy validation (cel-go's initialisation alone is megabytes);
 //   - a descriptor's Release is a type's method, which the HTTP functions never call, not a func
 //     value they would link;
-//   - a function links only the KMS operations its families declare (kmsseal's Register
-//     functions), and no key-file sealer (seal.UseKeyFiles is for local processes);
+//   - a function links only the KMS operations its families declare (kmsseal's New,
+//     NewSealing or NewOpening), and no key-file sealer (seal.UseKeyFiles is for local processes);
 //   - no package-level map literals or values built at initialisation in the packages every
 //     function links (a sync.Once behind a function, static arrays, switches);
 //   - the variables' meanings are comments, not strings in every binary;

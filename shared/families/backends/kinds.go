@@ -154,9 +154,14 @@ type Backends[T any, P item[T, B], B api.Body] struct {
 	*resource.Family[T, P]
 }
 
+// newBackends makes the hooks of a backend kind.
+func newBackends[T any, P item[T, B], B api.Body](f *resource.Family[T, P]) Backends[T, P, B] {
+	return Backends[T, P, B]{f}
+}
+
 // Render returns a backend as GET returns it.
 func (f Backends[T, P, B]) Render(r *api.Request, it P) any {
-	return it.wire(r, f.Head(r, it.Base(), *it.described()))
+	return it.wire(r, resource.NewHead(r, f.Path, it.Base(), *it.described()))
 }
 
 // Create fills a new backend from the request body.

@@ -45,8 +45,7 @@ type addrCreate struct {
 	Region *string `json:"region"`
 }
 
-// ReservedAddrsPath is the reserved addresses' collection path, for references to them
-// (resource.RefAt).
+// ReservedAddrsPath is the reserved addresses' collection path, for references to them.
 const ReservedAddrsPath = "/reserved_addrs"
 
 // ReservedAddrsDescriptor is the /reserved_addrs family.
@@ -54,7 +53,7 @@ var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind[ReservedAddrs]() },
+	Binding: func() resource.Binding { return resource.Bind(newReservedAddrs) },
 	Release: AddrRelease{},
 }
 
@@ -64,12 +63,14 @@ type ReservedAddrs struct {
 	Config *Config
 }
 
-// Configure takes the configuration from the family's kit (ConfigOf).
-func (f *ReservedAddrs) Configure() { f.Config = ConfigOf(f.Kit) }
+// newReservedAddrs makes the family's hooks with the configuration of its kit (ConfigOf).
+func newReservedAddrs(f *resource.Family[AddrItem, *AddrItem]) ReservedAddrs {
+	return ReservedAddrs{Family: f, Config: ConfigOf(f.Kit)}
+}
 
 // Render returns a reserved address as GET returns it.
 func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
-	return AddrJSON{Head: f.Head(r, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
+	return AddrJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
 }
 
 // InUse is the refusal to delete an address a cloud endpoint or a TCP edge still references

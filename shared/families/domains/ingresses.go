@@ -58,7 +58,7 @@ var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind[AgentIngresses]() },
+	Binding: func() resource.Binding { return resource.Bind(newAgentIngresses) },
 	Release: IngressRelease{},
 }
 
@@ -68,13 +68,15 @@ type AgentIngresses struct {
 	Config *Config
 }
 
-// Configure takes the configuration from the family's kit (ConfigOf).
-func (f *AgentIngresses) Configure() { f.Config = ConfigOf(f.Kit) }
+// newAgentIngresses makes the family's hooks with the configuration of its kit (ConfigOf).
+func newAgentIngresses(f *resource.Family[IngressItem, *IngressItem]) AgentIngresses {
+	return AgentIngresses{Family: f, Config: ConfigOf(f.Kit)}
+}
 
 // Render returns an agent ingress as GET returns it; its name servers and region domains come
 // from the configuration, so they follow it as regions are added.
 func (f AgentIngresses) Render(r *api.Request, it *IngressItem) any {
-	out := IngressJSON{ID: it.ID, URI: f.URI(r, it.ID), DescribedJSON: it.Described.Rendered(),
+	out := IngressJSON{ID: it.ID, URI: resource.URI(r, f.Path, it.ID), DescribedJSON: it.Described.Rendered(),
 		Domain: it.Domain, NSTargets: append([]string{}, f.Config.NameServers...), RegionDomains: f.Config.regionDomains(it.Domain),
 		CreatedAt: api.Timestamp(it.CreatedAt)}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()

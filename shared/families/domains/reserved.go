@@ -95,8 +95,7 @@ type domainCreate struct {
 	domainUpdate
 }
 
-// ReservedDomainsPath is the reserved domains' collection path, for references to them
-// (resource.RefAt).
+// ReservedDomainsPath is the reserved domains' collection path, for references to them.
 const ReservedDomainsPath = "/reserved_domains"
 
 // ReservedDomainsDescriptor is the /reserved_domains family.
@@ -105,7 +104,7 @@ var ReservedDomainsDescriptor = &resource.Descriptor{
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
-		return resource.Bind[ReservedDomains](
+		return resource.Bind(newReservedDomains,
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate",
 				Status: http.StatusNoContent, Handle: ReservedDomains.detachCertificate},
 			resource.Route[ReservedDomains]{Method: http.MethodDelete, Pattern: "/{id}/certificate_management_policy",
@@ -120,18 +119,20 @@ type ReservedDomains struct {
 	Config *Config
 }
 
-// Configure takes the configuration from the family's kit (ConfigOf).
-func (f *ReservedDomains) Configure() { f.Config = ConfigOf(f.Kit) }
+// newReservedDomains makes the family's hooks with the configuration of its kit (ConfigOf).
+func newReservedDomains(f *resource.Family[DomainItem, *DomainItem]) ReservedDomains {
+	return ReservedDomains{Family: f, Config: ConfigOf(f.Kit)}
+}
 
 // Render returns a reserved domain as GET returns it.
 func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
-	out := DomainJSON{Head: f.Head(r, &it.Meta, it.Described), Domain: it.Domain,
+	out := DomainJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Domain: it.Domain,
 		Region: optional(it.Region), CNAMETarget: optional(it.CNAMETarget)}
 	for _, v := range it.ResolvesTo {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
 	}
 	if cert := it.shownCertificate(); cert != "" {
-		out.Certificate = resource.RefAt(r, tlscerts.TLSCertificatesPath, cert)
+		out.Certificate = resource.Ref(r, tlscerts.TLSCertificatesPath, cert)
 	}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
 	if it.Policy != nil {

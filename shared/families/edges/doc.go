@@ -28,9 +28,9 @@
 //
 // The holder (a Holder) loads and modifies the item a request's path names and says what the
 // item holds on others (Claim). Family implements it for edges. An edge family is a Spec (its
-// hostport rule, its modules, its wire form), returned by its item type's EdgeSpec, and a
-// descriptor binding Family, the hooks every edge family shares, like any family's:
-// Binding: resource.Bind(spec.Routes()...), Family.Configure taking the Spec from the item type.
+// hostport rule, its modules, its wire form) and a descriptor binding Family, the hooks every
+// edge family shares, like any family's: Binding: spec.Binding(), which makes the hooks from
+// the Spec and adds its modules' routes.
 //
 // Modules are a machinery of their own beside package resource's, not a second way to build a
 // family: resource's unit is a family (an item kind with its five operations), a module's is a

@@ -70,7 +70,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Binding: func() resource.Binding { return resource.Bind[Endpoints]() },
+	Binding: func() resource.Binding { return resource.Bind(newEndpoints) },
 	Release: view.URLRelease{},
 }
 
@@ -78,6 +78,8 @@ var EndpointsDescriptor = &resource.Descriptor{
 type Endpoints struct {
 	*resource.Family[EndpointItem, *EndpointItem]
 }
+
+func newEndpoints(f *resource.Family[EndpointItem, *EndpointItem]) Endpoints { return Endpoints{f} }
 
 // Render returns an endpoint as GET returns it.
 func (f Endpoints) Render(r *api.Request, it *EndpointItem) any {

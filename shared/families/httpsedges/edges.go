@@ -2,7 +2,6 @@ package httpsedges
 
 import (
 	"context"
-	"slices"
 
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/families/edges/hostport"
@@ -78,14 +77,9 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
 	Reads:          []config.Section{config.DomainSettings},
 	PartEventKinds: []string{routeEventKind},
-	Binding: func() resource.Binding {
-		return resource.Bind(slices.Concat(edgeSpec.Routes(), routeRoutes)...)
-	},
-	Release: hostport.GuardRelease{},
+	Binding:        func() resource.Binding { return edgeSpec.Binding(routeRoutes...) },
+	Release:        hostport.GuardRelease{},
 }
-
-// EdgeSpec is the HTTPS edge family's Spec.
-func (*HTTPSEdgeItem) EdgeSpec() any { return edgeSpec }
 
 // edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a
 // TCP address), the two edge modules, and the deletion of the routes with the edge.

@@ -128,7 +128,7 @@ var KubernetesOperatorsDescriptor = &resource.Descriptor{
 	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true, Opens: true,
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
-		return resource.Bind(resource.Route[Operators]{
+		return resource.Bind(newOperators, resource.Route[Operators]{
 			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Handle: Operators.boundEndpoints})
 	},
 }
@@ -141,8 +141,10 @@ type Operators struct {
 	regions []string
 }
 
-// Configure takes the regions from the deployment's configuration.
-func (f *Operators) Configure() { f.regions = domains.ConfigOf(f.Kit).Regions }
+// newOperators makes the family's hooks with the regions of the deployment's configuration.
+func newOperators(f *resource.Family[OperatorItem, *OperatorItem]) Operators {
+	return Operators{Family: f, regions: domains.ConfigOf(f.Kit).Regions}
+}
 
 // zeroTime is how the platform renders the timestamps of a certificate not yet signed.
 const zeroTime = "0001-01-01T00:00:00Z"
@@ -157,7 +159,7 @@ func (f Operators) Render(r *api.Request, it *OperatorItem) any {
 	if it.Binding.Selectors != nil {
 		selectors = slices.Clone(it.Binding.Selectors)
 	}
-	return OperatorJSON{UpdatedHead: f.Head(r, &it.Meta, it.Described).Updated(it.UpdatedAt),
+	return OperatorJSON{UpdatedHead: resource.NewHead(r, f.Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
 		Principal:       api.Ref{ID: it.PrincipalID},
 		EnabledFeatures: api.Slice(slices.Clone(it.Features)), Region: it.Region, Deployment: it.Deployment,
 		Binding: BindingJSON{EndpointSelectors: selectors, Cert: cert, IngressEndpoint: it.Binding.IngressEndpoint}}
