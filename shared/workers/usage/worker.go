@@ -44,8 +44,11 @@ func Decode(ev lambdaevents.CloudwatchLogsEvent) (batch string, s Sums, err erro
 }
 
 // Handle adds one delivery's usage lines to their days. A delivery that cannot be decoded is
-// logged and dropped (it never will be); a failed write is returned, so that CloudWatch Logs
-// delivers the batch again, and the batch's markers keep what was written from counting twice.
+// logged and dropped (it never will be); a write that failed after Write's own retries is
+// returned, so that Lambda invokes the function with the delivery again (CloudWatch Logs
+// invokes it asynchronously: twice more, then the delivery goes to the function's on-failure
+// destination, a queue with an alarm, from which it can be sent again), and the batch's markers
+// keep what was written from counting twice.
 func (w *Worker) Handle(ctx context.Context, ev lambdaevents.CloudwatchLogsEvent) error {
 	batch, s, err := Decode(ev)
 	if err != nil {
@@ -55,7 +58,11 @@ func (w *Worker) Handle(ctx context.Context, ev lambdaevents.CloudwatchLogsEvent
 	if len(s) == 0 {
 		return nil
 	}
-	return Write(ctx, w.DB, batch, s)
+	if err := Write(ctx, w.DB, batch, s); err != nil {
+		w.Log.Warn("usage batch not written: returned for Lambda to invoke again", "batch", batch, "err", err.Error())
+		return err
+	}
+	return nil
 }
 
 // FromConfig builds the worker configured by c, with no network I/O.

@@ -12,6 +12,7 @@ import (
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
+	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/store"
@@ -39,7 +40,7 @@ func TestWorkerAddsADeliveryOnce(t *testing.T) {
 	s := testkit.Start(t)
 	w := &usage.Worker{DB: s.DB, Log: testkit.Logger()}
 	ctx := context.Background()
-	if err := s.DB.Put(ctx, auth.AccountItem{Key: store.AccountKey(account), ID: account}); err != nil {
+	if err := s.DB.Put(ctx, principals.TenantItem{Key: store.TenantKey(account), ID: account}); err != nil {
 		t.Fatal(err)
 	}
 	want := []usage.Day{
@@ -77,7 +78,11 @@ func TestWorkerAddsNothingForAnErasedTenant(t *testing.T) {
 	s := testkit.Start(t)
 	ctx := context.Background()
 	live, deleting, gone := s.NewAccount(t), s.NewAccount(t), "acct_2Bxz7mWl3jk8UpN5sQ0vR9tYc1b"
-	if err := s.DB.Put(ctx, auth.AccountItem{Key: store.AccountKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting}); err != nil {
+	// Marked as the operator's erasure marks it: the account item and the tenant's entry.
+	tx := &store.Tx{}
+	tx.Put("account", auth.AccountItem{Key: store.AccountKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting})
+	tx.Put("tenant", principals.TenantItem{Key: store.TenantKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting})
+	if err := s.DB.Commit(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2025, 11, 28, 12, 0, 0, 0, time.UTC)
