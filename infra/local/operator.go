@@ -137,7 +137,7 @@ func (o *operatorClient) move(ctx context.Context, cmd, id string) (err error) {
 	if cmd == "export" {
 		return operator.Export(ctx, c, app.Families, t, k.APIKeyID, os.Stdout)
 	}
-	return operator.Import(ctx, c, t, os.Stdin, os.Stdout)
+	return operator.Import(ctx, c, app.Families, t, os.Stdin, os.Stdout)
 }
 
 // newOperatorClient signs with the environment's AWS credentials for requests to base (the

@@ -18,5 +18,8 @@
 // tenant. Import orders creates by the ids each object names and remaps them; values a read
 // never renders (secret values, private keys, credentials, binding requests) are named in each
 // line's Supply and must be filled in; tokens, SSH CA keys and reserved address ports are new.
+// Import refuses a file with a line whose path is not a family's collection before it sends
+// anything, and Client sends only to its base URL's origin and follows no redirect, so the
+// tenant's admin key never leaves for a URL a file names.
 // Domains and SSH keys are unique in a deployment: a tenant moved within one is deleted first.
 package operator
