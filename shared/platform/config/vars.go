@@ -190,7 +190,8 @@ var Vars = []Var{
 	{Name: "CERT_DNS_RETRY", Default: "24h", By: ByCertWorker | ByLocal},
 	// the local server's port
 	{Name: "PORT", Default: "8080", By: ByLocal},
-	// where the local server writes its admin token and the stack its pid files and logs
+	// where the local server writes its admin token and operator credentials and the stack its
+	// pid files and logs
 	{Name: "STATE_DIR", Default: ".local", By: ByLocal | ByTests},
 	// the local queues' name prefix (`<prefix>-events`, `-events-dlq`, `-cert-jobs`, `-cert-jobs-dlq`)
 	{Name: "QUEUE_PREFIX", Default: "tunnelapi", By: ByLocal},
