@@ -1,7 +1,8 @@
 // Package operator is the operator's interface to a deployment's tenants, apart from the
 // tenants' API and never reachable with a tenant's key: its Routes are authorized in AWS by API
-// Gateway's IAM authorization (template.yaml) and locally by a Verifier of the local
-// credentials' signature.
+// Gateway's IAM authorization (template.yaml), then by the function for the principals it
+// admits (Principals, on every request), and locally by a Verifier of the signature of the
+// local server's own credentials.
 //
 // A tenant is created (principals.Bootstrap: its first admin key shown once), listed, read,
 // suspended (its keys refused with ERR_NGROK_205; the event worker leaves its events on the
