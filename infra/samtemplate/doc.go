@@ -8,6 +8,10 @@
 //     and no more, and no action by wildcard;
 //   - every SQS trigger reports batch item failures, reads a queue with a dead-letter queue and
 //     a visibility timeout of at least six times its function's timeout;
+//   - the usage worker's failed invocations go to a queue its role may send to, with an alarm;
+//   - the operator function gets the principals it admits from the OperatorPrincipals parameter
+//     (the account's root by default), and the usage worker the account and stack whose log
+//     groups alone it reads;
 //   - every Ref, GetAtt, Sub and condition resolves.
 //
 // cfn-lint (`make test` runs it, configured by .cfnlintrc) checks the template against

@@ -208,7 +208,9 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return err
 			}
-			return (&usage.Worker{DB: s.DB, Log: testkit.Logger()}).Handle(ctx, ev)
+			// The samples' log group is the deployed stack "tunnelapi"'s, in the samples' account.
+			w := &usage.Worker{DB: s.DB, Log: testkit.Logger(), Sources: &usage.Sources{Owner: "123456789012", Stack: "tunnelapi"}}
+			return w.Handle(ctx, ev)
 		},
 	}
 }

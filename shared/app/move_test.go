@@ -74,7 +74,7 @@ func TestTenantMoves(t *testing.T) {
 
 	to := createTenant(t, srv)
 	var out bytes.Buffer
-	err := operator.Import(t.Context(), &operator.TenantAPI{Base: s.Server.URL, Token: to.Token},
+	err := operator.Import(t.Context(), &operator.TenantAPI{Base: s.Server.URL, Token: to.Token}, app.Families,
 		operator.Exported{ID: to.AccountID, AdminUserID: to.UserID}, &filled, &out)
 	if err != nil {
 		t.Fatalf("import: %v\n%s\n%s", err, out.String(), original.String())

@@ -132,11 +132,17 @@ type Scheduler struct {
 // Operator is the configuration of the operator's function.
 type Operator struct {
 	Common
+	// Principals are the IAM principals (ARNs of an account's root, a user or a role) it
+	// admits (OPERATOR_PRINCIPALS).
+	Principals []string
 }
 
 // UsageWorker is the configuration of the usage worker.
 type UsageWorker struct {
 	Common
+	// AccountID (DEPLOYMENT_ACCOUNT_ID) owns, and StackName (STACK_NAME) names, the log groups
+	// whose usage lines it adds.
+	AccountID, StackName string
 }
 
 // Local is the configuration of the local server: everything the functions it stands in for
@@ -208,14 +214,14 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 // LoadOperator parses the configuration of the operator's function.
 func LoadOperator(lookup Lookup) (Operator, error) {
 	p := &parser{lookup: lookup, as: ByOperator}
-	c := Operator{p.common()}
+	c := Operator{Common: p.common(), Principals: p.principals("OPERATOR_PRINCIPALS")}
 	return c, p.err()
 }
 
 // LoadUsageWorker parses the configuration of the usage worker.
 func LoadUsageWorker(lookup Lookup) (UsageWorker, error) {
 	p := &parser{lookup: lookup, as: ByUsageWorker}
-	c := UsageWorker{p.common()}
+	c := UsageWorker{Common: p.common(), AccountID: p.awsAccount("DEPLOYMENT_ACCOUNT_ID"), StackName: p.str("STACK_NAME")}
 	return c, p.err()
 }
 
