@@ -1,4 +1,4 @@
-package app_test
+package operator_test
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestTenantMoves(t *testing.T) {
 	a := s.AccountOf(from)
 	secrets := map[string]string{}
 	for _, f := range app.Functions() {
-		_, vars, ev := firstSample(t, f.Dir, a)
+		_, vars, ev := testkit.FirstSample(t, root, f.Dir, a)
 		made := a.Do(t, "POST", ev.RawPath, ev.Body).Expect(t, http.StatusCreated)
 		if key, ok := vars["{{key_pem}}"]; ok && ev.RawPath == "/tls_certificates" {
 			secrets[made["id"].(string)] = key
