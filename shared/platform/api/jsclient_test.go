@@ -1,4 +1,4 @@
-package app_test
+package api_test
 
 import (
 	"bufio"
@@ -100,7 +100,7 @@ func TestJavaScriptClient(t *testing.T) {
 	a := s.NewAccount(t)
 	var families []jsFamily
 	var subscription map[string]any
-	for _, form := range sampleForms(t, a) {
+	for _, form := range testkit.SampleForms(t, root, a) {
 		fam := jsFamily{Path: form.Path, Update: form.Update}
 		for name, op := range map[string]resource.Operation{"update": resource.OpUpdate, "list": resource.OpList, "delete": resource.OpDelete} {
 			if form.Family.Offers(op) {
