@@ -46,8 +46,8 @@ func onlyFirstHoldsHostports(i int, body map[string]any) {
 
 // jsMangled are the members whose object keys are data (ids, header names) that the client
 // mangles: it rewrites every key of what it sends from camelCase to snake_case, a map's keys
-// included, so a weighted backend's ids and a header named Content-Type arrive changed (package api,
-// "The official clients"). The client's forms leave them out.
+// included, so a weighted backend's ids and a header named Content-Type arrive changed (package api's
+// doc). The client's forms leave them out.
 var jsMangled = map[string][]string{
 	"/backends/weighted":      {"backends"},
 	"/backends/http_response": {"headers"},
