@@ -43,7 +43,7 @@ type Route53 struct {
 	ZoneID          string
 	DelegationSetID string
 	// SyncTimeout bounds the wait for a record to be served by every name server (default 2
-	// minutes; Route 53 usually takes under one).
+	// minutes).
 	SyncTimeout time.Duration
 
 	zones   sync.Map // ingress id → its hosted zone's id, once found or created
