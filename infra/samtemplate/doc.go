@@ -12,7 +12,11 @@
 //   - the operator function gets the principals it admits from the OperatorPrincipals parameter
 //     (the account's root by default), and the usage worker the account and stack whose log
 //     groups alone it reads;
-//   - every Ref, GetAtt, Sub and condition resolves.
+//   - every Ref, GetAtt, Sub and condition resolves;
+//   - as written, before the transform: every function logs to a retained log group of its
+//     own and builds with the Makefile, every alarm and dashboard widget names a metric that
+//     exists (AWS's, or package metrics' with its dimensions), and the optional parts deploy
+//     only when asked for.
 //
 // cfn-lint (`make test` runs it, configured by .cfnlintrc) checks the template against
 // CloudFormation's and SAM's own schemas. The package ships in no function: only tests use it.

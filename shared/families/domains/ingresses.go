@@ -54,6 +54,20 @@ type ingressCreate struct {
 }
 
 // AgentIngressesDescriptor is the /agent_ingresses family.
+//   - domain is a name the account owns: any name ParseName refuses (wildcards included) is
+//     6704; BASE_DOMAIN, DNS_ZONE and names under them are 6705; one ingress per name across all
+//     accounts, by a guard in the ingress's transaction (6706).
+//   - ns_targets are NAME_SERVERS and region_domains tunnel.<region>.<domain> for every configured
+//     region, both from the configuration when rendered.
+//   - certificate_management_policy is optional: authority letsencrypt (435), private_key_type
+//     rsa (default) or ecdsa (215); setting or changing it records the job for every region
+//     domain, as for reserved domains; a PATCH to null stops management as for reserved domains
+//     (there is no DELETE route for it here) and the certificate already issued stays held by
+//     the ingress (in use) until a new policy's certificate replaces it or the ingress is
+//     deleted. Over-long description and metadata are 6700 and 6701; an empty PATCH 606.
+//   - Deleting an ingress also writes a job of kind JobDeleteZone (its id and domain) in the
+//     deletion's transaction: the certificate worker deletes the domain's DNS zone (a Route 53
+//     hosted zone in AWS, made by its first certificate job) off the request path.
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",

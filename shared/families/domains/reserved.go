@@ -99,6 +99,42 @@ type domainCreate struct {
 const ReservedDomainsPath = "/reserved_domains"
 
 // ReservedDomainsDescriptor is the /reserved_domains family.
+//   - A name is lowercased and checked by ParseName with the platform's codes.
+//   - A name exactly one label under BASE_DOMAIN is the deployment's own: no cname_target, no
+//     certificate_id (440), no certificate_management_policy (439). Deeper names under it are
+//     450; BASE_DOMAIN itself and names in DNS_ZONE are 404. Any other name is a custom domain:
+//     cname_target is <label>.<DNS_ZONE> and acme_challenge_cname_target (shown while a policy
+//     is set) <label>.acme.<DNS_ZONE>, label being the id's KSUID in lowercase base32.
+//   - A name is held by one reservation across all accounts: two guards written in the
+//     reservation's transaction with the condition that they do not exist, one per account and
+//     name (written first: 413) and one per name (414). An endpoint finds the reservation of its
+//     host through the name guard (Lookup), and its reserved address through the address guard.
+//   - A wildcard *.P covers the names exactly one label under P (as a certificate's wildcard
+//     does, and as endpoints are matched): not P itself, nor deeper names, nor *.x.P. A wildcard
+//     and the names it covers are held by one account (the same account may hold both): a
+//     wildcard covering another account's name, and a name covered by another account's
+//     wildcard, are 417, decided by the cover guard of P (cover.go). The parent is stored with
+//     the reservation (cover_parent) so its deletion releases what it claimed.
+//   - certificate_id names an uploaded TLS certificate of the account whose DNS names cover the
+//     domain (1965 missing, 215 not covering); the domain references it in its transaction, so
+//     the certificate cannot be deleted while used. It and certificate_management_policy are
+//     mutually exclusive (434); the policy's authority is only letsencrypt (435, default), its
+//     private_key_type rsa or ecdsa (default ecdsa). DELETE …/certificate detaches an uploaded
+//     certificate; while a policy manages the domain it is refused with 436, as the platform
+//     does ("detach the policy, not the certificate"), and the policy stays. DELETE
+//     …/certificate_management_policy stops management and the certificate already issued stays
+//     attached (the domain keeps serving it); DELETE …/certificate then detaches and deletes it,
+//     and attaching an uploaded certificate in its place deletes it too. Both routes are updates
+//     of the domain.
+//   - A PATCH of certificate_management_policy to null (OpenAPI: "null if automatic management
+//     is disabled") stops management exactly as DELETE …/certificate_management_policy does, and
+//     may attach an uploaded certificate in the same body; an empty object {} is a policy with
+//     every default (letsencrypt, the default key type), as on create. Stopping removes the
+//     policy, the pending job (a queued job finds itself superseded and does nothing), the job's
+//     state and the scheduler's due entry in one transaction.
+//   - A domain an endpoint or an edge references cannot be deleted (446). region (deprecated) and
+//     resolves_to values must be configured regions (400; resolves_to also "global", a value
+//     twice 456). Over-long description and metadata are 420 and 421, an empty PATCH 422.
 var ReservedDomainsDescriptor = &resource.Descriptor{
 	Path: ReservedDomainsPath, Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
 	Function: "ReservedDomainsFunction", Dir: "reserved_domains",

@@ -47,10 +47,14 @@ type Item[T any] interface {
 	Common() *EdgeBase
 }
 
-// Codes of every edge family.
+// Codes of every edge family: description over 255 bytes 7073, metadata over 4096 bytes 7074
+// (a PATCH supplying nothing is the platform's 606).
 var textCodes = api.TextCodes{Description: "ERR_NGROK_7073", Metadata: "ERR_NGROK_7074"}
 
-// Spec declares an edge family: what differs between TLS, TCP and HTTPS edges.
+// Spec declares an edge family: what differs between TLS, TCP and HTTPS edges. Its descriptor's
+// Binding is Spec.Binding, which makes Family, the hooks every edge family shares, from the
+// Spec. The item embeds EdgeBase (id, description, metadata, hostports and the reservation each
+// is on).
 type Spec[T any, P Item[T]] struct {
 	// Hostports is what the family's hostports must be.
 	Hostports HostportRule

@@ -35,7 +35,11 @@ var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
 // EndpointItem is a stored endpoint (package view, which renders it without the family's rules).
 type EndpointItem = view.EndpointItem
 
-// EndpointJSON is the wire form of a cloud endpoint (package view).
+// EndpointJSON is the wire form of a cloud endpoint (package view): the members the platform
+// returns for one, id, uri, created_at, updated_at, type, url, public_url, proto, hostport,
+// bindings, pooling_enabled, traffic_policy, domain (when the URL's host is on a reserved
+// domain), tcp_addr (when it is a reserved address) and description/metadata when set. Agent
+// endpoints' members (tunnel, upstream_url, principal, …) are absent rather than null.
 type EndpointJSON = view.EndpointJSON
 
 // URL is a validated, normalised endpoint URL (package view).

@@ -94,12 +94,24 @@ func (s *Server) NotFound() http.Handler {
 }
 
 // Server turns Handlers into http.Handlers with the wire conventions applied.
+//
+// Requests: `Authorization: Bearer <api key token>` (missing 401 ERR_NGROK_200, malformed 201,
+// not key-shaped 403 202, a key id instead of its token 207); `Ngrok-Version` absent or 2, else
+// 400 217. Bodies are JSON, only on POST/PATCH/PUT, with Content-Type application/json (else
+// 210), at most MaxBodyBytes, decoded by Decode. An absent member means "not supplied", never
+// zero.
+//
+// Responses: create 201, get/list/update 200 with JSON, delete 204 with no body. Timestamps are
+// RFC 3339 UTC with whole seconds and Z (Timestamp). `uri` members are absolute URLs on the host
+// the request came to. A list or map member with nothing in it is [] or {}, never null (Slice,
+// Map). Every response carries Ngrok-Operation-Id (op_…), also in error details and logs.
 type Server struct {
 	Log    *slog.Logger
 	Source SourceFunc
 	// RateLimitPolicy, when set, is the RateLimit-Policy field every response carries (package
 	// ratelimit formats it); the RateLimit field with the account's remaining quota comes from
-	// the request's rate-limit decision (Authentication.Admit).
+	// the request's rate-limit decision (Authentication.Admit), and a request over the limit is
+	// 429 ERR_NGROK_226 with Retry-After, whatever else it would have answered.
 	RateLimitPolicy string
 	// Metrics receives a line per request refused for its rate limit or its credentials
 	// (metrics.RateLimited, metrics.AuthFailure) and the usage line of every request whose

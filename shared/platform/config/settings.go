@@ -59,8 +59,7 @@ type Families struct {
 
 // Section is settings that only some families read. An HTTP function parses a section, and
 // links its parser, only when a family it serves names the section (resource.Descriptor.Reads):
-// the domain settings' parser is 1.5–5 KB of a function's zip that most functions would carry
-// for nothing.
+// most functions would carry the domain settings' parser for nothing.
 type Section struct {
 	parse func(*parser, *Families)
 }

@@ -19,7 +19,9 @@ import (
 // envError is a failure to build an environment: a defect of this package, not of the input.
 type envError struct{ error }
 
-// phaseEnv is a phase's CEL environment with its variable tree, built on first use.
+// phaseEnv is a phase's CEL environment with its variable tree, built once per process on first
+// use rather than at package initialisation, so that a cold start that never validates a policy
+// does not pay for it.
 type phaseEnv struct {
 	once sync.Once
 	env  *cel.Env

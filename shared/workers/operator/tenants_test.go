@@ -1,4 +1,4 @@
-package app_test
+package operator_test
 
 import (
 	"encoding/json"
@@ -22,6 +22,9 @@ import (
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/operator"
 )
+
+// root is the checkout, from this package.
+const root = "../../.."
 
 // operatorCreds are the credentials the test's operator interface verifies, as the local server
 // verifies its local AWS credentials.
@@ -81,7 +84,7 @@ func TestTenantLifecycle(t *testing.T) {
 	a := s.AccountOf(&principals.Bootstrapped{AccountID: created.Tenant.ID, UserID: created.AdminUserID,
 		APIKeyID: created.APIKeyID, Token: created.Token})
 	for _, f := range app.Functions() {
-		file, _, ev := firstSample(t, f.Dir, a)
+		file, _, ev := testkit.FirstSample(t, root, f.Dir, a)
 		if ev.RequestContext.HTTP.Method != http.MethodPost {
 			t.Fatalf("%s is not a create", file)
 		}
@@ -346,7 +349,7 @@ func TestOperatorSampleEvents(t *testing.T) {
 	}
 	vars, covered := map[string]string{}, map[string]bool{}
 	for i, file := range files {
-		ev := readSample(t, file, vars)
+		ev := testkit.ReadSample(t, file, vars)
 		if i == 0 {
 			unsigned := ev
 			unsigned.RequestContext.Authorizer = nil
