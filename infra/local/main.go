@@ -52,13 +52,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
-	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
@@ -245,13 +245,18 @@ Ctrl-C stops the server.
 }
 
 // withOperator serves the operator's routes (under /operator/, each request's signature
-// verified by authorize) beside the tenants' API h.
+// verified by authorize) beside the tenants' API h. It chooses by prefix, not with an
+// http.ServeMux, which would redirect a path that is not canonical before either handler
+// answered it with a 404 (api.Canonical).
 func withOperator(h http.Handler, o *operator.Operator, authorize operator.Authorize) http.Handler {
-	mux := http.NewServeMux()
-	o.Register(mux, authorize)
-	mux.Handle("/operator/", (&api.Server{}).NotFound())
-	mux.Handle("/", h)
-	return mux
+	op := o.Handler(authorize)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/operator/") {
+			op.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // schedule runs the scheduler every SCHEDULE_EVERY, as the template's EventBridge schedule runs

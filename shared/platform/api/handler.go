@@ -48,14 +48,11 @@ type Mux interface {
 	Handle(pattern string, h http.Handler)
 }
 
-// Front wraps the route mux with what happens before routing. A path that is not canonical
-// (".", ".." or empty segments, also when percent-encoded) is a 404 in the error envelope:
-// http.ServeMux would answer it with a redirect that keeps the method and has no envelope, and
-// a client must never be sent on to another resource than the one it named. Before that, CORS:
-// a request from a browser origin gets its headers (errors included, so a page can read them),
-// and a preflight is answered here (see CORSMaxAge), for any path, as no route registers OPTIONS.
+// Front wraps the route mux with what happens before routing: CORS first (a request from a
+// browser origin gets its headers, errors included, so a page can read them, and a preflight is
+// answered here, see CORSMaxAge, for any path, as no route registers OPTIONS), then Canonical.
 func (s *Server) Front(mux http.Handler) http.Handler {
-	notFound := s.NotFound()
+	canonical := Canonical(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		if s.RateLimitPolicy != "" {
 			w.Header().Set("RateLimit-Policy", s.RateLimitPolicy)
@@ -63,11 +60,23 @@ func (s *Server) Front(mux http.Handler) http.Handler {
 		if cors(w, hr) {
 			return
 		}
+		canonical.ServeHTTP(w, hr)
+	})
+}
+
+// Canonical answers a request whose path is not canonical (".", ".." or empty segments, also
+// when percent-encoded) with a 404 in the error envelope, and passes every other to h. An
+// http.ServeMux would answer it with a redirect that keeps the method and has no envelope, and a
+// client must never be sent on to another resource than the one it named, so every ServeMux
+// that answers requests is behind Canonical (through Front for the families).
+func Canonical(h http.Handler) http.Handler {
+	notFound := (&Server{}).NotFound()
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		if !canonicalPath(hr.URL.Path) {
 			notFound.ServeHTTP(w, hr)
 			return
 		}
-		mux.ServeHTTP(w, hr)
+		h.ServeHTTP(w, hr)
 	})
 }
 

@@ -255,10 +255,12 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 				break
 			}
 		}
-		if flt == nil || full || len(out) == p.Limit || !more || examined >= maxFilterScan {
+		// A page short of its limit and of its bytes continues: the filter left items out, or
+		// DynamoDB's answer ended at 1 MB (Kit.Page).
+		if full || len(out) == p.Limit || !more || examined >= maxFilterScan {
 			break
 		}
-		if items, more, err = c.kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, c.Prefix), last, p.Limit); err != nil {
+		if items, more, err = c.kit.DB.PageQueryStart(ctx, store.Collection(r.Caller().AccountID, c.Prefix), last, p.Limit); err != nil {
 			return nil, err
 		}
 	}

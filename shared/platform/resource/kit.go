@@ -95,8 +95,9 @@ func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, ou
 	return read, store.Unmarshal(items[0], out)
 }
 
-// Page reads one list page of a collection of r's account. The caller check runs in parallel
-// with the query; nothing is returned unless it succeeds.
+// Page reads the start of one list page of a collection of r's account (store.PageQueryStart:
+// fewer than p.Limit items with more true when they took more than DynamoDB answers at once).
+// The caller check runs in parallel with the query; nothing is returned unless it succeeds.
 func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Page) ([]store.Item, bool, error) {
 	c, err := auth.Of(r).Resolve(ctx)
 	if err != nil {
@@ -109,7 +110,7 @@ func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Pag
 	}
 	ch := make(chan result, 1)
 	go func() {
-		items, more, err := k.DB.PageQuery(ctx, store.Collection(c.AccountID, prefix), p.BeforeID, p.Limit)
+		items, more, err := k.DB.PageQueryStart(ctx, store.Collection(c.AccountID, prefix), p.BeforeID, p.Limit)
 		ch <- result{items, more, err}
 	}()
 	_, authErr := k.Read(ctx, r)

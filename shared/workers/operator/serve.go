@@ -147,13 +147,20 @@ func Main(collections ...Collection) {
 	lambda.Start(o.Lambda())
 }
 
+// Handler serves o's routes, each request authorized by authorize; a path that is not
+// canonical (api.Canonical) or that no route matches is a 404 in the error envelope.
+func (o *Operator) Handler(authorize Authorize) http.Handler {
+	mux := http.NewServeMux()
+	o.Register(mux, authorize)
+	mux.Handle("/", (&api.Server{}).NotFound())
+	return api.Canonical(mux)
+}
+
 // Lambda is o's routes as a Lambda handler behind API Gateway's IAM authorization: an event
 // API Gateway did not authorize with IAM (ByIAM) is refused with 403, and so is one signed by a
 // principal that is not one of o.Principals (checked on every request).
 func (o *Operator) Lambda() func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
-	mux := http.NewServeMux()
-	o.Register(mux, func(*http.Request, []byte) error { return nil })
-	proxy := httpadapter.NewV2(mux).ProxyWithContext
+	proxy := httpadapter.NewV2(o.Handler(func(*http.Request, []byte) error { return nil })).ProxyWithContext
 	refuse := func(e *api.Error) lambdaevents.APIGatewayV2HTTPResponse {
 		return lambdaevents.APIGatewayV2HTTPResponse{StatusCode: http.StatusForbidden,
 			Headers: map[string]string{"Content-Type": "application/json"},
