@@ -58,9 +58,15 @@
 //     wildcard can be reserved (a public suffix, the base domain) have no cover guard, so their
 //     reservations never meet on one item; the parent is stored with the reservation
 //     (cover_parent) so its deletion releases what it claimed.
-//   - certificate_id names an uploaded TLS certificate of the account whose DNS names cover the
-//     domain (1965 missing, 215 not covering); the domain references it in its transaction, so
-//     the certificate cannot be deleted while used. It and certificate_management_policy are
+//   - certificate_id names an uploaded TLS certificate of the account (1965 missing); the domain
+//     references it in its transaction, so the certificate cannot be deleted while used. Whether
+//     its names cover the domain is not checked, as the platform does not check it (its recorded
+//     create attaches a certificate for example.com alone to myapp.mydomain.com, 201). TLS for
+//     a name the certificate does not cover: whatever terminates TLS for the domain presents
+//     that certificate as it is, so a client that verifies names (browsers, HTTP libraries by
+//     default) refuses the connection; nothing falls back to another certificate, and no
+//     renewal concerns it (only a policy's certificates are renewed). The domain's cname_target
+//     and its DNS are the same whatever certificate it names. It and certificate_management_policy are
 //     mutually exclusive (434); the policy's authority is only letsencrypt (435, default), its
 //     private_key_type rsa or ecdsa (default ecdsa). DELETE …/certificate detaches an uploaded
 //     certificate; while a policy manages the domain it is refused with 436, as the platform

@@ -3,7 +3,6 @@ package domains
 import (
 	"context"
 	"encoding/base32"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -189,7 +188,7 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 		it.CNAMETarget = label + "." + f.Config.DNSZone
 		it.ACMETarget = label + ".acme." + f.Config.DNSZone
 	}
-	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy.Value)
+	policy, err := f.checkCertificates(it, in.CertificateID, in.Policy.Value)
 	if err != nil {
 		return err
 	}
@@ -238,7 +237,7 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 		// Stopped first, so the same PATCH may attach an uploaded certificate instead.
 		it.CertManagement.stop(m.Tx)
 	}
-	policy, err := f.checkCertificates(ctx, r, it, in.CertificateID, in.Policy.Value)
+	policy, err := f.checkCertificates(it, in.CertificateID, in.Policy.Value)
 	if err != nil {
 		return err
 	}
@@ -325,9 +324,10 @@ func (f ReservedDomains) classify(name Name) (custom bool, err error) {
 // checkCertificates checks a supplied certificate_id and certificate_management_policy against
 // each other, the domain's kind and what the item already has: mutually exclusive (434), neither
 // on a name under the base domain (439, 440), an authority of letsencrypt (435), and a
-// certificate of the account covering the domain (1965 missing, 215 not covering).
+// certificate of the account (1965 missing). Whether its names cover the domain is not checked,
+// as the platform does not (see the package doc).
 // It returns the supplied policy with its defaults filled (private key type ecdsa).
-func (f ReservedDomains) checkCertificates(ctx context.Context, r *api.Request, it *DomainItem, certID *string, policy *CertPolicyJSON) (*CertPolicy, error) {
+func (f ReservedDomains) checkCertificates(it *DomainItem, certID *string, policy *CertPolicyJSON) (*CertPolicy, error) {
 	base := it.CNAMETarget == ""
 	switch {
 	case certID != nil && policy != nil,
@@ -353,38 +353,13 @@ func (f ReservedDomains) checkCertificates(ctx context.Context, r *api.Request, 
 	if !ids.Is(*certID, ids.TLSCertificate) {
 		return nil, api.Invalid("certificate_id", "certificate_id %s is not a TLS certificate id (cert_…)", api.Describe(*certID))
 	}
-	var cert tlscerts.TLSCertificateItem
-	if err := f.Kit.Get(ctx, r, ids.TLSCertificate, *certID, &cert); err != nil {
-		if errors.Is(err, api.ErrNotFound) {
-			return nil, certMissing(*certID)
-		}
-		return nil, err
-	}
-	if !covers(cert.DNSNames, it.Domain) {
-		return nil, api.Invalid("certificate_id", "certificate %s does not cover %s (its names: %s)", *certID, it.Domain, strings.Join(cert.DNSNames, ", "))
-	}
+	// Its existence in the account is the condition of the reference the transaction adds
+	// (certMissing).
 	return checked, nil
 }
 
 func certMissing(id string) error {
 	return api.BadRequest(CodeCertMissing, "certificate_id", "TLS certificate %s does not exist in this account", id)
-}
-
-// covers reports whether a certificate with the DNS names sans serves domain: an exact name, or
-// a wildcard name matching domain's first label (a wildcard domain needs the same wildcard).
-func covers(sans []string, domain string) bool {
-	for _, san := range sans {
-		san = strings.ToLower(strings.TrimSuffix(san, "."))
-		if san == domain {
-			return true
-		}
-		if rest, ok := strings.CutPrefix(san, "*."); ok && !strings.HasPrefix(domain, "*.") {
-			if _, parent, found := strings.Cut(domain, "."); found && parent == rest {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // setResolvesTo replaces resolves_to with a supplied list of configured regions or "global".
