@@ -66,8 +66,11 @@
 //     that certificate as it is, so a client that verifies names (browsers, HTTP libraries by
 //     default) refuses the connection; nothing falls back to another certificate, and no
 //     renewal concerns it (only a policy's certificates are renewed). The domain's cname_target
-//     and its DNS are the same whatever certificate it names. It and certificate_management_policy are
-//     mutually exclusive (434); the policy's authority is only letsencrypt (435, default), its
+//     and its DNS are the same whatever certificate it names. A body may not carry
+//     both it and certificate_management_policy, nor a certificate_id while a policy manages
+//     the domain (434); a policy set on a domain with an uploaded certificate takes its place
+//     (the certificate is detached and released), as the platform's recorded update of a domain
+//     created with a certificate_id answers 200 with certificate null. The policy's authority is only letsencrypt (435, default), its
 //     private_key_type rsa or ecdsa (default ecdsa). DELETE …/certificate detaches an uploaded
 //     certificate; while a policy manages the domain it is refused with 436, as the platform
 //     does ("detach the policy, not the certificate"), and the policy stays. DELETE

@@ -228,6 +228,10 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 		return err
 	}
 	if in.CertificateID != nil && *in.CertificateID == it.shownCertificate() {
+		if it.CertificateID != "" && in.Policy.Value != nil {
+			// The uploaded certificate beside a policy is both, not an echo.
+			return certAndPolicy()
+		}
 		in.CertificateID = nil
 	}
 	if err := it.setResolvesTo(f.Config, in.ResolvesTo); err != nil {
@@ -253,6 +257,13 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 			return err
 		}
 		it.ManagedCertificateID = ""
+	}
+	if policy != nil && it.CertificateID != "" {
+		// A policy takes the place of an uploaded certificate, as the platform's recorded
+		// update (a policy for a domain created with a certificate_id) answers 200 with
+		// certificate null: the certificate is detached and its reference released.
+		m.Reference(it.CertificateID, -1, nil)
+		it.CertificateID = ""
 	}
 	if now := time.Now(); policy != nil && it.setPolicy(r, *policy, ReasonPolicy, []string{it.Domain}, now) {
 		it.enqueue(m.Tx, it.AccountID, it.ID, now)
@@ -322,8 +333,9 @@ func (f ReservedDomains) classify(name Name) (custom bool, err error) {
 }
 
 // checkCertificates checks a supplied certificate_id and certificate_management_policy against
-// each other, the domain's kind and what the item already has: mutually exclusive (434), neither
-// on a name under the base domain (439, 440), an authority of letsencrypt (435), and a
+// each other, the domain's kind and what the item already has: not both in one body, and no
+// certificate_id while a policy manages the domain (434; a policy may take the place of an
+// uploaded certificate, see Update), neither on a name under the base domain (439, 440), an authority of letsencrypt (435), and a
 // certificate of the account (1965 missing). Whether its names cover the domain is not checked,
 // as the platform does not (see the package doc).
 // It returns the supplied policy with its defaults filled (private key type ecdsa).
@@ -331,9 +343,8 @@ func (f ReservedDomains) checkCertificates(it *DomainItem, certID *string, polic
 	base := it.CNAMETarget == ""
 	switch {
 	case certID != nil && policy != nil,
-		certID != nil && it.Policy != nil,
-		policy != nil && it.CertificateID != "" && certID == nil:
-		return nil, api.BadRequest(CodeCertAndPolicy, "certificate_id", "certificate_id and certificate_management_policy are mutually exclusive; detach one first")
+		certID != nil && it.Policy != nil:
+		return nil, certAndPolicy()
 	case base && policy != nil:
 		return nil, api.BadRequest(CodePolicyOnBase, "certificate_management_policy", "certificate_management_policy must be null for names under %s, which the service's own certificate covers", f.Config.BaseDomain)
 	case base && certID != nil:
@@ -356,6 +367,10 @@ func (f ReservedDomains) checkCertificates(it *DomainItem, certID *string, polic
 	// Its existence in the account is the condition of the reference the transaction adds
 	// (certMissing).
 	return checked, nil
+}
+
+func certAndPolicy() error {
+	return api.BadRequest(CodeCertAndPolicy, "certificate_id", "certificate_id and certificate_management_policy are mutually exclusive; detach one first")
 }
 
 func certMissing(id string) error {

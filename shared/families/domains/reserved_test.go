@@ -266,9 +266,6 @@ func TestReservedDomainCertificate(t *testing.T) {
 		t.Fatalf("certificate %v, want a ref to %s", got["certificate"], wild)
 	}
 	a.Do(t, "DELETE", "/tls_certificates/"+wild, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1966", "id")
-	// A policy cannot join an uploaded certificate.
-	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).
-		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_434", "certificate_id")
 	// Moving to another certificate moves the reference.
 	exact := uploadCert(t, a, "www."+parent)
 	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": exact}).Expect(t, http.StatusOK)
@@ -284,6 +281,34 @@ func TestReservedDomainCertificate(t *testing.T) {
 	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": again}).Expect(t, http.StatusOK)
 	a.Do(t, "DELETE", "/reserved_domains/"+id, nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", "/tls_certificates/"+again, nil).Expect(t, http.StatusNoContent)
+}
+
+// A certificate_management_policy set on a domain with an uploaded certificate takes its place,
+// as the platform's recorded update does (200, certificate null): the certificate is detached
+// and released. A certificate_id on a domain a policy manages is still 434, as is a body with
+// both.
+func TestReservedDomainPolicyReplacesCertificate(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	name := testkit.UniqueName("myapp", "example.org")
+	uploaded := uploadCert(t, a, name)
+	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name, "certificate_id": uploaded}).Expect(t, http.StatusCreated)["id"].(string)
+	policy := map[string]any{"authority": "letsencrypt"}
+	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": uploaded, "certificate_management_policy": policy}).
+		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_434", "certificate_id")
+	got := a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"description": "point-of-sale", "certificate_management_policy": policy}).Expect(t, http.StatusOK)
+	if got["certificate"] != nil || fmt.Sprint(got["certificate_management_policy"]) != "map[authority:letsencrypt private_key_type:ecdsa]" {
+		t.Fatalf("after setting a policy: certificate %v, policy %v; want null and the policy", got["certificate"], got["certificate_management_policy"])
+	}
+	var item domains.DomainItem
+	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
+		t.Fatal(err)
+	}
+	if item.CertificateID != "" || item.Pending == nil {
+		t.Fatalf("stored certificate %q and pending job %+v, want none and a job", item.CertificateID, item.Pending)
+	}
+	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": uploaded}).
+		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_434", "certificate_id")
+	a.Do(t, "DELETE", "/tls_certificates/"+uploaded, nil).Expect(t, http.StatusNoContent)
 }
 
 // A certificate whose names do not cover the domain is accepted, as the platform accepts it (its
