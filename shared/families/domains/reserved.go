@@ -60,8 +60,9 @@ type DomainItem struct {
 // DomainJSON is the wire form of a reserved domain.
 type DomainJSON struct {
 	resource.Head
-	Domain                      string          `json:"domain"`
-	Region                      *string         `json:"region"`
+	Domain string `json:"domain"`
+	// Region is "" when the domain has none, as in the platform's recorded responses.
+	Region                      string          `json:"region"`
 	CNAMETarget                 *string         `json:"cname_target"`
 	Certificate                 *api.Ref        `json:"certificate"`
 	CertificateManagementPolicy *CertPolicyJSON `json:"certificate_management_policy"`
@@ -125,7 +126,7 @@ func (f *ReservedDomains) Configure() { f.Config = ConfigOf(f.Kit) }
 // Render returns a reserved domain as GET returns it.
 func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 	out := DomainJSON{Head: f.Head(r, &it.Meta, it.Described), Domain: it.Domain,
-		Region: optional(it.Region), CNAMETarget: optional(it.CNAMETarget)}
+		Region: it.Region, CNAMETarget: optional(it.CNAMETarget)}
 	for _, v := range it.ResolvesTo {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
 	}

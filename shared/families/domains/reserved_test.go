@@ -33,7 +33,7 @@ func TestReservedDomainShapes(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	mine := testkit.UniqueName("app", base)
 	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": strings.ToUpper(mine)}).Expect(t, http.StatusCreated)
-	for k, want := range map[string]any{"domain": mine, "cname_target": nil, "acme_challenge_cname_target": nil, "region": nil,
+	for k, want := range map[string]any{"domain": mine, "cname_target": nil, "acme_challenge_cname_target": nil, "region": "",
 		"certificate": nil, "certificate_management_policy": nil, "certificate_management_status": nil} {
 		if fmt.Sprint(got[k]) != fmt.Sprint(want) {
 			t.Errorf("base-domain reservation: %s = %v, want %v", k, got[k], want)
