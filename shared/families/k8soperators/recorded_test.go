@@ -2,16 +2,14 @@ package k8soperators_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"regexp"
-	"slices"
-	"strings"
 	"testing"
 
 	"tunnelapi/shared/families/k8soperators"
 	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // reference is the platform's reference of the family, with its recorded examples, relative to
@@ -71,61 +69,6 @@ func readRecorded(t *testing.T) recorded {
 // kind is compared, not their value.
 var varies = []string{"id", "uri", "created_at", "updated_at", "principal.id", "binding.ingress_endpoint"}
 
-// compareRecorded lists how got differs from the recorded want: the same members at every
-// level, each of the same JSON kind, and the same values except where they vary.
-func compareRecorded(where string, got, want any) []string {
-	at := func(member string) string {
-		if where == "" {
-			return member
-		}
-		return where + "." + member
-	}
-	kind := func(v any) string {
-		if v == nil {
-			return "null"
-		}
-		return fmt.Sprintf("%T", v)
-	}
-	if kind(got) != kind(want) {
-		return []string{fmt.Sprintf("%s is %s %v, recorded %s %v", where, kind(got), got, kind(want), want)}
-	}
-	var problems []string
-	switch w := want.(type) {
-	case map[string]any:
-		g := got.(map[string]any)
-		for k, wv := range w {
-			gv, ok := g[k]
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s is missing", at(k)))
-				continue
-			}
-			problems = append(problems, compareRecorded(at(k), gv, wv)...)
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				problems = append(problems, fmt.Sprintf("%s is not in the recorded response", at(k)))
-			}
-		}
-	case []any:
-		g := got.([]any)
-		if len(g) != len(w) {
-			return []string{fmt.Sprintf("%s has %d items, recorded %d", where, len(g), len(w))}
-		}
-		for i := range w {
-			problems = append(problems, compareRecorded(fmt.Sprintf("%s[%d]", where, i), g[i], w[i])...)
-		}
-	default:
-		name := where
-		if i := strings.LastIndex(name, "]."); i >= 0 {
-			name = name[i+2:] // a list item's member varies as the item's does
-		}
-		if !slices.Contains(varies, name) && got != want {
-			problems = append(problems, fmt.Sprintf("%s is %v, recorded %v", where, got, want))
-		}
-	}
-	return problems
-}
-
 // The platform's recorded examples of /kubernetes_operators replay here with the same shape and
 // values: the recorded create, get, list, bound endpoints, update and delete requests, in a
 // fresh account, answer what the platform answered, but for ids, times and hosts. The recorded
@@ -136,7 +79,7 @@ func TestRecordedExamplesReplay(t *testing.T) {
 	_, a := suite.AppAccount(t)
 	check := func(op string, got map[string]any) {
 		t.Helper()
-		for _, p := range compareRecorded("", got, rec.responses[op]) {
+		for _, p := range testkit.CompareRecorded("", got, rec.responses[op], varies...) {
 			t.Errorf("%s: %s", op, p)
 		}
 	}
