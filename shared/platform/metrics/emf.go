@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -39,29 +41,72 @@ type metadata struct {
 }
 
 // Line is k's EMF line for one event: dims gives each of k's dimension names its value (a
-// missing one is "none"), values are k's metrics' values in order (a missing one is 0).
+// missing one is "none"), values are k's metrics' values in order (a missing one is 0, as is
+// one JSON cannot carry: NaN, ±Inf). The line is written out directly from the parts every line
+// of k shares (fixedParts): a worker writes one per delivery, and encoding a map through
+// reflection cost more than the rest of the delivery's own work.
 func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []byte {
-	root := map[string]any{}
-	specs := make([]metricSpec, len(k.Metrics))
-	for i, m := range k.Metrics {
-		specs[i] = metricSpec(m)
+	k.once.Do(k.fix)
+	f := &k.fixed
+	line := make([]byte, 0, f.size)
+	line = append(line, `{"_aws":{"Timestamp":`...)
+	line = strconv.AppendInt(line, at.UnixMilli(), 10)
+	line = append(line, f.directive...)
+	for i, key := range f.metricKeys {
 		v := 0.0
-		if i < len(values) {
+		if i < len(values) && !math.IsNaN(values[i]) && !math.IsInf(values[i], 0) {
 			v = values[i]
 		}
-		root[m.Name] = v
+		line = strconv.AppendFloat(append(line, key...), v, 'g', -1, 64)
 	}
-	for _, d := range k.DimensionNames() {
-		v := dims[d]
+	for i, key := range f.dimKeys {
+		v := dims[f.dimNames[i]]
 		if v == "" {
 			v = "none"
 		}
-		root[d] = v
+		line = appendString(append(line, key...), v)
 	}
-	root["_aws"] = metadata{Timestamp: at.UnixMilli(),
-		CloudWatchMetrics: []metricDirective{{Namespace: Namespace, Dimensions: k.Dimensions, Metrics: specs}}}
-	line, _ := json.Marshal(root) // strings, numbers and slices of them: it cannot fail
-	return append(line, '\n')
+	return append(line, "}\n"...)
+}
+
+// fixedParts are the parts of a kind's lines that never change: the rest of its _aws member
+// after the timestamp, and each metric's and dimension's key (`,"Name":`).
+type fixedParts struct {
+	directive           []byte
+	metricKeys, dimKeys [][]byte
+	dimNames            []string
+	// size is a line's usual length, its buffer's first capacity.
+	size int
+}
+
+func (k *Kind) fix() {
+	specs := make([]metricSpec, len(k.Metrics))
+	for i, m := range k.Metrics {
+		specs[i] = metricSpec(m)
+	}
+	directive, _ := json.Marshal([]metricDirective{{Namespace: Namespace, Dimensions: k.Dimensions, Metrics: specs}}) // strings only: it cannot fail
+	f := fixedParts{directive: append(append([]byte(`,"CloudWatchMetrics":`), directive...), '}'), dimNames: k.DimensionNames()}
+	key := func(name string) []byte { return append(appendString([]byte{','}, name), ':') }
+	for _, m := range k.Metrics {
+		f.metricKeys = append(f.metricKeys, key(m.Name))
+	}
+	for _, d := range f.dimNames {
+		f.dimKeys = append(f.dimKeys, key(d))
+	}
+	f.size = 64 + len(f.directive) + 32*(len(f.metricKeys)+len(f.dimKeys))
+	k.fixed = f
+}
+
+// appendString appends s as a JSON string: as it is between quotes when it holds nothing JSON
+// escapes, else as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string: it cannot fail
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // Emit writes k's line for one event (see Kind.Line). A write error is dropped: a metric never

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,20 @@ func TestUsageLines(t *testing.T) {
 	}
 	if metrics.TallyOf(context.Background()) != nil || metrics.TallyOf(metrics.WithTally(context.Background(), &tally)) != &tally {
 		t.Error("a context's tally")
+	}
+}
+
+// A line is JSON whatever its values: a dimension value with quotes, escapes or non-ASCII text
+// reads back as given, and a value JSON cannot carry (NaN, ±Inf) is 0.
+func TestLineEscapes(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_123)
+	for _, v := range []string{`a "quoted" \ value`, "tab\there", "münchen <&>", "\u2028"} {
+		rec, err := metrics.Parse(metrics.Delivery.Line(at, map[string]string{metrics.DimSink: v}, math.NaN(), math.Inf(1)))
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if rec.Dims[metrics.DimSink] != v || rec.Dims[metrics.DimOutcome] != "none" || rec.Values["Deliveries"] != 0 || rec.Values["DeliveryLatency"] != 0 {
+			t.Errorf("%q: %+v", v, rec)
+		}
 	}
 }
