@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,8 +48,13 @@ type metadata struct {
 // reflection cost more than the rest of the delivery's own work.
 func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []byte {
 	k.once.Do(k.fix)
+	return k.AppendLine(make([]byte, 0, k.fixed.size), at, dims, values...)
+}
+
+// AppendLine appends k's line for one event (see Line) to line.
+func (k *Kind) AppendLine(line []byte, at time.Time, dims map[string]string, values ...float64) []byte {
+	k.once.Do(k.fix)
 	f := &k.fixed
-	line := make([]byte, 0, f.size)
 	line = append(line, `{"_aws":{"Timestamp":`...)
 	line = strconv.AppendInt(line, at.UnixMilli(), 10)
 	line = append(line, f.directive...)
@@ -57,7 +63,7 @@ func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []b
 		if i < len(values) && !math.IsNaN(values[i]) && !math.IsInf(values[i], 0) {
 			v = values[i]
 		}
-		line = strconv.AppendFloat(append(line, key...), v, 'g', -1, 64)
+		line = appendNumber(append(line, key...), v)
 	}
 	for i, key := range f.dimKeys {
 		v := dims[f.dimNames[i]]
@@ -97,6 +103,14 @@ func (k *Kind) fix() {
 	k.fixed = f
 }
 
+// appendNumber appends v as a JSON number: a whole one (a count, milliseconds) as an integer.
+func appendNumber(b []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
 // appendString appends s as a JSON string: as it is between quotes when it holds nothing JSON
 // escapes, else as encoding/json writes it.
 func appendString(b []byte, s string) []byte {
@@ -123,6 +137,59 @@ func (e *Emitter) Emit(k *Kind, dims map[string]string, values ...float64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	_, _ = e.W.Write(line)
+}
+
+// Batch is lines written together, in one write when flushed: a worker that emits a line per
+// item of the batch it handles pays for one write, not one per item. Every line carries the
+// time the batch was begun.
+type Batch struct {
+	e     *Emitter
+	at    time.Time
+	lines []byte
+}
+
+// Batch begins a batch of lines of e, at the emitter's current time.
+func (e *Emitter) Batch() *Batch {
+	if e == nil {
+		e = Stdout
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	return &Batch{e: e, at: now()}
+}
+
+// At is the time the batch's lines carry.
+func (b *Batch) At() time.Time { return b.at }
+
+// Reserve makes room for n more lines of k, so that adding them copies nothing.
+func (b *Batch) Reserve(k *Kind, n int) {
+	k.once.Do(k.fix)
+	b.lines = slices.Grow(b.lines, n*k.fixed.size)
+}
+
+// Emit adds k's line for one event (see Kind.Line).
+func (b *Batch) Emit(k *Kind, dims map[string]string, values ...float64) {
+	b.lines = k.AppendLine(b.lines, b.at, dims, values...)
+}
+
+// EmitUsage adds u's line (see Emitter.EmitUsage).
+func (b *Batch) EmitUsage(u Usage) {
+	if u.Account != "" {
+		b.lines = append(b.lines, UsageLine(u)...)
+	}
+}
+
+// Flush writes the lines added since the last flush (a write error is dropped, as Emit drops it).
+func (b *Batch) Flush() {
+	if len(b.lines) == 0 {
+		return
+	}
+	b.e.mu.Lock()
+	defer b.e.mu.Unlock()
+	_, _ = b.e.W.Write(b.lines)
+	b.lines = b.lines[:0]
 }
 
 // Record is one EMF line read back: its namespace, dimension sets, and each metric's unit, and
