@@ -148,6 +148,9 @@ type Batch struct {
 	lines []byte
 }
 
+// buffers are the buffers of flushed batches, for the next ones.
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // Batch begins a batch of lines of e, at the emitter's current time.
 func (e *Emitter) Batch() *Batch {
 	if e == nil {
@@ -157,7 +160,7 @@ func (e *Emitter) Batch() *Batch {
 	if e.Now != nil {
 		now = e.Now
 	}
-	return &Batch{e: e, at: now()}
+	return &Batch{e: e, at: now(), lines: (*buffers.Get().(*[]byte))[:0]}
 }
 
 // At is the time the batch's lines carry.
@@ -181,15 +184,17 @@ func (b *Batch) EmitUsage(u Usage) {
 	}
 }
 
-// Flush writes the lines added since the last flush (a write error is dropped, as Emit drops it).
+// Flush writes the lines added since the last flush (a write error is dropped, as Emit drops
+// it); their buffer serves a later batch.
 func (b *Batch) Flush() {
-	if len(b.lines) == 0 {
-		return
+	if len(b.lines) > 0 {
+		b.e.mu.Lock()
+		_, _ = b.e.W.Write(b.lines)
+		b.e.mu.Unlock()
 	}
-	b.e.mu.Lock()
-	defer b.e.mu.Unlock()
-	_, _ = b.e.W.Write(b.lines)
-	b.lines = b.lines[:0]
+	buf := b.lines[:0]
+	buffers.Put(&buf)
+	b.lines = nil
 }
 
 // Record is one EMF line read back: its namespace, dimension sets, and each metric's unit, and
