@@ -139,11 +139,26 @@ type Operators struct {
 	resource.Prepared[*OperatorItem]
 	// regions are the regions an operator may name besides global.
 	regions []string
+	// ingress is the deployment's ingress endpoint an update gives an operator that has none
+	// (IngressEndpoint).
+	ingress string
 }
 
-// newOperators makes the family's hooks with the regions of the deployment's configuration.
+// newOperators makes the family's hooks with the regions and the ingress endpoint of the
+// deployment's configuration.
 func newOperators(f *resource.Family[OperatorItem, *OperatorItem]) Operators {
-	return Operators{Family: f, regions: domains.ConfigOf(f.Kit).Regions}
+	c := domains.ConfigOf(f.Kit)
+	return Operators{Family: f, regions: c.Regions, ingress: IngressEndpoint(c.BaseDomain)}
+}
+
+// IngressEndpoint is the ingress endpoint of a deployment whose BASE_DOMAIN is base, as the
+// platform's connect.ngrok-endpoints.com:443 is its own: connect.endpoints.<base>:443, a name
+// two labels under the base domain, which no reservation can take ("" for no base domain).
+func IngressEndpoint(base string) string {
+	if base == "" {
+		return ""
+	}
+	return "connect.endpoints." + base + ":443"
 }
 
 // zeroTime is how the platform renders the timestamps of a certificate not yet signed.
@@ -192,7 +207,7 @@ func (f Operators) Prepare(ctx context.Context, r *api.Request, it *OperatorItem
 }
 
 // Update applies a PATCH body: the members it supplies replace the stored ones; a csr is
-// signed into a new certificate.
+// signed into a new certificate; an operator without an ingress endpoint gets the deployment's.
 func (f Operators) Update(ctx context.Context, r *api.Request, it *OperatorItem, m *resource.Mutation) error {
 	var in updateBody
 	if err := it.DecodePatch(r, textCodes, &in); err != nil {
@@ -211,6 +226,11 @@ func (f Operators) Update(ctx context.Context, r *api.Request, it *OperatorItem,
 	}
 	if err := f.setBinding(ctx, r, in.Binding, it); err != nil {
 		return err
+	}
+	// The platform's update answers its ingress endpoint for an operator registered without
+	// one (its recorded PATCH of metadata alone does), and reads show it from then on.
+	if it.Binding.IngressEndpoint == "" {
+		it.Binding.IngressEndpoint = f.ingress
 	}
 	it.UpdatedAt = time.Now().Unix()
 	return nil
