@@ -36,8 +36,8 @@ func (v *versioned) write() error {
 
 // TestRetryingUnderContention: writers racing on one item all commit, whether a write takes a
 // millisecond or, as on a loaded machine, a hundred; the pauses grow with the latency, so the
-// outcome does not depend on the machine's speed. With the fixed millisecond pauses this
-// replaced, the 20 ms and 100 ms cases ran a third to a half of the writers out of attempts.
+// outcome does not depend on the machine's speed (fixed pauses of a few milliseconds ran many
+// of the writers out of attempts at the longer latencies).
 //
 // The writers run on synctest's clock: a write takes exactly its latency and a pause exactly
 // what retrying drew, so a loaded machine's late wake-ups (a sleep that runs long stretches the
