@@ -24,6 +24,9 @@
 //     macros from on_http_request, the response ones in on_http_response); a member the
 //     documentation does not list under a documented object is refused. The fourth phase,
 //     on_event_stream_message, whose variables are not documented, gets on_http_response's.
+//   - Expressions are parsed, type-checked and costed by package celcheck, which answers as
+//     cel-go's parser, checker and estimator do without linking them (TestAgreesWithCelGo
+//     compares the two over every expression of the documentation and of the tests).
 //   - secrets.get(vault_name, secret_name) is checked against its one documented signature
 //     (two strings in, a string out) and nothing else: a vault or secret that does not exist
 //     is accepted, as the policy reads it at request time, the reference documents no check
