@@ -125,7 +125,7 @@ func punct(s string) string {
 
 func lexNumber(src string, i int) (token, int, error) {
 	start := i
-	if src[i] == '0' && i+1 < len(src) && (src[i+1] == 'x' || src[i+1] == 'X') {
+	if src[i] == '0' && i+1 < len(src) && src[i+1] == 'x' {
 		j := i + 2
 		for j < len(src) && isHex(src[j]) {
 			j++
@@ -217,8 +217,6 @@ func lexString(src string, start, q int, prefix string) (token, int, error) {
 	kind := tokString
 	if bytes {
 		kind = tokBytes
-	} else if !utf8.ValidString(b.String()) {
-		return token{}, 0, fmt.Errorf("syntax error: the string is not valid UTF-8 (column %d)", start+1)
 	}
 	end := i + len(quote)
 	return token{kind: kind, text: src[start:end], str: b.String(), pos: start}, end, nil

@@ -518,7 +518,7 @@ func (p *parser) literal() *Expr {
 	e := &Expr{kind: literalExpr, pos: t.pos}
 	switch t.kind {
 	case tokInt:
-		text := strings.ToLower(t.text)
+		text := t.text
 		base := 10
 		if strings.HasPrefix(text, "0x") {
 			base, text = 16, text[2:]
@@ -529,7 +529,7 @@ func (p *parser) literal() *Expr {
 		}
 		e.lit, e.litInt = intType, v
 	case tokUint:
-		text := strings.ToLower(t.text)
+		text := t.text
 		base := 10
 		if strings.HasPrefix(text, "0x") {
 			base, text = 16, text[2:]
