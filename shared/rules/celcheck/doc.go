@@ -9,8 +9,10 @@
 // It agrees with cel-go on what it accepts and refuses, on the type of what it accepts and on
 // its estimated cost (TestAgreesWithCelGo compares them over a corpus, limits included);
 // standard.txt is cel-go's declarations (TestStandardIsCelGos). Messages differ from cel-go's.
-// What it does not have: protocol buffer message types (a message construction is refused),
-// optional syntax (refused as cel-go refuses it without cel.OptionalTypes), and the cost
-// estimates of the lists extension's sort, sortBy and distinct and of json.encode, which the
-// caller supplies (Costs.Overloads).
+// What it does not have: protocol buffer types, which cel-go's type registry declares (so
+// google.protobuf.Int64Value{value: 1}, google.protobuf.Any as a type name and
+// google.protobuf.NullValue.NULL_VALUE are refused here and accepted there; the timestamp and
+// duration types are here), optional syntax (refused as cel-go refuses it without
+// cel.OptionalTypes), and the cost estimates of the lists extension's sort, sortBy and
+// distinct and of json.encode, which the caller supplies (Costs.Overloads).
 package celcheck
