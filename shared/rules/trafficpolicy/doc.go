@@ -7,5 +7,6 @@
 // What is checked comes from the platform's documentation, normalised into reference.json
 // (referenceJSON, where the documentation's legacy names and disagreements are too); the work
 // of one validation is bounded by the limits of limits.go, each checked before the step it
-// protects.
+// protects. CEL expressions are parsed, type-checked and costed by package celcheck, which
+// answers as cel-go's parser, checker and estimator do without linking them.
 package trafficpolicy

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/app"
@@ -21,28 +20,11 @@ import (
 	"tunnelapi/shared/workers/operator"
 )
 
-var operatorCreds = aws.Credentials{AccessKeyID: "operator-test", SecretAccessKey: "operator-test-secret"}
-
-// operatorServer serves the operator's routes on s's table, each request's signature verified
-// against operatorCreds.
-func operatorServer(t *testing.T, s *testkit.Stack) *httptest.Server {
-	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families)}
-	mux := http.NewServeMux()
-	o.Register(mux, (&operator.Verifier{Credentials: operatorCreds, Region: "us-east-1"}).Verify)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// operatorDo sends one request to srv signed with operatorCreds and decodes its answer into
-// out (when not nil), returning its status.
-func operatorDo(t *testing.T, srv *httptest.Server, method, path string, body, out any) int {
+// operatorCall sends one request to srv signed with operatorCreds (operatorDo) and decodes its
+// answer into out (when not nil and the status a success), returning its status.
+func operatorCall(t *testing.T, srv *httptest.Server, method, path string, body, out any) int {
 	t.Helper()
-	c := operator.Client{Base: srv.URL, HTTP: srv.Client(), Authorize: operator.SignedBy(operatorCreds, "us-east-1")}
-	status, b, err := c.Do(t.Context(), method, path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	status, b := operatorDo(t, srv, operatorCreds, "", method, path, body)
 	if out != nil && status < 300 {
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s %s: %d %s", method, path, status, b)
@@ -61,7 +43,7 @@ func TestTenantPastAMegabyte(t *testing.T) {
 	s := testkit.App(t)
 	srv := operatorServer(t, s)
 	var tenant operator.Created
-	if status := operatorDo(t, srv, "POST", "/operator/tenants", map[string]string{"email": "big@tenant.test"}, &tenant); status != http.StatusCreated {
+	if status := operatorCall(t, srv, "POST", "/operator/tenants", map[string]string{"email": "big@tenant.test"}, &tenant); status != http.StatusCreated {
 		t.Fatalf("create the tenant: %d", status)
 	}
 	a := s.AccountOf(&principals.Bootstrapped{AccountID: tenant.Tenant.ID, UserID: tenant.AdminUserID, APIKeyID: tenant.APIKeyID, Token: tenant.Token})
@@ -99,7 +81,7 @@ func TestTenantPastAMegabyte(t *testing.T) {
 
 	start = time.Now()
 	var key operator.Created
-	if status := operatorDo(t, srv, "POST", "/operator/tenants/"+tenant.Tenant.ID+"/keys", nil, &key); status != http.StatusCreated {
+	if status := operatorCall(t, srv, "POST", "/operator/tenants/"+tenant.Tenant.ID+"/keys", nil, &key); status != http.StatusCreated {
 		t.Fatalf("a key for the export: %d", status)
 	}
 	var export bytes.Buffer
@@ -124,7 +106,7 @@ func TestTenantPastAMegabyte(t *testing.T) {
 
 	start = time.Now()
 	for attempt := 0; ; attempt++ {
-		status := operatorDo(t, srv, "DELETE", "/operator/tenants/"+tenant.Tenant.ID, nil, nil)
+		status := operatorCall(t, srv, "DELETE", "/operator/tenants/"+tenant.Tenant.ID, nil, nil)
 		if status == http.StatusNoContent {
 			break
 		}
@@ -157,28 +139,6 @@ func sameSet(ids []string, want map[string]bool) bool {
 		seen[id] = true
 	}
 	return len(seen) == len(want)
-}
-
-// names reports whether a key, attribute name or string value of it contains s.
-func names(it store.Item, s string) bool {
-	for k, v := range it {
-		if strings.Contains(k, s) {
-			return true
-		}
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			if strings.Contains(v.Value, s) {
-				return true
-			}
-		case *types.AttributeValueMemberSS:
-			for _, x := range v.Value {
-				if strings.Contains(x, s) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // str is the string attribute name of it ("" when absent).
