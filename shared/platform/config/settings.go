@@ -156,6 +156,9 @@ type Local struct {
 	FaultCrashAt string
 	// StackListen is the address the local SQS emulator listens on.
 	StackListen string
+	// FRPBindPort and FRPVhostHTTPPort are the ports of make run's frps: agents' connections
+	// and HTTP virtual hosts.
+	FRPBindPort, FRPVhostHTTPPort int
 }
 
 // Stack is what the test support reads of the test stack.
@@ -226,6 +229,7 @@ func LoadLocal(lookup Lookup) (Local, error) {
 		CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
 		QueuePrefix: p.str("QUEUE_PREFIX"), ScheduleEvery: p.duration("SCHEDULE_EVERY"),
 		FaultCrashAt: p.oneOf("FAULT_CRASH_AT", "before-response", "after-response"), StackListen: p.str("STACK_LISTEN")}
+	c.FRPBindPort, c.FRPVhostHTTPPort = p.port("FRP_BIND_PORT"), p.port("FRP_VHOST_HTTP_PORT")
 	return c, p.err()
 }
 

@@ -197,6 +197,10 @@ var Vars = []Var{
 	// how often `make run` runs the scheduler, a Go duration (the template's schedule is every 5
 	// minutes)
 	{Name: "SCHEDULE_EVERY", Default: "1m", By: ByLocal},
+	// the port `make run`'s frps takes agents' (frpc's) connections on, on 127.0.0.1
+	{Name: "FRP_BIND_PORT", Default: "7000", By: ByLocal},
+	// the port `make run`'s frps serves its HTTP virtual hosts on (tunnels under `BASE_DOMAIN`)
+	{Name: "FRP_VHOST_HTTP_PORT", Default: "7080", By: ByLocal},
 	// `before-response` or `after-response`: exit right after a mutation commits, before or after its
 	// response is written (crash tests)
 	{Name: "FAULT_CRASH_AT", By: ByLocal},

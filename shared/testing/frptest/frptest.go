@@ -198,12 +198,18 @@ type Client struct {
 // WaitProxy and Process.Wait.
 func (s *Server) StartClient(t testing.TB, c ClientConfig) *Client {
 	t.Helper()
-	_, frpc := Binaries(t)
 	if c.Token == "" {
 		c.Token = s.Token
 	}
-	cfg := ClientTOML(c, s.BindPort)
-	return &Client{Config: cfg, Process: start(t, "frpc", frpc, cfg)}
+	return RunClient(t, ClientTOML(c, s.BindPort))
+}
+
+// RunClient starts frpc from the configuration config (a file a test did not generate, such
+// as the one make run writes, with proxies added). It does not wait for the login.
+func RunClient(t testing.TB, config string) *Client {
+	t.Helper()
+	_, frpc := Binaries(t)
+	return &Client{Config: config, Process: start(t, "frpc", frpc, config)}
 }
 
 // ClientTOML is frpc's configuration for c against a server on 127.0.0.1:serverPort.
@@ -230,18 +236,25 @@ func ClientTOML(c ClientConfig, serverPort int) string {
 		b.WriteString(c.Extra + "\n")
 	}
 	for _, p := range c.Proxies {
-		fmt.Fprintf(&b, "\n[[proxies]]\nname = %s\ntype = %s\nlocalIP = \"127.0.0.1\"\nlocalPort = %d\n", quote(p.Name), quote(p.Type), p.LocalPort)
-		if len(p.CustomDomains) > 0 {
-			fmt.Fprintf(&b, "customDomains = %s\n", list(p.CustomDomains))
-		}
-		if p.Subdomain != "" {
-			fmt.Fprintf(&b, "subdomain = %s\n", quote(p.Subdomain))
-		}
-		if p.RemotePort != 0 {
-			fmt.Fprintf(&b, "remotePort = %d\n", p.RemotePort)
-		}
-		writeMetas(&b, p.Metadatas)
+		b.WriteString(p.TOML())
 	}
+	return b.String()
+}
+
+// TOML is the proxy as a [[proxies]] entry, to append to a client's configuration.
+func (p Proxy) TOML() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n[[proxies]]\nname = %s\ntype = %s\nlocalIP = \"127.0.0.1\"\nlocalPort = %d\n", quote(p.Name), quote(p.Type), p.LocalPort)
+	if len(p.CustomDomains) > 0 {
+		fmt.Fprintf(&b, "customDomains = %s\n", list(p.CustomDomains))
+	}
+	if p.Subdomain != "" {
+		fmt.Fprintf(&b, "subdomain = %s\n", quote(p.Subdomain))
+	}
+	if p.RemotePort != 0 {
+		fmt.Fprintf(&b, "remotePort = %d\n", p.RemotePort)
+	}
+	writeMetas(&b, p.Metadatas)
 	return b.String()
 }
 
@@ -465,8 +478,12 @@ func (p *Process) WaitPorts(t testing.TB, ports ...int) {
 
 // Get requests path from the server's HTTP virtual-host port with Host host, as a visitor of
 // a tunnel would, and returns the status and body (a transport error as status 0 and its text).
-func (s *Server) Get(host, path string) (int, string) {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", s.VhostHTTPPort, path), nil)
+func (s *Server) Get(host, path string) (int, string) { return Get(s.VhostHTTPPort, host, path) }
+
+// Get requests path from an frps's HTTP virtual-host port vhostPort on 127.0.0.1 with Host
+// host; see Server.Get.
+func Get(vhostPort int, host, path string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", vhostPort, path), nil)
 	if err != nil {
 		return 0, err.Error()
 	}
