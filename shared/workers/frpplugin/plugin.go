@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"slices"
 	"net/http"
+	"slices"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
