@@ -66,6 +66,7 @@ import (
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
 	"tunnelapi/shared/workers/usage"
@@ -205,8 +206,10 @@ func runServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	plugin := &frpplugin.Plugin{DB: db, Domains: *c.HTTP.Families.Domains, Lease: c.TunnelPlugin.Lease, Log: log}
 	srv := newServer(withOperator(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)),
-		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log}, localVerifier(c.HTTP.Common)), localTimeouts)
+		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log, Regions: c.HTTP.Families.Domains.Regions},
+		plugin, localVerifier(c.HTTP.Common)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -234,10 +237,11 @@ Ctrl-C stops the server.
 }
 
 // withOperator serves the operator's routes (under /operator/, each request's signature
-// verified by authorize) beside the tenants' API h.
-func withOperator(h http.Handler, o *operator.Operator, authorize operator.Authorize) http.Handler {
+// verified by authorize) and the tunnel servers' plugin beside the tenants' API h.
+func withOperator(h http.Handler, o *operator.Operator, plugin *frpplugin.Plugin, authorize operator.Authorize) http.Handler {
 	mux := http.NewServeMux()
 	o.Register(mux, authorize)
+	plugin.Register(mux)
 	mux.Handle("/operator/", (&api.Server{}).NotFound())
 	mux.Handle("/", h)
 	return mux

@@ -132,6 +132,18 @@ type Scheduler struct {
 // Operator is the configuration of the operator's function.
 type Operator struct {
 	Common
+	// Regions are the region codes a tunnel-server key may name (REGIONS).
+	Regions []string
+}
+
+// TunnelPlugin is the configuration of the function answering tunnel servers (package
+// frpplugin).
+type TunnelPlugin struct {
+	Common
+	// Domains are the deployment's domains, regions and address pools: what a tunnel may bind.
+	Domains Domains
+	// Lease is how long a tunnel session lives without a heartbeat (TUNNEL_LEASE).
+	Lease time.Duration
 }
 
 // UsageWorker is the configuration of the usage worker.
@@ -145,6 +157,8 @@ type Local struct {
 	HTTP        HTTP
 	EventWorker EventWorker
 	CertWorker  CertWorker
+	// TunnelPlugin is what the tunnel servers' plugin reads.
+	TunnelPlugin TunnelPlugin
 	// CertJobsDLQURL is the certificate jobs' dead-letter queue.
 	CertJobsDLQURL string
 	// Port is the server's port; StateDir where it writes its admin token; QueuePrefix its
@@ -211,8 +225,19 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 // LoadOperator parses the configuration of the operator's function.
 func LoadOperator(lookup Lookup) (Operator, error) {
 	p := &parser{lookup: lookup, as: ByOperator}
-	c := Operator{p.common()}
+	c := Operator{Common: p.common(), Regions: p.regions()}
 	return c, p.err()
+}
+
+// LoadTunnelPlugin parses the configuration of the tunnel servers' plugin function.
+func LoadTunnelPlugin(lookup Lookup) (TunnelPlugin, error) {
+	p := &parser{lookup: lookup, as: ByTunnelPlugin}
+	c := p.tunnelPlugin()
+	return c, p.err()
+}
+
+func (p *parser) tunnelPlugin() TunnelPlugin {
+	return TunnelPlugin{Common: p.common(), Domains: p.domains(), Lease: p.duration("TUNNEL_LEASE")}
 }
 
 // LoadUsageWorker parses the configuration of the usage worker.
@@ -226,7 +251,7 @@ func LoadUsageWorker(lookup Lookup) (UsageWorker, error) {
 func LoadLocal(lookup Lookup) (Local, error) {
 	p := &parser{lookup: lookup, as: ByLocal}
 	c := Local{HTTP: p.http(DomainSettings, DeploymentSettings), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
-		CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
+		TunnelPlugin: p.tunnelPlugin(), CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
 		QueuePrefix: p.str("QUEUE_PREFIX"), ScheduleEvery: p.duration("SCHEDULE_EVERY"),
 		FaultCrashAt: p.oneOf("FAULT_CRASH_AT", "before-response", "after-response"), StackListen: p.str("STACK_LISTEN")}
 	c.FRPBindPort, c.FRPVhostHTTPPort = p.port("FRP_BIND_PORT"), p.port("FRP_VHOST_HTTP_PORT")

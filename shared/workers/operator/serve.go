@@ -26,6 +26,8 @@ type Operator struct {
 	Log         *slog.Logger
 	// Budget is how long a request may run: the template's Timeout of the function.
 	Budget time.Duration
+	// Regions are the regions a tunnel-server key may name (REGIONS; empty: its default).
+	Regions []string
 }
 
 // Route is one operation of the operator's interface.
@@ -46,6 +48,9 @@ var Routes = []Route{
 	{http.MethodPost, "/operator/tenants/{id}/resume", http.StatusOK, (*Operator).resume},
 	{http.MethodPost, "/operator/tenants/{id}/keys", http.StatusCreated, (*Operator).issueKey},
 	{http.MethodDelete, "/operator/tenants/{id}", http.StatusNoContent, (*Operator).remove},
+	{http.MethodPost, "/operator/tunnel_servers", http.StatusCreated, (*Operator).createTunnelServer},
+	{http.MethodGet, "/operator/tunnel_servers", http.StatusOK, (*Operator).listTunnelServers},
+	{http.MethodDelete, "/operator/tunnel_servers/{id}", http.StatusNoContent, (*Operator).deleteTunnelServer},
 }
 
 // Authorize decides whether an operator request (with its body) may run; nil admits it.
@@ -136,7 +141,7 @@ func Main(collections ...Collection) {
 		if err != nil {
 			return nil, err
 		}
-		return &Operator{DB: db, Collections: collections, Log: log}, nil
+		return &Operator{DB: db, Collections: collections, Log: log, Regions: c.Regions}, nil
 	})
 	lambda.Start(o.Lambda())
 }
