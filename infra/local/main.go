@@ -222,8 +222,10 @@ The table's stream carries committed events to %[5]s; the stream reader and the 
 run in this process.
 Ctrl-C stops the server.
 `, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL)
+	stopFrp := goFrp(ctx, c, c.TunnelPlugin.Lease, "http://"+addr, b.Token, log)
 	go func() {
 		<-ctx.Done()
+		stopFrp() // while the server still answers: it revokes frps's key
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
