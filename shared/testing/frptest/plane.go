@@ -61,10 +61,7 @@ func StartPlane(t testing.TB, s *testkit.Stack, c PlaneConfig) *Plane {
 	t.Cleanup(plugin.Close)
 	p.PluginURL = plugin.URL
 
-	omux := http.NewServeMux()
-	(&operator.Operator{DB: s.DB, Regions: cfg.Domains.Regions, Log: testkit.Logger()}).Register(omux, func(*http.Request, []byte) error { return nil })
-	p.Operator = httptest.NewServer(omux)
-	t.Cleanup(p.Operator.Close)
+	p.Operator = OperatorServer(t, s.DB, cfg.Domains.Regions)
 	p.Key = p.MintKey(t, "edge-test", cfg.Domains.Regions[0])
 
 	u, _ := url.Parse(plugin.URL)
@@ -73,26 +70,44 @@ func StartPlane(t testing.TB, s *testkit.Stack, c PlaneConfig) *Plane {
 	return p
 }
 
-// MintKey mints a tunnel-server key through the operator's POST /operator/tunnel_servers.
-func (p *Plane) MintKey(t testing.TB, name, region string) operator.TunnelServer {
+// OperatorServer serves the operator's routes on db's table for the test, every request
+// admitted (the local server and AWS check signatures; the tests of those do).
+func OperatorServer(t testing.TB, db *store.DB, regions []string) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	(&operator.Operator{DB: db, Regions: regions, Log: testkit.Logger()}).Register(mux, func(*http.Request, []byte) error { return nil })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// MintKey mints a tunnel-server key through the operator's POST /operator/tunnel_servers at
+// the operator server op (OperatorServer).
+func MintKey(t testing.TB, op *httptest.Server, name, region string) operator.TunnelServer {
 	t.Helper()
 	var key operator.TunnelServer
-	p.operator(t, http.MethodPost, "/operator/tunnel_servers", map[string]string{"name": name, "region": region}, http.StatusCreated, &key)
+	operatorDo(t, op, http.MethodPost, "/operator/tunnel_servers", map[string]string{"name": name, "region": region}, http.StatusCreated, &key)
 	if key.Secret == "" {
 		t.Fatalf("frptest: the minted key %+v has no secret", key)
 	}
 	return key
 }
 
+// MintKey mints another tunnel-server key through the plane's operator server.
+func (p *Plane) MintKey(t testing.TB, name, region string) operator.TunnelServer {
+	t.Helper()
+	return MintKey(t, p.Operator, name, region)
+}
+
 // RevokeKey deletes a tunnel-server key through the operator's routes.
 func (p *Plane) RevokeKey(t testing.TB, id string) {
 	t.Helper()
-	p.operator(t, http.MethodDelete, "/operator/tunnel_servers/"+url.PathEscape(id), nil, http.StatusNoContent, nil)
+	operatorDo(t, p.Operator, http.MethodDelete, "/operator/tunnel_servers/"+url.PathEscape(id), nil, http.StatusNoContent, nil)
 }
 
-func (p *Plane) operator(t testing.TB, method, path string, body any, want int, out any) {
+func operatorDo(t testing.TB, op *httptest.Server, method, path string, body any, want int, out any) {
 	t.Helper()
-	c := operator.Client{Base: p.Operator.URL, Authorize: func(*http.Request, []byte) error { return nil }}
+	c := operator.Client{Base: op.URL, Authorize: func(*http.Request, []byte) error { return nil }}
 	status, raw, err := c.Do(t.Context(), method, path, body)
 	if err != nil || status != want {
 		t.Fatalf("frptest: %s %s: %d %s %v", method, path, status, raw, err)
