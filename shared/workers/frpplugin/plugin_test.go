@@ -14,6 +14,7 @@ import (
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
+	"tunnelapi/shared/workers/scheduler"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -305,5 +306,40 @@ func TestRefusals(t *testing.T) {
 		if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "ERR_NGROK_") {
 			t.Errorf("%s answered %d %s", body, w.Code, w.Body)
 		}
+	}
+}
+
+// A session whose heartbeats stop (frps killed) is swept by the scheduler once its lease
+// lapses, with its tunnels; before that the sweep leaves it alone, and its later heartbeat is
+// refused, so the agent logs in again as a new session.
+func TestLapsedLeaseSwept(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	g := newRig(t, s)
+	g.p.Lease = 30 * time.Second
+	domain, _ := a.ReserveDomain(t)
+	token := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)["token"].(string)
+	_, login := g.login(token, "")
+	u := user(login)
+	g.expect(frpplugin.OpNewProxy, proxy(u, "web", "http", `"custom_domains":["`+domain+`"]`), false, "")
+	sweeper := &scheduler.Scheduler{DB: s.DB}
+	if _, err := sweeper.Sweep(t.Context(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ids := listIDs(t, a, "/tunnel_sessions", "tunnel_sessions"); len(ids) != 1 {
+		t.Fatalf("sessions %v within the lease", ids)
+	}
+	// The table is shared with the package's other tests, whose sessions lapse too.
+	if n, err := sweeper.Sweep(t.Context(), time.Now().Add(time.Minute)); err != nil || n < 1 {
+		t.Fatalf("a sweep after the lease ended %d sessions (%v), want this one at least", n, err)
+	}
+	if ids := listIDs(t, a, "/tunnel_sessions", "tunnel_sessions"); len(ids) != 0 {
+		t.Fatalf("sessions %v after their lease lapsed", ids)
+	}
+	if ids := listIDs(t, a, "/tunnels", "tunnels"); len(ids) != 0 {
+		t.Fatalf("tunnels %v after their session's lease lapsed", ids)
+	}
+	g.expect(frpplugin.OpPing, ping(u), true, "has ended")
+	if res, again := g.login(token, login["run_id"].(string)); res.Reject || again["run_id"] == login["run_id"] {
+		t.Fatalf("the swept agent's reconnect answered %+v %v, want a new session", res, again)
 	}
 }
