@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/faults"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
@@ -342,4 +344,30 @@ func TestLapsedLeaseSwept(t *testing.T) {
 	if res, again := g.login(token, login["run_id"].(string)); res.Reject || again["run_id"] == login["run_id"] {
 		t.Fatalf("the swept agent's reconnect answered %+v %v, want a new session", res, again)
 	}
+}
+
+// With DynamoDB cut off (every connection to it reset, through the faults proxy), a heartbeat
+// of a known session is admitted, so an established tunnel never drops, while a login and a
+// proxy are refused with the reason; a stop requested meanwhile applies at the first heartbeat
+// once the store is back.
+func TestHeartbeatsOutliveTheStore(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	g := newRig(t, s)
+	fs := faults.NewStore(t, "dynamodb-plugin", testkit.Config(t, config.LoadTunnelPlugin).AWSConfig(), store.Options{Table: s.DB.Table})
+	g.p.DB, g.p.Budget = fs.Open(t), 2*time.Second
+	domain, _ := a.ReserveDomain(t)
+	token := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)["token"].(string)
+	_, login := g.login(token, "")
+	u := user(login)
+	g.expect(frpplugin.OpNewProxy, proxy(u, "web", "http", `"custom_domains":["`+domain+`"]`), false, "")
+
+	fs.Proxy.Add(t, faults.Toxic{Type: "reset_peer", Stream: "upstream", Toxicity: 1, Attributes: map[string]any{"timeout": 0}})
+	a.Do(t, "POST", "/tunnel_sessions/"+login["run_id"].(string)+"/stop", nil).Expect(t, http.StatusNoContent)
+	g.expect(frpplugin.OpPing, ping(u), false, "")
+	g.expect(frpplugin.OpNewProxy, proxy(u, "web2", "http", `"custom_domains":["`+domain+`"]`), true, "cannot reach its store")
+	if res, _ := g.login(token, ""); !res.Reject || !strings.Contains(res.RejectReason, "cannot reach its store") {
+		t.Fatalf("a login without the store answered %+v", res)
+	}
+	fs.Proxy.Clear()
+	g.expect(frpplugin.OpPing, ping(u), true, "stopped through the API")
 }
