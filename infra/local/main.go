@@ -264,6 +264,11 @@ func schedule(ctx context.Context, s *scheduler.Scheduler, every time.Duration) 
 			} else if n > 0 {
 				s.Log.Info("scheduled certificate jobs", "requested", n)
 			}
+			if n, err := s.Sweep(ctx, now); err != nil {
+				s.Log.Warn("tunnel session sweep failed", "err", err.Error())
+			} else if n > 0 {
+				s.Log.Info("swept tunnel sessions", "ended", n)
+			}
 		}
 	}
 }

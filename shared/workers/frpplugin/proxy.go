@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func (p *Plugin) newProxy(ctx context.Context, r *api.Request, s server, raw []b
 	}
 	account, credential, session, ok := in.User.ids()
 	if !ok {
-		return notOurs, nil
+		return p.notOurs(ctx, s)
 	}
 	for range 3 {
 		res, err := p.openProxy(ctx, s, &in, account, credential, session)
@@ -94,7 +95,9 @@ func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, acco
 // binding checks what the proxy binds and returns its public URL, or why it may not.
 func (p *Plugin) binding(ctx context.Context, in *proxyContent, account string, a *agentState) (url, why string, err error) {
 	rules := a.credential.Matcher()
-	if len(in.Metas) > 0 && !rules.AllowsLabels(in.Metas) {
+	// A proxy's labels are matched by the ACL when it restricts labels at all: its hosts or port
+	// are what an ACL of bind rules on names restricts.
+	if len(in.Metas) > 0 && slices.ContainsFunc(a.credential.ACL, isLabelRule) && !rules.AllowsLabels(in.Metas) {
 		return "", "the credential's ACL does not allow binding the labels (metadatas) " + fmt.Sprint(in.Metas), nil
 	}
 	switch in.ProxyType {
@@ -136,6 +139,9 @@ func (p *Plugin) binding(ctx context.Context, in *proxyContent, account string, 
 	}
 	return in.ProxyType + "://" + hosts[0], "", nil
 }
+
+// isLabelRule reports whether an ACL rule binds labels (bind:key=value).
+func isLabelRule(rule string) bool { return strings.Contains(rule, "=") }
 
 // tcpBinding checks a TCP proxy's remote port: one of the account's reserved addresses, which
 // the credential may bind.

@@ -28,8 +28,18 @@ func (u userInfo) ids() (account, credential, session string, ok bool) {
 	return account, credential, session, ids.Is(account, ids.Account) && ids.Is(credential, ids.Credential) && ids.Is(session, ids.TunnelSession)
 }
 
-// notOurs is the refusal of a request from an agent whose login this API did not admit.
-var notOurs = refuse("the agent's login was not admitted by this API (no session id, credential and account from its rewrite): restart frpc")
+// notOurs is the answer to a request from an agent whose login this API did not admit: the
+// refusal, once the server's key is verified.
+func (p *Plugin) notOurs(ctx context.Context, s server) (Response, error) {
+	items, err := p.DB.GetMany(ctx, s.key())
+	if err != nil {
+		return Response{}, err
+	}
+	if _, err := s.verify(items[0]); err != nil {
+		return Response{}, err
+	}
+	return refuse("the agent's login was not admitted by this API (no session id, credential and account from its rewrite): restart frpc"), nil
+}
 
 // agentState is what every request after a login is decided on: the server's key, the session,
 // its credential and its account, read in one round trip.
@@ -115,7 +125,7 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 	}
 	account, credential, session, ok := in.User.ids()
 	if !ok {
-		return notOurs, nil
+		return p.notOurs(ctx, s)
 	}
 	a, err := p.read(ctx, s, account, credential, session)
 	if unreachable(err) {
@@ -151,6 +161,9 @@ func (p *Plugin) closeProxy(ctx context.Context, s server, raw []byte) (Response
 	}
 	account, credential, session, ok := in.User.ids()
 	if !ok {
+		if _, err := p.notOurs(ctx, s); err != nil {
+			return Response{}, err
+		}
 		return admit, nil
 	}
 	for range 3 {

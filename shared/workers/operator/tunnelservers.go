@@ -61,19 +61,25 @@ func (o *Operator) createTunnelServer(ctx context.Context, r *api.Request) (any,
 	if in.Region == nil || !slices.Contains(o.regions(), *in.Region) {
 		return nil, api.Invalid("region", "region must be one of the deployment's regions (%s)", strings.Join(o.regions(), ", "))
 	}
+	return MintTunnelServer(ctx, o.DB, *in.Name, *in.Region)
+}
+
+// MintTunnelServer stores a new tunnel-server key for the server name in region (both already
+// checked) and returns it with its secret, which only its hash outlives.
+func MintTunnelServer(ctx context.Context, db *store.DB, name, region string) (TunnelServer, error) {
 	now := time.Now().UTC()
 	id := ids.NewAt(ids.TunnelServerKey, now)
 	secret := ids.NewToken(id)
 	hash := store.TokenHash(secret)
 	tx := &store.Tx{}
-	tx.Put("server", tunnels.ServerKeyItem{Key: store.TunnelServerKey(id), ID: id, Name: *in.Name, Region: *in.Region,
+	tx.Put("server", tunnels.ServerKeyItem{Key: store.TunnelServerKey(id), ID: id, Name: name, Region: region,
 		CreatedAt: now.Unix(), TokenHash: hash}, store.Absent())
 	tx.Put("token", tunnels.ServerTokenItem{Key: store.TokenKey(hash), Kind: tunnels.KindTunnelServer, ID: id,
-		Name: *in.Name, Region: *in.Region}, store.Absent())
-	if err := o.DB.Commit(ctx, tx); err != nil {
-		return nil, err
+		Name: name, Region: region}, store.Absent())
+	if err := db.Commit(ctx, tx); err != nil {
+		return TunnelServer{}, err
 	}
-	return TunnelServer{ID: id, Name: *in.Name, Region: *in.Region, CreatedAt: api.Timestamp(now.Unix()), Secret: secret}, nil
+	return TunnelServer{ID: id, Name: name, Region: region, CreatedAt: api.Timestamp(now.Unix()), Secret: secret}, nil
 }
 
 // listTunnelServers lists every tunnel-server key, newest first, without secrets.
