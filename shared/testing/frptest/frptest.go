@@ -2,7 +2,9 @@
 // checkout's .local/bin/) for tests: a server with its HTTP plugin pointed at a given address,
 // on free local ports, and clients with a given configuration. Each process's log is captured
 // so a test can wait for a line or assert a refusal reason; every process is killed when the
-// test ends, and a server can be killed with SIGKILL mid-test, as a crashed node would be.
+// test ends, and a server can be killed with SIGKILL mid-test, as a crashed node would be. A
+// Plane is such a server in front of a test stack: its plugin is the API's (package frpplugin)
+// on the stack's table, authenticated by a tunnel-server key minted through the operator's routes.
 //
 // Only loopback addresses are used. Waits poll with generous deadlines (Patience) and decide
 // by what the processes say, never by how long something took.
