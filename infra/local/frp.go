@@ -32,9 +32,6 @@ type frpNode struct {
 	op                              *operatorClient
 }
 
-// frpPluginPath is where the API serves frps's HTTP plugin.
-const frpPluginPath = "/frp/plugin"
-
 // frpHeartbeat is frpc's heartbeat interval for a lease: three heartbeats per lease, so one lost
 // heartbeat never lets a live session lapse.
 func frpHeartbeat(lease time.Duration) time.Duration {
@@ -60,7 +57,7 @@ func startFrp(ctx context.Context, c config.Local, lease time.Duration, base, ad
 	if err != nil {
 		return nil, fmt.Errorf("minting the tunnel-server key: %w", err)
 	}
-	var key struct{ ID, Name, Region, Secret string }
+	var key operator.TunnelServer
 	if err := json.Unmarshal(out, &key); err != nil || key.Secret == "" {
 		return nil, fmt.Errorf("the tunnel-server key's answer %s: %v", out, err)
 	}
@@ -79,14 +76,13 @@ func startFrp(ctx context.Context, c config.Local, lease time.Duration, base, ad
 	}
 	fleet := make([]byte, 16)
 	rand.Read(fleet)
-	u, err := url.Parse(base)
+	plugin, err := frpsPlugin(base, key, lease)
 	if err != nil {
 		return nil, err
 	}
-	u.User = url.UserPassword(key.Name+"."+key.Region, key.Secret)
 	n.ServerFile, n.ClientFile, n.LogFile = filepath.Join(c.StateDir, "frps.toml"), filepath.Join(c.StateDir, "frpc.toml"), filepath.Join(c.StateDir, "frps.log")
 	files := map[string]string{
-		n.ServerFile: frpsTOML(u.String(), c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.Families.Domains.BaseDomain, hex.EncodeToString(fleet), lease),
+		n.ServerFile: frpsTOML(plugin, c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.Families.Domains.BaseDomain, hex.EncodeToString(fleet)),
 		n.ClientFile: frpcTOML(c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.Families.Domains.BaseDomain, hex.EncodeToString(fleet), token, frpHeartbeat(lease)),
 	}
 	for file, text := range files {
@@ -139,9 +135,9 @@ func (n *frpNode) revoke() {
 }
 
 // frpsTOML is frps's configuration: agents on 127.0.0.1:bindPort, HTTP virtual hosts on
-// vhostPort under baseDomain, every agent and proxy admitted by the plugin at plugin (Basic auth
-// in its userinfo), heartbeats expected within lease.
-func frpsTOML(plugin string, bindPort, vhostPort int, baseDomain, fleetToken string, lease time.Duration) string {
+// vhostPort under baseDomain, and plugin, the lines that point it at the API (frpsPlugin, as
+// `operator tunnel-server create` prints them).
+func frpsTOML(plugin string, bindPort, vhostPort int, baseDomain, fleetToken string) string {
 	return fmt.Sprintf(`# frps of make run, written at each start: its plugin is the local API, authenticated by a
 # tunnel-server key minted for this run (revoked when make run stops).
 bindAddr = "127.0.0.1"
@@ -151,14 +147,8 @@ vhostHTTPPort = %d
 subDomainHost = %s
 auth.method = "token"
 auth.token = %s
-transport.heartbeatTimeout = %d
 
-[[httpPlugins]]
-name = "tunnelapi"
-addr = %s
-path = %q
-ops = ["Login", "NewProxy", "CloseProxy", "Ping"]
-`, bindPort, vhostPort, tomlString(baseDomain), tomlString(fleetToken), int(lease/time.Second), tomlString(plugin), frpPluginPath)
+%s`, bindPort, vhostPort, tomlString(baseDomain), tomlString(fleetToken), plugin)
 }
 
 // frpcTOML is a working frpc configuration for make run's frps: the agent is the admin

@@ -77,7 +77,7 @@ func TestMakeRunServesATunnel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{fmt.Sprint("bindPort = ", bindPort), fmt.Sprint("vhostHTTPPort = ", vhostPort), `subDomainHost = "tunnels.example.com"`,
-		"transport.heartbeatTimeout = 90", fmt.Sprintf(`@127.0.0.1:%d"`, port), `addr = "http://local.us:`, `path = "/frp/plugin"`} {
+		"heartbeatTimeout = 90", fmt.Sprintf(`@127.0.0.1:%d"`, port), `addr = "http://local.us:`, `path = "/frp/plugin"`} {
 		if !strings.Contains(string(server), want) {
 			t.Errorf("frps.toml lacks %q:\n%s", want, server)
 		}
