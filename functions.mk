@@ -32,8 +32,11 @@ FUNCTIONS := \
 	VaultsFunction:vaults \
 	AbuseReportsFunction:abuse_reports \
 	KubernetesOperatorsFunction:kubernetes_operators \
+	TunnelSessionsFunction:tunnel_sessions \
+	TunnelsFunction:tunnels \
 	EventWorkerFunction:event_worker \
 	CertWorkerFunction:cert_worker \
 	SchedulerFunction:scheduler \
 	UsageWorkerFunction:usage_worker \
+	TunnelPluginFunction:tunnel_plugin \
 	OperatorFunction:operator

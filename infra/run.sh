@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# make run: start DynamoDB Local and the SQS emulator, then the all-in-one server in the
-# foreground; Ctrl-C stops the server and whatever this script started.
+# make run: start DynamoDB Local and the SQS emulator, build frps and frpc (infra/frp), then the
+# all-in-one server in the foreground, which starts frps beside it; Ctrl-C stops the server and
+# whatever this script started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+infra/frp/build.sh
+export PATH="$PWD/.local/bin:$PATH"
 started=0
 if ! infra/stack/stack.sh status >/dev/null 2>&1; then started=1; fi
 infra/stack/stack.sh start

@@ -16,7 +16,10 @@ if [ $# -eq 0 ]; then
   setsid go test -count=1 -timeout 40m -run '^(TestToolsBuild|TestZipsHoldAnExecutableBootstrap)$' ./infra/terraform ./infra/coldstart \
     >.local/prebuild.log 2>&1 &
   prebuild=$!
-  trap 'kill -- -$prebuild 2>/dev/null || true' EXIT # its group: go test, test binaries, builds
+  # frps and frpc from source (shared/testing/frptest waits on this build's lock).
+  setsid infra/frp/build.sh >.local/frp-build.log 2>&1 &
+  frpbuild=$!
+  trap 'kill -- -$prebuild -$frpbuild 2>/dev/null || true' EXIT # their groups: go test, test binaries, builds
   echo "== gofmt"
   unformatted=$(gofmt -l functions shared infra)
   [ -z "$unformatted" ] || { printf 'gofmt: not formatted (run gofmt -w):\n%s\n' "$unformatted" >&2; exit 1; }

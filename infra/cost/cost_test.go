@@ -46,8 +46,9 @@ func functionMemoryMB(tb testing.TB, function string) int {
 // capacity the service's calls consumed (ReturnConsumedCapacity TOTAL on each, as DynamoDB Local
 // reports it) and the handler's duration in process, with the per-account rate limit on (as the
 // template deploys it); then the same for a delivered event and an issued certificate (their
-// workers' invocations, queue and KMS calls; workers_test.go), and prints the price of a
-// million of each (package cost).
+// workers' invocations, queue and KMS calls; workers_test.go) and for frps's plugin requests
+// and a tunnel session-hour (frp_test.go), and prints the price of a million of each (package
+// cost).
 func BenchmarkCostPerRequest(b *testing.B) {
 	s := testkit.Start(b, app.Families...)
 	old, had := os.LookupEnv(ratelimit.EnvVar)
@@ -154,6 +155,8 @@ func BenchmarkCostPerRequest(b *testing.B) {
 		ev, ct := deliveredEvent(b, 20), issuedCertificate(b, 3)
 		ev.LogBytes, ct.LogBytes = float64(len(event)+cost.LogEventOverhead), float64(len(cert)+cost.LogEventOverhead)
 		usages = append(usages, share.add(ev), share.add(ct))
+		// The tunnel plugin's requests (frps's Login and Ping) and a session-hour at a 30 s heartbeat.
+		usages = append(usages, frpUsages(b, s, m, d.Kit.DB.Table, a, 20)...)
 		var out strings.Builder
 		cost.Prices.Print(&out, usages)
 		fmt.Println("\n" + out.String())

@@ -46,7 +46,9 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
 	env := append(os.Environ(), "PORT="+port, "STATE_DIR="+dir, "TABLE_NAME=local-test-"+port,
-		"SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"))
+		"SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"),
+		// frps (on PATH under make test) on ports of its own, never make run's
+		fmt.Sprint("FRP_BIND_PORT=", testkit.FreePort(t)), fmt.Sprint("FRP_VHOST_HTTP_PORT=", testkit.FreePort(t)))
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()

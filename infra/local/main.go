@@ -68,6 +68,7 @@ import (
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
 	"tunnelapi/shared/workers/usage"
@@ -212,8 +213,10 @@ func runServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	plugin := &frpplugin.Plugin{DB: db, Domains: *c.HTTP.Families.Domains, Lease: c.TunnelPlugin.Lease, Log: log}
 	srv := newServer(withOperator(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)),
-		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log}, localVerifier(opCreds)), localTimeouts)
+		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log, Regions: c.HTTP.Families.Domains.Regions},
+		plugin, localVerifier(opCreds)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -230,8 +233,10 @@ go run ./infra/local operator … reads):
   secret access key %[9]s
 Ctrl-C stops the server.
 `, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL, credsFile, opCreds.AccessKeyID, opCreds.Region, opCreds.SecretAccessKey)
+	stopFrp := goFrp(ctx, c, c.TunnelPlugin.Lease, "http://"+addr, b.Token, log)
 	go func() {
 		<-ctx.Done()
+		stopFrp() // while the server still answers: it revokes frps's key
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
@@ -245,17 +250,23 @@ Ctrl-C stops the server.
 }
 
 // withOperator serves the operator's routes (under /operator/, each request's signature
-// verified by authorize) beside the tenants' API h. It chooses by prefix, not with an
-// http.ServeMux, which would redirect a path that is not canonical before either handler
-// answered it with a 404 (api.Canonical).
-func withOperator(h http.Handler, o *operator.Operator, authorize operator.Authorize) http.Handler {
+// verified by authorize) and the tunnel servers' plugin beside the tenants' API h. It chooses
+// by path, not with an http.ServeMux, which would redirect a path that is not canonical before
+// any handler answered it with a 404 (api.Canonical).
+func withOperator(h http.Handler, o *operator.Operator, plugin *frpplugin.Plugin, authorize operator.Authorize) http.Handler {
 	op := o.Handler(authorize)
+	frp := http.NewServeMux()
+	plugin.Register(frp)
+	_, frpPath, _ := strings.Cut(frpplugin.Route, " ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/operator/") {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/operator/"):
 			op.ServeHTTP(w, r)
-			return
+		case r.URL.Path == frpPath:
+			frp.ServeHTTP(w, r)
+		default:
+			h.ServeHTTP(w, r)
 		}
-		h.ServeHTTP(w, r)
 	})
 }
 
@@ -273,6 +284,11 @@ func schedule(ctx context.Context, s *scheduler.Scheduler, every time.Duration) 
 				s.Log.Warn("scheduler run failed", "err", err.Error())
 			} else if n > 0 {
 				s.Log.Info("scheduled certificate jobs", "requested", n)
+			}
+			if n, err := s.Sweep(ctx, now); err != nil {
+				s.Log.Warn("tunnel session sweep failed", "err", err.Error())
+			} else if n > 0 {
+				s.Log.Info("swept tunnel sessions", "ended", n)
 			}
 		}
 	}

@@ -36,6 +36,8 @@ const operatorUsage = `usage: local operator [-url URL] COMMAND
   delete ID                      erases everything of the tenant (resumed until done)
   export ID > FILE               what the tenant's API reads, as JSON lines (no secret values)
   import ID < FILE               an export recreated in tenant ID, ids remapped; new tokens printed
+  tunnel-server create NAME REGION | list | delete ID
+                                 tunnel-server keys: the frp plugin's callers
 -url is the deployment's ApiUrl, and requests are signed with the AWS credentials of the
 environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION).
 Without -url, they go to the local server on PORT, signed with the operator credentials it
@@ -158,6 +160,8 @@ func runOperator(ctx context.Context, args []string) error {
 	}
 	id := url.PathEscape(arg(0))
 	switch {
+	case cmd == "tunnel-server":
+		return runTunnelServer(ctx, op, rest)
 	case cmd == "create" && len(rest) <= 1:
 		body := map[string]string{}
 		if arg(0) != "" {

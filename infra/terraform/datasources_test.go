@@ -11,6 +11,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/testing/frptest"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -24,6 +25,9 @@ type dataCase struct {
 	// Unordered are the lists the resource sorts and the data source keeps in the API's order
 	// (which the platform does not fix): compared as sets.
 	Unordered []string
+	// Live makes what the data source reads when no POST can (a tunnel session, reported by a
+	// real agent) and returns it as the API's GET does.
+	Live func(t *testing.T, s *testkit.Stack, a *testkit.Account) map[string]any
 	// ProviderFails is the error the provider's read fails with after the API answered,
 	// whatever the answer (a defect of the provider): the case checks that it is that error and
 	// not one of the API's, and fails once the provider reads the item.
@@ -62,11 +66,20 @@ var dataCases = []dataCase{
 		"description": "Example Kubernetes Operator", "metadata": `{"environment": "staging"}`, "enabled_features": []string{"ingress"},
 		"region": "global", "deployment": map[string]any{"name": "ngrok-operator", "namespace": "ngrok-operator"}}},
 		ProviderFails: "cannot use type map[string]basetypes.StringValue as schema type basetypes.ObjectType"},
+	{Type: "ngrok_tunnel_session", Live: liveTunnelSession},
+}
+
+// liveTunnelSession is a session of real frpc through real frps (frptest.Plane), whose plugin
+// answers from s's table, as a's agent: the session as GET /tunnel_sessions/{id} returns it.
+func liveTunnelSession(t *testing.T, s *testkit.Stack, a *testkit.Account) map[string]any {
+	p := frptest.StartPlane(t, s, frptest.PlaneConfig{})
+	cred := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)
+	session := p.Agent(t, cred["token"].(string)).WaitLogin(t)
+	return a.Do(t, "GET", "/tunnel_sessions/"+session, nil).Expect(t, http.StatusOK)
 }
 
 // withoutCase are the provider's data sources that cannot run here, and why.
 var withoutCase = map[string]string{
-	"ngrok_tunnel_session":      "tunnel sessions are agents connected to the data plane, which the service does not have",
 	"ngrok_application_session": "application sessions are made by the data plane's traffic, which the service does not have",
 	"ngrok_application_user":    "application users are made by the data plane's traffic, which the service does not have",
 }
@@ -108,12 +121,15 @@ func (c dataCase) read(t *testing.T, ts toolset, s *testkit.Stack, lookups []str
 	w := newWorkspace(t, ts, s, a)
 	var config, target string
 	var want map[string]any
-	if c.Create != nil {
+	switch {
+	case c.Live != nil:
+		want = c.Live(t, s, a)
+	case c.Create != nil:
 		if !slices.ContainsFunc(app.Families, func(d *resource.Descriptor) bool { return d.Path == c.Create.Path }) {
 			t.Skipf("the service has no %s family yet", c.Create.Path)
 		}
 		want = a.Do(t, "POST", c.Create.Path, c.Create.Body).Expect(t, http.StatusCreated)
-	} else {
+	default:
 		rc := resourceCaseOf(t, c.Reads)
 		exampleFiles(t, w)
 		h := newHosts()
@@ -128,7 +144,7 @@ func (c dataCase) read(t *testing.T, ts toolset, s *testkit.Stack, lookups []str
 		if want != nil {
 			b, err := json.Marshal(want[key])
 			if err != nil || want[key] == nil {
-				t.Fatalf("the item created at %s has no %s to look it up by: %v", c.Create.Path, key, want)
+				t.Fatalf("the item %s reads has no %s to look it up by: %v", c.Type, key, want)
 			}
 			value = string(b)
 		}

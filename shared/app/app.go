@@ -26,12 +26,14 @@ import (
 	"tunnelapi/shared/families/sshcerts"
 	"tunnelapi/shared/families/sshcredentials"
 	"tunnelapi/shared/families/tlscerts"
+	"tunnelapi/shared/families/tunnels"
 	"tunnelapi/shared/families/vaults"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/stream"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/scheduler"
 	"tunnelapi/shared/workers/usage"
@@ -70,6 +72,8 @@ var Families = []*resource.Descriptor{
 	vaults.SecretsDescriptor,
 	abuse.ReportsDescriptor,
 	k8soperators.KubernetesOperatorsDescriptor,
+	tunnels.TunnelSessionsDescriptor,
+	tunnels.TunnelsDescriptor,
 }
 
 // Function is one HTTP Lambda and the families it serves.
@@ -132,7 +136,13 @@ var Workers = []Worker{
 	{Name: "CertWorkerFunction", Dir: "cert_worker", Trigger: "SQS", Main: certs.Main, Kind: config.ByCertWorker},
 	{Name: "SchedulerFunction", Dir: "scheduler", Trigger: "Schedule", Main: scheduler.Main, Kind: config.ByScheduler},
 	{Name: "UsageWorkerFunction", Dir: "usage_worker", Trigger: "Logs", Main: usage.Main, Kind: config.ByUsageWorker},
+	TunnelPlugin,
 }
+
+// TunnelPlugin is the function answering tunnel servers (package frpplugin): its one route
+// (frpplugin.Route) is authorized by the tunnel-server keys it checks itself, not by IAM or
+// the tenants' API keys.
+var TunnelPlugin = Worker{Name: "TunnelPluginFunction", Dir: "tunnel_plugin", Trigger: "HttpApi", Main: frpplugin.Main, Kind: config.ByTunnelPlugin}
 
 // Operator is the function serving the operator's interface (package operator): routes of its
 // own (operator.Routes), authorized by IAM in template.yaml, apart from the tenants' API. Its main

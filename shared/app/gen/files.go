@@ -207,7 +207,7 @@ func workerMain(w app.Worker, families []*resource.Descriptor) ([]byte, error) {
 	}
 	path, name := funcName(fn)
 	trigger := map[string]string{"SQS": "triggered by its SQS queue", "Schedule": "run on a schedule",
-		"HttpApi": "serving its IAM-authorized HTTP API routes", "Logs": "fed by every other function's log group"}[w.Trigger]
+		"HttpApi": "serving HTTP API routes of its own", "Logs": "fed by every other function's log group"}[w.Trigger]
 	if trigger == "" {
 		trigger = "triggered by " + w.Trigger
 	}

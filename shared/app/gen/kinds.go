@@ -47,6 +47,7 @@ func auditKinds(families []*resource.Descriptor) ([]byte, error) {
 				kinds[d.EventKind] |= verb
 			}
 		}
+		kinds[d.EventKind] |= d.Reported
 		for _, k := range d.PartEventKinds {
 			kinds[k] |= audit.AllVerbs
 		}

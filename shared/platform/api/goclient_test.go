@@ -3,12 +3,16 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"tunnelapi/shared/testing/frptest"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -23,8 +27,9 @@ const (
 
 // The official Go client works against the service: infra/goclient, a module of its own,
 // drives its packages (kubernetes_operators: create, get, list, update, delete and
-// GetBoundEndpoints) against this test's stack, with the stack's URL and an admin token in
-// its environment. The client's source is unpacked from ../shared/clients/ once into .local/.
+// GetBoundEndpoints; tunnel_sessions and tunnels against a live session of real frpc through
+// real frps: list, get, update's error, restart, stop) against this test's stack, with the
+// stack's URL, an admin token and the session in its environment. The client's source is unpacked from ../shared/clients/ once into .local/.
 func TestOfficialGoClient(t *testing.T) {
 	archive := filepath.Join(root, goClientArchive)
 	if _, err := os.Stat(archive); err != nil {
@@ -53,11 +58,22 @@ func TestOfficialGoClient(t *testing.T) {
 	}
 	s := testkit.App(t)
 	a := s.NewAccount(t)
+	// A live session for the tunnel_sessions and tunnels packages: real frpc through real frps,
+	// whose plugin answers from this stack's table.
+	p := frptest.StartPlane(t, s, frptest.PlaneConfig{})
+	host, _ := a.ReserveDomain(t)
+	cred := a.Do(t, "POST", "/credentials", map[string]any{"acl": []string{"bind:" + host}}).Expect(t, http.StatusCreated)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer web.Close()
+	agent := p.Agent(t, cred["token"].(string), frptest.Proxy{Name: "web", Type: "http", LocalPort: web.Listener.Addr().(*net.TCPAddr).Port, CustomDomains: []string{host}})
+	session := agent.WaitLogin(t)
+	agent.WaitProxy(t, "web")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-v", "./...")
 	cmd.Dir = filepath.Join(root, "infra", "goclient")
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "NGROK_API_BASE_URL="+s.Server.URL, "NGROK_API_KEY="+a.Token)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "NGROK_API_BASE_URL="+s.Server.URL, "NGROK_API_KEY="+a.Token,
+		"NGROK_TUNNEL_SESSION="+session, "NGROK_TUNNEL_CREDENTIAL="+cred["id"].(string), "NGROK_TUNNEL_URL=http://"+host)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -65,7 +81,9 @@ func TestOfficialGoClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the official Go client's tests failed: %v", err)
 	}
-	if !bytes.Contains(out.Bytes(), []byte("--- PASS: TestKubernetesOperators")) {
-		t.Fatal("TestKubernetesOperators did not pass (did it run?)")
+	for _, name := range []string{"TestKubernetesOperators", "TestTunnelSessions"} {
+		if !bytes.Contains(out.Bytes(), []byte("--- PASS: "+name)) {
+			t.Fatalf("%s did not pass (did it run?)", name)
+		}
 	}
 }

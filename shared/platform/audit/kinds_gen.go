@@ -36,8 +36,10 @@ var AuditKinds = map[string]Verbs{
 	"tcp_edge":                  AllVerbs,
 	"tls_certificate":           AllVerbs,
 	"tls_edge":                  AllVerbs,
+	"tunnel":                    Created | Deleted,
 	"tunnel_credential":         AllVerbs,
 	"tunnel_group_backend":      AllVerbs,
+	"tunnel_session":            AllVerbs,
 	"vault":                     AllVerbs,
 	"weighted_backend":          AllVerbs,
 }

@@ -287,3 +287,22 @@ func TestSectionsAreParsedOnlyWhenRead(t *testing.T) {
 		t.Fatalf("with DomainSettings: %+v, %v", c.Families, err)
 	}
 }
+
+// make run's frps ports default to 7000 and 7080, and anything but a port is refused, named.
+func TestLocalFRPPorts(t *testing.T) {
+	c, err := config.LoadLocal(config.Map(nil))
+	if err != nil || c.FRPBindPort != 7000 || c.FRPVhostHTTPPort != 7080 {
+		t.Fatalf("defaults: %d, %d, %v", c.FRPBindPort, c.FRPVhostHTTPPort, err)
+	}
+	c, err = config.LoadLocal(config.Map(map[string]string{"FRP_BIND_PORT": "17000", "FRP_VHOST_HTTP_PORT": "17080"}))
+	if err != nil || c.FRPBindPort != 17000 || c.FRPVhostHTTPPort != 17080 {
+		t.Fatalf("set: %d, %d, %v", c.FRPBindPort, c.FRPVhostHTTPPort, err)
+	}
+	for _, name := range []string{"FRP_BIND_PORT", "FRP_VHOST_HTTP_PORT"} {
+		for _, bad := range []string{"0", "65536", "http", "-1"} {
+			if _, err := config.LoadLocal(config.Map(map[string]string{name: bad})); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%q: %v, want an error naming it", name, bad, err)
+			}
+		}
+	}
+}

@@ -60,18 +60,7 @@ func (p *parser) domains() Domains {
 		}
 		c.NameServers = append(c.NameServers, ns)
 	}
-	regions := p.get("REGIONS")
-	for _, r := range strings.Split(regions, ",") {
-		r = strings.TrimSpace(r)
-		switch {
-		case !validLabel(r):
-			p.fail("REGIONS", regions, fmt.Sprintf("%q is not a region code (lowercase letters, digits and '-')", r))
-		case slices.Contains(c.Regions, r):
-			p.fail("REGIONS", regions, fmt.Sprintf("%q is listed twice", r))
-		default:
-			c.Regions = append(c.Regions, r)
-		}
-	}
+	c.Regions = p.regions()
 	pools := p.get("ADDR_POOLS")
 	if pools == "" {
 		for _, r := range c.Regions {
@@ -88,6 +77,24 @@ func (p *parser) domains() Domains {
 		}
 	}
 	return c
+}
+
+// regions parses REGIONS: region codes, each once.
+func (p *parser) regions() []string {
+	var out []string
+	regions := p.get("REGIONS")
+	for _, r := range strings.Split(regions, ",") {
+		r = strings.TrimSpace(r)
+		switch {
+		case !validLabel(r):
+			p.fail("REGIONS", regions, fmt.Sprintf("%q is not a region code (lowercase letters, digits and '-')", r))
+		case slices.Contains(out, r):
+			p.fail("REGIONS", regions, fmt.Sprintf("%q is listed twice", r))
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // addPool adds the pool spec to c, or says why it cannot.

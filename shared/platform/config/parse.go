@@ -119,6 +119,20 @@ func (p *parser) count(name string) int {
 	return n
 }
 
+// port is a TCP port number (1 to 65535); zero when unset with no default.
+func (p *parser) port(name string) int {
+	s := p.get(name)
+	if s == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		p.fail(name, s, "not a TCP port (1 to 65535)")
+		return 0
+	}
+	return n
+}
+
 // awsAccount is an AWS account id (12 digits) or empty.
 func (p *parser) awsAccount(name string) string {
 	s := p.get(name)

@@ -134,6 +134,18 @@ type Operator struct {
 	// Principals are the IAM principals (ARNs of an account's root, a user or a role) it
 	// admits (OPERATOR_PRINCIPALS).
 	Principals []string
+	// Regions are the region codes a tunnel-server key may name (REGIONS).
+	Regions []string
+}
+
+// TunnelPlugin is the configuration of the function answering tunnel servers (package
+// frpplugin).
+type TunnelPlugin struct {
+	Common
+	// Domains are the deployment's domains, regions and address pools: what a tunnel may bind.
+	Domains Domains
+	// Lease is how long a tunnel session lives without a heartbeat (TUNNEL_LEASE).
+	Lease time.Duration
 }
 
 // UsageWorker is the configuration of the usage worker.
@@ -150,6 +162,8 @@ type Local struct {
 	HTTP        HTTP
 	EventWorker EventWorker
 	CertWorker  CertWorker
+	// TunnelPlugin is what the tunnel servers' plugin reads.
+	TunnelPlugin TunnelPlugin
 	// CertJobsDLQURL is the certificate jobs' dead-letter queue.
 	CertJobsDLQURL string
 	// Port is the server's port; StateDir where it writes its admin token; QueuePrefix its
@@ -161,6 +175,9 @@ type Local struct {
 	FaultCrashAt string
 	// StackListen is the address the local SQS emulator listens on.
 	StackListen string
+	// FRPBindPort and FRPVhostHTTPPort are the ports of make run's frps: agents' connections
+	// and HTTP virtual hosts.
+	FRPBindPort, FRPVhostHTTPPort int
 }
 
 // Stack is what the test support reads of the test stack.
@@ -213,8 +230,19 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 // LoadOperator parses the configuration of the operator's function.
 func LoadOperator(lookup Lookup) (Operator, error) {
 	p := &parser{lookup: lookup, as: ByOperator}
-	c := Operator{Common: p.common(), Principals: p.principals("OPERATOR_PRINCIPALS")}
+	c := Operator{Common: p.common(), Principals: p.principals("OPERATOR_PRINCIPALS"), Regions: p.regions()}
 	return c, p.err()
+}
+
+// LoadTunnelPlugin parses the configuration of the tunnel servers' plugin function.
+func LoadTunnelPlugin(lookup Lookup) (TunnelPlugin, error) {
+	p := &parser{lookup: lookup, as: ByTunnelPlugin}
+	c := p.tunnelPlugin()
+	return c, p.err()
+}
+
+func (p *parser) tunnelPlugin() TunnelPlugin {
+	return TunnelPlugin{Common: p.common(), Domains: p.domains(), Lease: p.duration("TUNNEL_LEASE")}
 }
 
 // LoadUsageWorker parses the configuration of the usage worker.
@@ -228,9 +256,10 @@ func LoadUsageWorker(lookup Lookup) (UsageWorker, error) {
 func LoadLocal(lookup Lookup) (Local, error) {
 	p := &parser{lookup: lookup, as: ByLocal}
 	c := Local{HTTP: p.http(DomainSettings, DeploymentSettings), EventWorker: p.eventWorker(), CertWorker: p.certWorker(),
-		CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
+		TunnelPlugin: p.tunnelPlugin(), CertJobsDLQURL: p.str("CERT_JOBS_DLQ_URL"), Port: p.str("PORT"), StateDir: p.str("STATE_DIR"),
 		QueuePrefix: p.str("QUEUE_PREFIX"), ScheduleEvery: p.duration("SCHEDULE_EVERY"),
 		FaultCrashAt: p.oneOf("FAULT_CRASH_AT", "before-response", "after-response"), StackListen: p.str("STACK_LISTEN")}
+	c.FRPBindPort, c.FRPVhostHTTPPort = p.port("FRP_BIND_PORT"), p.port("FRP_VHOST_HTTP_PORT")
 	return c, p.err()
 }
 

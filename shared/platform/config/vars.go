@@ -7,7 +7,7 @@ import (
 )
 
 // Process is a set of kinds of process, the readers of a variable.
-type Process uint8
+type Process uint16
 
 // The kinds of process.
 const (
@@ -24,6 +24,9 @@ const (
 	// ByUsageWorker is the function summing the usage lines of every function's log (package
 	// usage).
 	ByUsageWorker
+	// ByTunnelPlugin is the function answering the tunnel servers' plugin requests (package
+	// frpplugin).
+	ByTunnelPlugin
 	// ByLocal is the all-in-one local server and its commands (make run, make bootstrap, make
 	// sam-local) and the local stack's scripts.
 	ByLocal
@@ -31,7 +34,7 @@ const (
 	ByTests
 
 	// ByFunctions is every Lambda function.
-	ByFunctions = ByHTTP | ByEventWorker | ByCertWorker | ByScheduler | ByOperator | ByUsageWorker
+	ByFunctions = ByHTTP | ByEventWorker | ByCertWorker | ByScheduler | ByOperator | ByUsageWorker | ByTunnelPlugin
 	// ByEvery is every kind of process.
 	ByEvery = ByFunctions | ByLocal | ByTests
 )
@@ -42,7 +45,7 @@ var processNames = []struct {
 	name string
 }{
 	{ByHTTP, "HTTP functions"}, {ByEventWorker, "event worker"}, {ByCertWorker, "certificate worker"},
-	{ByScheduler, "scheduler"}, {ByOperator, "operator"}, {ByUsageWorker, "usage worker"}, {ByLocal, "local"}, {ByTests, "tests"},
+	{ByScheduler, "scheduler"}, {ByOperator, "operator"}, {ByUsageWorker, "usage worker"}, {ByTunnelPlugin, "tunnel plugin"}, {ByLocal, "local"}, {ByTests, "tests"},
 }
 
 // String names the kinds in p, comma-separated ("every process" for all of them).
@@ -116,22 +119,22 @@ var Vars = []Var{
 	// test` and `make sam-local` unless set
 	{Name: "RATE_LIMIT", Needed: ByHTTP, By: ByHTTP | ByLocal | ByTests},
 	// the deployment's own domain: names under it need no CNAME (template parameter `BaseDomain`)
-	{Name: "BASE_DOMAIN", Default: "tunnels.example.com", By: ByHTTP | ByCertWorker | ByLocal},
+	{Name: "BASE_DOMAIN", Default: "tunnels.example.com", By: ByHTTP | ByCertWorker | ByTunnelPlugin | ByLocal},
 	// the service's DNS zone: a custom domain's `cname_target` and `acme_challenge_cname_target` are
 	// names in it; names in it cannot be reserved (default `dns.<BASE_DOMAIN>`; template parameter
 	// `DNSZone`)
-	{Name: "DNS_ZONE", By: ByHTTP | ByCertWorker | ByLocal},
+	{Name: "DNS_ZONE", By: ByHTTP | ByCertWorker | ByTunnelPlugin | ByLocal},
 	// the name servers agent ingress domains are delegated to, comma-separated: an agent ingress's
 	// `ns_targets`; in AWS those of the reusable delegation set `DELEGATION_SET_ID` (default
 	// `ns1.<DNS_ZONE>,ns2.<DNS_ZONE>`; template parameter `NameServers`)
-	{Name: "NAME_SERVERS", By: ByHTTP | ByCertWorker | ByLocal},
+	{Name: "NAME_SERVERS", By: ByHTTP | ByCertWorker | ByTunnelPlugin | ByLocal},
 	// region codes clients may name, comma-separated, the first being the default (template parameter
 	// `Regions`)
-	{Name: "REGIONS", Default: "us,eu,ap,au,sa,jp,in", By: ByHTTP | ByCertWorker | ByLocal},
+	{Name: "REGIONS", Default: "us,eu,ap,au,sa,jp,in", By: ByHTTP | ByCertWorker | ByOperator | ByTunnelPlugin | ByLocal},
 	// TCP address pools: `<region>=<host>[,<host>…]:<low>-<high>` separated by `;` (default: each
 	// region `r` gets `tcp.<r>.<BASE_DOMAIN>` ports 10000–19999); pools may not share an address
 	// (template parameter `AddrPools`)
-	{Name: "ADDR_POOLS", By: ByHTTP | ByCertWorker | ByLocal},
+	{Name: "ADDR_POOLS", By: ByHTTP | ByCertWorker | ByTunnelPlugin | ByLocal},
 	// the AWS account the deployment runs in (the template sets it from `AWS::AccountId`): the event
 	// worker never assumes a role of it and an event destination may not name one; empty (`make
 	// run`, tests): no account is refused. The usage worker adds only lines of log groups it owns
@@ -196,6 +199,11 @@ var Vars = []Var{
 	{Name: "CERT_RETRY_MAX_BACKOFF", Default: "6h", By: ByCertWorker | ByLocal},
 	// the retry of a `DNS_ERROR` without a PATCH
 	{Name: "CERT_DNS_RETRY", Default: "24h", By: ByCertWorker | ByLocal},
+	// how long a tunnel session lives without a heartbeat from its tunnel server, a Go duration: a
+	// heartbeat renews it once less than half is left, and the scheduler sweeps a session whose
+	// lease lapsed (sized for frpc's `transport.heartbeatInterval` of 30 s; set frps's
+	// `transport.heartbeatTimeout` to it)
+	{Name: "TUNNEL_LEASE", Default: "90s", By: ByTunnelPlugin | ByLocal},
 	// the local server's port
 	{Name: "PORT", Default: "8080", By: ByLocal},
 	// where the local server writes its admin token and operator credentials and the stack its
@@ -206,6 +214,10 @@ var Vars = []Var{
 	// how often `make run` runs the scheduler, a Go duration (the template's schedule is every 5
 	// minutes)
 	{Name: "SCHEDULE_EVERY", Default: "1m", By: ByLocal},
+	// the port `make run`'s frps takes agents' (frpc's) connections on, on 127.0.0.1
+	{Name: "FRP_BIND_PORT", Default: "7000", By: ByLocal},
+	// the port `make run`'s frps serves its HTTP virtual hosts on (tunnels under `BASE_DOMAIN`)
+	{Name: "FRP_VHOST_HTTP_PORT", Default: "7080", By: ByLocal},
 	// `before-response` or `after-response`: exit right after a mutation commits, before or after its
 	// response is written (crash tests)
 	{Name: "FAULT_CRASH_AT", By: ByLocal},

@@ -48,6 +48,9 @@ const (
 	Secret                  = "secret"
 	AbuseReport             = "abrp"
 	KubernetesOperator      = "k8sop"
+	TunnelSession           = "ts"
+	Tunnel                  = "tn"
+	TunnelServerKey         = "tsk"
 	// CertJob is this service's addition: a certificate job of the certificate worker.
 	CertJob = "cjob"
 )

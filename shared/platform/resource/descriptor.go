@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/platform/api"
+	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/store"
 )
@@ -30,6 +31,11 @@ type Descriptor struct {
 	// (an HTTPS edge's routes: "https_edge_route"). With EventKind and the operations served
 	// they are what shared/app/gen writes into audit.AuditKinds.
 	PartEventKinds []string
+	// Reported are the verbs of the events recorded for the family's resources by what reports
+	// them rather than by the five operations (a tunnel session a tunnel server reported, its
+	// state changed by a route, ended by a heartbeat or the sweep); shared/app/gen adds them to
+	// audit.AuditKinds with those of the operations served.
+	Reported audit.Verbs
 	// Filter enables the list's filter parameter.
 	Filter bool
 	// Function is the logical id in template.yaml of the Lambda serving the family; Dir is that

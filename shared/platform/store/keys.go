@@ -46,6 +46,9 @@ func (k Key) AV() map[string]types.AttributeValue {
 //	Kubernetes operator CA   C#k8sop#<account>         CA
 //	tenant (operator's list) N#tenants                 <account>
 //	usage of a day           A#<account>               USAGE#<YYYY-MM-DD>
+//	ended tunnel session     A#<account>               ENDED#<session id>
+//	tunnel-server key        N#tunnel_servers          <key id>
+//	tunnel session lease     D#lease                   <Unix seconds, 10 digits>#<account>#<session id>
 //
 // Every item of an account is in a partition that names it (AccountPartitions and its resource
 // collections), except those it holds elsewhere (tokens, uniqueness guards, certificate due

@@ -29,6 +29,8 @@ type Operator struct {
 	Budget time.Duration
 	// Principals are the IAM principals its Lambda handler admits (Lambda); none admits no one.
 	Principals Principals
+	// Regions are the regions a tunnel-server key may name (REGIONS; empty: its default).
+	Regions []string
 }
 
 // Route is one operation of the operator's interface.
@@ -49,6 +51,9 @@ var Routes = []Route{
 	{http.MethodPost, "/operator/tenants/{id}/resume", http.StatusOK, (*Operator).resume},
 	{http.MethodPost, "/operator/tenants/{id}/keys", http.StatusCreated, (*Operator).issueKey},
 	{http.MethodDelete, "/operator/tenants/{id}", http.StatusNoContent, (*Operator).remove},
+	{http.MethodPost, "/operator/tunnel_servers", http.StatusCreated, (*Operator).createTunnelServer},
+	{http.MethodGet, "/operator/tunnel_servers", http.StatusOK, (*Operator).listTunnelServers},
+	{http.MethodDelete, "/operator/tunnel_servers/{id}", http.StatusNoContent, (*Operator).deleteTunnelServer},
 }
 
 // Authorize decides whether an operator request (with its body) may run; nil admits it.
@@ -142,7 +147,7 @@ func Main(collections ...Collection) {
 		if len(c.Principals) == 0 {
 			return nil, errors.New("operator: OPERATOR_PRINCIPALS names no principal: no request could be admitted")
 		}
-		return &Operator{DB: db, Collections: collections, Log: log, Principals: c.Principals}, nil
+		return &Operator{DB: db, Collections: collections, Log: log, Principals: c.Principals, Regions: c.Regions}, nil
 	})
 	lambda.Start(o.Lambda())
 }

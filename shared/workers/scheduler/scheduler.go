@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/domains"
+	"tunnelapi/shared/families/tunnels"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/derrors"
@@ -123,6 +125,15 @@ func (s *Scheduler) commit(ctx context.Context, tx *store.Tx) (lost bool, err er
 	return false, err
 }
 
+// Sweep ends the tunnel sessions whose lease lapsed by now (tunnels.Sweep), at most Batch.
+func (s *Scheduler) Sweep(ctx context.Context, now time.Time) (int, error) {
+	limit := s.Batch
+	if limit <= 0 {
+		limit = DefaultScheduleBatch
+	}
+	return tunnels.Sweep(ctx, s.DB, now, limit)
+}
+
 // FromConfig builds the scheduler configured by c with no network I/O.
 func FromConfig(ctx context.Context, c config.Scheduler, log *slog.Logger) (*Scheduler, error) {
 	db, err := store.Open(ctx, c.StoreOptions())
@@ -139,6 +150,8 @@ func Main() {
 	lambda.Start(func(ctx context.Context) error {
 		n, err := s.Run(ctx, time.Now())
 		s.Log.Info("scheduled certificate jobs", "requested", n)
-		return err
+		ended, serr := s.Sweep(ctx, time.Now())
+		s.Log.Info("swept tunnel sessions", "ended", ended)
+		return errors.Join(err, serr)
 	})
 }

@@ -1,0 +1,173 @@
+package tunnels
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"tunnelapi/shared/platform/audit"
+	"tunnelapi/shared/platform/derrors"
+	"tunnelapi/shared/platform/store"
+)
+
+// What the tunnel server's reports do to sessions and tunnels: each is one transaction with
+// the events it records, on behalf of the session's credential owner (SessionItem.Behalf).
+
+// LeaseItem is a session's entry in the lease partition (store.LeaseKey): the sweep reads the
+// entries due and ends the sessions whose lease lapsed.
+type LeaseItem struct {
+	store.Key
+	AccountID string `dynamodbav:"account"`
+	ID        string `dynamodbav:"id"`
+}
+
+// EndedItem marks a session ended by stop or restart (store.EndedSessionKey) until it expires:
+// a reconnect carrying the session's id is refused after a stop and starts a new session after
+// a restart.
+type EndedItem struct {
+	store.Key
+	State   string `dynamodbav:"state"`
+	Expires int64  `dynamodbav:"ttl"`
+}
+
+// EndedRetention is how long an ended session's mark stays: longer than any agent keeps
+// reconnecting with the same id.
+const EndedRetention = 24 * time.Hour
+
+// SessionKey is the key of account's session id.
+func SessionKey(account, id string) store.Key { return store.ResourceKey(account, id) }
+
+// Start stores the new session it (its Meta, fields and Behalf set), with its lease entry.
+func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Duration) (err error) {
+	defer derrors.Wrap(&err, "tunnels.Start(%s)", it.ID)
+	it.LeaseUntil = time.Now().Add(lease).Unix()
+	lk := store.LeaseKey(it.LeaseUntil, it.AccountID, it.ID)
+	it.LeaseSK = lk.SK
+	if it.Tunnels == nil {
+		it.Tunnels = map[string]string{}
+	}
+	tx := &store.Tx{}
+	tx.Put("session", it, store.Absent())
+	tx.Put("lease", LeaseItem{Key: lk, AccountID: it.AccountID, ID: it.ID})
+	r := it.Behalf.Request(it.AccountID)
+	if _, err := audit.Record(tx, r, audit.Type(TunnelSessionsDescriptor.EventKind, "created"), RenderSession(r, it)); err != nil {
+		return err
+	}
+	return db.Commit(ctx, tx)
+}
+
+// Renew extends the session's lease to now+lease with one write of its item (its lease entry
+// stays: the sweep moves it when it comes due and the lease has not lapsed).
+func Renew(ctx context.Context, db *store.DB, it *SessionItem, now time.Time, lease time.Duration) error {
+	return db.SetNumber(ctx, it.Key, "lease_until", now.Add(lease).Unix())
+}
+
+// Renewable reports whether a heartbeat at now should renew the session's lease: once less
+// than half of lease is left, so a heartbeat costs no write most of the time.
+func Renewable(it *SessionItem, now time.Time, lease time.Duration) bool {
+	return time.Unix(it.LeaseUntil, 0).Sub(now) < lease/2
+}
+
+// ErrChanged reports that the session or its tunnels changed under a write derived from them:
+// read them again.
+var ErrChanged = fmt.Errorf("tunnels: the session changed meanwhile")
+
+// commit commits tx, reporting a failed condition on the session as ErrChanged.
+func commit(ctx context.Context, db *store.DB, tx *store.Tx) error {
+	err := db.Commit(ctx, tx)
+	if store.ConditionFailed(err, "session") {
+		return ErrChanged
+	}
+	return err
+}
+
+// Open records the tunnel t (its Meta and fields set) on the session it, which must still be at
+// the version read.
+func Open(ctx context.Context, db *store.DB, it *SessionItem, t *TunnelItem) (err error) {
+	defer derrors.Wrap(&err, "tunnels.Open(%s %s)", it.ID, t.ProxyName)
+	tx := &store.Tx{}
+	next := *it
+	next.Tunnels = maps.Clone(it.Tunnels)
+	if next.Tunnels == nil {
+		next.Tunnels = map[string]string{}
+	}
+	next.Tunnels[t.ProxyName] = t.ID
+	next.Version++
+	tx.Put("session", &next, store.AtVersion(it.Version))
+	tx.Put("tunnel", t, store.Absent())
+	r := it.Behalf.Request(it.AccountID)
+	if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "created"), RenderTunnel(r, t)); err != nil {
+		return err
+	}
+	return commit(ctx, db, tx)
+}
+
+// Close deletes the session's tunnel of proxy name, when it has one.
+func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string) (err error) {
+	defer derrors.Wrap(&err, "tunnels.Close(%s %s)", it.ID, proxy)
+	id, ok := it.Tunnels[proxy]
+	if !ok {
+		return nil
+	}
+	var t TunnelItem
+	if err := db.Get(ctx, store.ResourceKey(it.AccountID, id), &t); err != nil && !store.IsNotFound(err) {
+		return err
+	}
+	tx := &store.Tx{}
+	next := *it
+	next.Tunnels = maps.Clone(it.Tunnels)
+	delete(next.Tunnels, proxy)
+	next.Version++
+	tx.Put("session", &next, store.AtVersion(it.Version))
+	if t.ID != "" {
+		tx.Delete("tunnel", t.Key)
+		r := it.Behalf.Request(it.AccountID)
+		if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "deleted"), RenderTunnel(r, &t)); err != nil {
+			return err
+		}
+	}
+	return commit(ctx, db, tx)
+}
+
+// End deletes the session it (at the version read) with its tunnels and lease entry. A state
+// of StateStopped or StateRestarting leaves the mark a reconnect is answered by (EndedItem).
+func End(ctx context.Context, db *store.DB, it *SessionItem, state string, now time.Time) (err error) {
+	defer derrors.Wrap(&err, "tunnels.End(%s)", it.ID)
+	var keys []store.Key
+	for _, id := range it.Tunnels {
+		keys = append(keys, store.ResourceKey(it.AccountID, id))
+	}
+	var items []store.Item
+	if len(keys) > 0 {
+		if items, err = db.GetMany(ctx, keys...); err != nil {
+			return err
+		}
+	}
+	tx := &store.Tx{}
+	r := it.Behalf.Request(it.AccountID)
+	tx.Delete("session", it.Key, store.AtVersion(it.Version))
+	if it.LeaseSK != "" {
+		tx.Delete("lease", store.Key{PK: store.LeasePartition, SK: it.LeaseSK})
+	}
+	if state == StateStopped || state == StateRestarting {
+		tx.Put("ended", EndedItem{Key: store.EndedSessionKey(it.AccountID, it.ID), State: state, Expires: now.Add(EndedRetention).Unix()})
+	}
+	if _, err := audit.Record(tx, r, audit.Type(TunnelSessionsDescriptor.EventKind, "deleted"), RenderSession(r, it)); err != nil {
+		return err
+	}
+	for _, raw := range items {
+		if raw == nil {
+			continue
+		}
+		var t TunnelItem
+		if err := store.Unmarshal(raw, &t); err != nil {
+			return err
+		}
+		tx.Delete("tunnel."+t.ID, t.Key)
+		if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "deleted"), RenderTunnel(r, &t)); err != nil {
+			return err
+		}
+	}
+	return commit(ctx, db, tx)
+}
