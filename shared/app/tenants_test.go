@@ -359,6 +359,9 @@ func TestOperatorSampleEvents(t *testing.T) {
 		if res.StatusCode == http.StatusCreated && ev.RouteKey == "POST /operator/tenants" && app.TenantCreated(vars, []byte(res.Body)) == "" {
 			t.Fatalf("%s: no tenant id in %s", file, res.Body)
 		}
+		if res.StatusCode == http.StatusCreated && ev.RouteKey == "POST /operator/tunnel_servers" && app.SampleCreated(vars, ev.RouteKey, []byte(res.Body)) == "" {
+			t.Fatalf("%s: no key id in %s", file, res.Body)
+		}
 		covered[ev.RouteKey] = true
 	}
 	for _, rt := range operator.Routes {

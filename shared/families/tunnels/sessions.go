@@ -74,7 +74,8 @@ var TunnelSessionsDescriptor = &resource.Descriptor{
 		return resource.Bind[Sessions](
 			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/stop", Status: http.StatusNoContent, Handle: Sessions.stop},
 			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/restart", Status: http.StatusNoContent, Handle: Sessions.restart},
-			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/update", Status: http.StatusNoContent, Handle: Sessions.update},
+			// Update never succeeds: its answer for a session of the account is errNoUpdate.
+			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/update", Status: http.StatusBadRequest, Handle: Sessions.update},
 		)
 	},
 	Release: SessionRelease{},

@@ -143,3 +143,14 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 		}
 	}
 }
+
+// Status is the status a success of the family's route answers with ("POST
+// /tunnel_sessions/{id}/stop", as Routes lists it); 0 for a route the family does not serve.
+func (d *Descriptor) Status(route string) int {
+	for _, e := range d.allEndpoints(d.Binding()) {
+		if d.serves(e) && e.method+" "+d.Path+e.pattern == route {
+			return e.status
+		}
+	}
+	return 0
+}
