@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz: run every fuzz target for FUZZTIME each (default 20s) against a private local stack
 # (some targets send requests to the real handlers). `make test` already runs their seed corpora.
-# Then the hardening campaign's replay (shared/app TestCampaign) at its larger size.
+# Then the hardening campaign's replay (shared/platform/api TestCampaign) at its larger size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . infra/stack/private.sh
@@ -14,4 +14,4 @@ for pkg in $(go list ./...); do
   done
 done
 echo "== campaign (CAMPAIGN=large)"
-CAMPAIGN=large go test -count=1 -run '^TestCampaign$' ./shared/app
+CAMPAIGN=large go test -count=1 -run '^TestCampaign$' ./shared/platform/api

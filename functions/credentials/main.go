@@ -9,8 +9,4 @@ import (
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() {
-	// Its families seal and open secrets (Seals, Opens): KMS in AWS.
-	kmsseal.Register()
-	serve.Main(principals.CredentialsDescriptor)
-}
+func main() { serve.MainWithKMS(kmsseal.New, principals.CredentialsDescriptor) }

@@ -9,8 +9,4 @@ import (
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() {
-	// Its families seal secrets (Seals) and open none: KMS in AWS, without Decrypt.
-	kmsseal.RegisterSealing()
-	serve.Main(httpsedges.HTTPSEdgesDescriptor)
-}
+func main() { serve.MainWithKMS(kmsseal.NewSealing, httpsedges.HTTPSEdgesDescriptor) }

@@ -10,8 +10,4 @@ import (
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() {
-	// Its families seal and open secrets (Seals, Opens): KMS in AWS.
-	kmsseal.Register()
-	serve.Main(k8soperators.KubernetesOperatorsDescriptor)
-}
+func main() { serve.MainWithKMS(kmsseal.New, k8soperators.KubernetesOperatorsDescriptor) }

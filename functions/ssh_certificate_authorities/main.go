@@ -10,8 +10,4 @@ import (
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() {
-	// Its families seal secrets (Seals) and open none: KMS in AWS, without Decrypt.
-	kmsseal.RegisterSealing()
-	serve.Main(sshcerts.SSHCertificateAuthoritiesDescriptor)
-}
+func main() { serve.MainWithKMS(kmsseal.NewSealing, sshcerts.SSHCertificateAuthoritiesDescriptor) }

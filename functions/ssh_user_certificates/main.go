@@ -10,8 +10,4 @@ import (
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() {
-	// Its families open secrets (Opens) and seal none: KMS in AWS, without GenerateDataKey.
-	kmsseal.RegisterOpening()
-	serve.Main(sshcerts.SSHUserCertificatesDescriptor)
-}
+func main() { serve.MainWithKMS(kmsseal.NewOpening, sshcerts.SSHUserCertificatesDescriptor) }

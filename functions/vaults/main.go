@@ -10,8 +10,4 @@ import (
 	"tunnelapi/shared/platform/serve"
 )
 
-func main() {
-	// Its families seal secrets (Seals) and open none: KMS in AWS, without Decrypt.
-	kmsseal.RegisterSealing()
-	serve.Main(vaults.VaultsDescriptor, vaults.SecretsDescriptor)
-}
+func main() { serve.MainWithKMS(kmsseal.NewSealing, vaults.VaultsDescriptor, vaults.SecretsDescriptor) }

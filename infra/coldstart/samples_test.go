@@ -468,7 +468,7 @@ func walkOperator(t *testing.T, e *emulator, env map[string][]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := (&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: slog.New(slog.DiscardHandler)}).Lambda()
+	local := (&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: slog.New(slog.DiscardHandler), Principals: c.Principals}).Lambda()
 	files, err := app.SampleFiles("../..", app.Operator.Dir)
 	if err != nil {
 		t.Fatal(err)

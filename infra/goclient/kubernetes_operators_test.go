@@ -24,7 +24,7 @@ import (
 func clientConfig(t *testing.T) *ngrok.ClientConfig {
 	base, key := os.Getenv("NGROK_API_BASE_URL"), os.Getenv("NGROK_API_KEY")
 	if base == "" || key == "" {
-		t.Skip("NGROK_API_BASE_URL and NGROK_API_KEY are unset: shared/app's TestOfficialGoClient runs these tests against the local stack")
+		t.Skip("NGROK_API_BASE_URL and NGROK_API_KEY are unset: shared/platform/api's TestOfficialGoClient runs these tests against the local stack")
 	}
 	return ngrok.NewClientConfig(key, ngrok.WithBaseURL(base))
 }

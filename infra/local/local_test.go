@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"tunnelapi/infra/samlocal"
 	"tunnelapi/shared/testing/testkit"
@@ -56,20 +59,28 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	curlRE := regexp.MustCompile(`curl -s -H "Authorization: Bearer (\S+)" -H "Ngrok-Version: 2" (\S+)`)
-	found := make(chan []string, 1)
+	keyRE := regexp.MustCompile(`^  access key id (\S+)$`)
+	found, keyID := make(chan []string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if m := curlRE.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m
 			}
+			if m := keyRE.FindStringSubmatch(sc.Text()); m != nil {
+				keyID <- m[1]
+			}
 		}
 	}()
 	var m []string
-	select {
-	case m = <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the local server printed no curl command within 60s")
+	var printedKey string
+	for m == nil || printedKey == "" {
+		select {
+		case m = <-found:
+		case printedKey = <-keyID:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the local server printed no curl command and operator key within 60s")
+		}
 	}
 	token, url := m[1], m[2]
 	if saved, _ := os.ReadFile(filepath.Join(dir, "admin.token")); strings.TrimSpace(string(saved)) != token {
@@ -116,6 +127,7 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	}
 
 	checkSamLocal(t, bin, env, token)
+	checkOperatorCredentials(t, env, printedKey)
 	checkOperatorMove(t, bin, env)
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -171,6 +183,87 @@ func checkOperatorMove(t *testing.T, bin string, env []string) {
 	b := &operator.TenantAPI{Base: base, Token: token}
 	if status, list, err := b.Do(t.Context(), "GET", "/bot_users", nil); err != nil || status != http.StatusOK || len(list["bot_users"].([]any)) != 1 {
 		t.Fatalf("the imported tenant's bot users: %d %v %v", status, list, err)
+	}
+}
+
+// checkOperatorCredentials holds the running server's operator routes to the credentials it
+// made at start (printedKey is the access key id it printed): they are in STATE_DIR, readable by
+// their owner only, and sign a request the routes answer; the same request signed for another
+// Host (a page whose name was rebound to 127.0.0.1), or signed with the fixed credentials the
+// server once took (local/local), is refused with 403.
+func checkOperatorCredentials(t *testing.T, env []string, printedKey string) {
+	t.Helper()
+	file := operatorCredsFile(envValue(env, "STATE_DIR"))
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v, %v; want a file readable by its owner only", file, fi, err)
+	}
+	creds, err := readOperatorCreds(file)
+	if err != nil || creds.AccessKeyID != printedKey {
+		t.Fatalf("the credentials file holds key %q (%v); the server printed %q", creds.AccessKeyID, err, printedKey)
+	}
+	base := "http://127.0.0.1:" + envValue(env, "PORT")
+	list := func(c aws.Credentials, host string) int {
+		cl := operator.Client{Base: base, Authorize: func(r *http.Request, body []byte) error {
+			if host != "" {
+				r.Host = host
+			}
+			return operator.SignedBy(c, creds.Region)(r, body)
+		}}
+		status, _, err := cl.Do(t.Context(), "GET", "/operator/tenants?limit=1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status
+	}
+	port := envValue(env, "PORT")
+	for _, c := range []struct {
+		name  string
+		creds aws.Credentials
+		host  string
+		want  int
+	}{
+		{"the server's credentials", creds.aws(), "", http.StatusOK},
+		{"the server's credentials, Host localhost", creds.aws(), "localhost:" + port, http.StatusOK},
+		{"the server's credentials, Host attacker.example", creds.aws(), "attacker.example:" + port, http.StatusForbidden},
+		{"the server's credentials, Host attacker.example without a port", creds.aws(), "attacker.example", http.StatusForbidden},
+		{"the old fixed credentials", aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}, "", http.StatusForbidden},
+	} {
+		if got := list(c.creds, c.host); got != c.want {
+			t.Errorf("%s: GET /operator/tenants answered %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// A request signed with the local server's operator credentials is admitted only when its Host
+// names the loopback interface, and any other credentials are refused, whatever the Host.
+func TestLocalVerifierTakesLoopbackHostsOnly(t *testing.T) {
+	creds := newOperatorCreds("us-east-1")
+	if other := newOperatorCreds("us-east-1"); other.AccessKeyID == creds.AccessKeyID || other.SecretAccessKey == creds.SecretAccessKey {
+		t.Fatalf("two starts made the same credentials: %+v", other)
+	}
+	verify := localVerifier(creds)
+	signed := func(host string, c aws.Credentials) *http.Request {
+		r := httptest.NewRequest("GET", "http://127.0.0.1:8080/operator/tenants", nil)
+		r.Host = host
+		if err := operator.Sign(t.Context(), r, nil, c, "us-east-1", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, host := range []string{"127.0.0.1:8080", "127.0.0.1", "127.8.9.10:1", "[::1]:8080", "[::1]", "localhost:8080", "LocalHost:8080", "localhost"} {
+		if err := verify(signed(host, creds.aws()), nil); err != nil {
+			t.Errorf("Host %s: refused (%v)", host, err)
+		}
+		if verify(signed(host, aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}), nil) == nil {
+			t.Errorf("Host %s: the old fixed credentials admitted", host)
+		}
+	}
+	for _, host := range []string{"attacker.example", "attacker.example:8080", "localhost.attacker.example:8080",
+		"127.0.0.1.nip.io:8080", "0.0.0.0:8080", "10.0.0.1:8080", "[::]:8080", "[fe80::1%25lo]:8080", "127.0.0.1:http", "127.0.0.1:99999", ""} {
+		if err := verify(signed(host, creds.aws()), nil); err == nil {
+			t.Errorf("Host %q: a correctly signed request admitted", host)
+		}
 	}
 }
 

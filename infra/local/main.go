@@ -1,9 +1,11 @@
 // Command local is the all-in-one local server: it prepares the local stack (table, queues, an
 // account with an admin key) and serves every family's handlers through the same code the
-// Lambdas run, and the operator's interface (package operator) with each request's SigV4
-// signature checked against the local AWS credentials. "local operator …" signs requests to that
-// interface (a tenant created, listed, suspended, resumed, deleted), locally or against a
-// deployment; "local bootstrap" is "local operator create" on the local server; "local
+// Lambdas run, and the operator's interface (package operator) to requests for a loopback Host
+// only, each request's SigV4 signature checked against operator credentials made at random at
+// each start (printed, and written to STATE_DIR/operator.credentials, readable by its owner
+// only). "local operator …" signs requests to that interface (a tenant created, listed,
+// suspended, resumed, deleted), locally with those credentials or against a deployment with the
+// environment's; "local bootstrap" is "local operator create" on the local server; "local
 // sam-local" prepares `sam local` runs against the running stack (package samlocal).
 //
 // # The local stack
@@ -50,13 +52,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/principals"
-	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
@@ -201,6 +203,11 @@ func runServer(ctx context.Context) error {
 	if err := os.WriteFile(tokenFile, []byte(b.Token+"\n"), 0o600); err != nil {
 		return err
 	}
+	opCreds := newOperatorCreds(c.HTTP.AWS.Region)
+	credsFile := operatorCredsFile(c.StateDir)
+	if err := writeOperatorCreds(credsFile, opCreds); err != nil {
+		return err
+	}
 	addr := "127.0.0.1:" + c.Port
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -209,7 +216,7 @@ func runServer(ctx context.Context) error {
 	plugin := &frpplugin.Plugin{DB: db, Domains: *c.HTTP.Families.Domains, Lease: c.TunnelPlugin.Lease, Log: log}
 	srv := newServer(withOperator(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)),
 		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log, Regions: c.HTTP.Families.Domains.Regions},
-		plugin, localVerifier(c.HTTP.Common)), localTimeouts)
+		plugin, localVerifier(opCreds)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)
 admin token (also in %[3]s):
@@ -220,8 +227,12 @@ try it:
 
 The table's stream carries committed events to %[5]s; the stream reader and the event worker
 run in this process.
+Operator credentials of this start (SigV4, region %[8]s; also in %[6]s, which
+go run ./infra/local operator … reads):
+  access key id %[7]s
+  secret access key %[9]s
 Ctrl-C stops the server.
-`, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL)
+`, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL, credsFile, opCreds.AccessKeyID, opCreds.Region, opCreds.SecretAccessKey)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -237,14 +248,21 @@ Ctrl-C stops the server.
 }
 
 // withOperator serves the operator's routes (under /operator/, each request's signature
-// verified by authorize) and the tunnel servers' plugin beside the tenants' API h.
+// verified by authorize) and the tunnel servers' plugin beside the tenants' API h. It chooses by
+// prefix, not with an http.ServeMux, which would redirect a path that is not canonical before
+// either handler answered it with a 404 (api.Canonical).
 func withOperator(h http.Handler, o *operator.Operator, plugin *frpplugin.Plugin, authorize operator.Authorize) http.Handler {
-	mux := http.NewServeMux()
-	o.Register(mux, authorize)
-	plugin.Register(mux)
-	mux.Handle("/operator/", (&api.Server{}).NotFound())
-	mux.Handle("/", h)
-	return mux
+	op := o.Handler(authorize)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/operator/"):
+			op.ServeHTTP(w, r)
+		case r.Method == http.MethodPost && r.URL.Path == frpplugin.Path:
+			plugin.ServeHTTP(w, r)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
 }
 
 // schedule runs the scheduler every SCHEDULE_EVERY, as the template's EventBridge schedule runs

@@ -2,16 +2,26 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/workers/operator"
 	"tunnelapi/shared/workers/usage"
@@ -28,16 +38,101 @@ const operatorUsage = `usage: local operator [-url URL] COMMAND
   import ID < FILE               an export recreated in tenant ID, ids remapped; new tokens printed
   tunnel-server create NAME REGION | list | delete ID
                                  tunnel-server keys: the frp plugin's callers
-Requests are signed with the AWS credentials of the environment (AWS_ACCESS_KEY_ID,
-AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION); -url is the deployment's ApiUrl
-(default: the local server on PORT).`
+-url is the deployment's ApiUrl, and requests are signed with the AWS credentials of the
+environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION).
+Without -url, they go to the local server on PORT, signed with the operator credentials it
+wrote at start (STATE_DIR/operator.credentials).`
 
-// localVerifier checks operator requests against the local credentials c is configured with,
-// as API Gateway's IAM authorization checks them in AWS.
-func localVerifier(c config.Common) operator.Authorize {
-	v := &operator.Verifier{Region: c.AWS.Region, Credentials: aws.Credentials{
-		AccessKeyID: c.AWS.AccessKeyID, SecretAccessKey: c.AWS.SecretAccessKey, SessionToken: c.AWS.SessionToken}}
-	return v.Verify
+// operatorCreds are the local server's operator credentials as its state directory keeps them.
+type operatorCreds struct {
+	AccessKeyID     string `json:"access_key_id"`
+	SecretAccessKey string `json:"secret_access_key"`
+	Region          string `json:"region"`
+}
+
+// operatorCredsFile is where the local server writes the operator credentials it made at start
+// and `local operator` reads them.
+func operatorCredsFile(stateDir string) string {
+	return filepath.Join(stateDir, "operator.credentials")
+}
+
+// newOperatorCreds makes random operator credentials for region: every start of the local
+// server has its own, so only a process that can read its state directory (the developer's)
+// signs for the operator's routes, and no fixed pair works anywhere.
+func newOperatorCreds(region string) operatorCreds {
+	id := make([]byte, 10)
+	secret := make([]byte, 30)
+	_, _ = rand.Read(id)
+	_, _ = rand.Read(secret)
+	return operatorCreds{AccessKeyID: "LOCALOP" + base32.StdEncoding.EncodeToString(id)[:13],
+		SecretAccessKey: base64.RawURLEncoding.EncodeToString(secret), Region: region}
+}
+
+// writeOperatorCreds writes c to path, readable by its owner only.
+func writeOperatorCreds(path string, c operatorCreds) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(c)
+	_ = os.Remove(path) // a file left by an earlier start may have other permissions
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// readOperatorCreds reads the credentials writeOperatorCreds wrote to path.
+func readOperatorCreds(path string) (operatorCreds, error) {
+	var c operatorCreds
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err == nil && (c.AccessKeyID == "" || c.SecretAccessKey == "" || c.Region == "") {
+		err = errors.New("incomplete")
+	}
+	if err != nil {
+		return c, fmt.Errorf("the local server's operator credentials (%s, written when it starts: is it running?): %w", path, err)
+	}
+	return c, nil
+}
+
+func (c operatorCreds) aws() aws.Credentials {
+	return aws.Credentials{AccessKeyID: c.AccessKeyID, SecretAccessKey: c.SecretAccessKey}
+}
+
+// errNotLoopback is the 403 for an operator request whose Host is not this machine's loopback.
+var errNotLoopback = api.Forbidden(api.CodeUnknownKey,
+	"the local server serves the operator's routes only to requests for a loopback host (127.0.0.1, [::1], localhost)")
+
+// localVerifier checks operator requests as API Gateway's IAM authorization does in AWS, against
+// the local server's operator credentials c, and admits only requests whose Host is a loopback
+// one (loopbackHost): a web page whose name was rebound to 127.0.0.1 sends its own name.
+func localVerifier(c operatorCreds) operator.Authorize {
+	v := &operator.Verifier{Region: c.Region, Credentials: c.aws()}
+	return func(r *http.Request, body []byte) error {
+		if !loopbackHost(r.Host) {
+			return errNotLoopback
+		}
+		return v.Verify(r, body)
+	}
+}
+
+// loopbackHost reports whether host, a Host header (a name or an address, with or without a
+// port), names this machine's loopback interface: an address of 127.0.0.0/8, [::1], or
+// localhost.
+func loopbackHost(host string) bool {
+	name := host
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return false
+		}
+		name = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		name = host[1 : len(host)-1]
+	}
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
 
 // runOperator is `local operator …`: one signed request to the operator's interface per
@@ -141,18 +236,22 @@ func (o *operatorClient) move(ctx context.Context, cmd, id string) (err error) {
 	if cmd == "export" {
 		return operator.Export(ctx, c, app.Families, t, k.APIKeyID, os.Stdout)
 	}
-	return operator.Import(ctx, c, t, os.Stdin, os.Stdout)
+	return operator.Import(ctx, c, app.Families, t, os.Stdin, os.Stdout)
 }
 
-// newOperatorClient signs with the environment's AWS credentials for requests to base (the
-// local server on PORT when empty).
+// newOperatorClient signs requests to base with the environment's AWS credentials or, when base
+// is empty, requests to the local server on PORT with the operator credentials it wrote.
 func newOperatorClient(base string) (*operatorClient, error) {
 	c, err := config.LoadLocal(localEnv)
 	if err != nil {
 		return nil, err
 	}
 	if base == "" {
-		base = "http://127.0.0.1:" + c.Port
+		oc, err := readOperatorCreds(operatorCredsFile(c.StateDir))
+		if err != nil {
+			return nil, err
+		}
+		return &operatorClient{operator.Client{Base: "http://127.0.0.1:" + c.Port, Authorize: operator.SignedBy(oc.aws(), oc.Region)}}, nil
 	}
 	a := c.HTTP.AWS
 	creds := aws.Credentials{AccessKeyID: a.AccessKeyID, SecretAccessKey: a.SecretAccessKey, SessionToken: a.SessionToken}

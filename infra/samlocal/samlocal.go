@@ -151,8 +151,12 @@ func (s Stack) values(reach func(string) (string, error)) (_ map[string]string, 
 	// The certificate worker: challenge records in the local challtestsrv rather than Route 53,
 	// orders from the local pebble.
 	v["HOSTED_ZONE_ID"], v["DELEGATION_SET_ID"] = "", ""
-	// No AWS account of its own: no role is refused, as under make run.
-	v["DEPLOYMENT_ACCOUNT_ID"] = ""
+	// No AWS account of its own: no role is refused, as under make run, and no stack: the usage
+	// worker reads every log group.
+	v["DEPLOYMENT_ACCOUNT_ID"], v["STACK_NAME"] = "", ""
+	// The operator admits the principals of the account SAM's pseudo-parameters and the sample
+	// events name.
+	v["OPERATOR_PRINCIPALS"] = "arn:aws:iam::123456789012:root"
 	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
 	for _, name := range []string{"ACME_DIRECTORY", "CHALLTESTSRV_URL"} {
 		if u := s.Settings[name]; u != "" {

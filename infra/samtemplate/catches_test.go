@@ -9,7 +9,9 @@ import (
 
 // Each check finds the fault it exists for in an otherwise sound deployed template: a route
 // removed, a wildcard DynamoDB grant, a KMS action a descriptor declares missing, a queue whose
-// visibility timeout is too short, a reference to nothing.
+// visibility timeout is too short, the usage worker's on-failure destination or its alarm
+// missing, the operator's principals not passed, the usage worker invocable for any log group,
+// a reference to nothing.
 func TestChecksCatchWhatTheyAreFor(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -34,6 +36,18 @@ func TestChecksCatchWhatTheyAreFor(t *testing.T) {
 		{"short visibility timeout", func(t *testing.T, tpl *samtemplate.Template) {
 			tpl.Resources["EventsQueue"].Properties["VisibilityTimeout"] = 60.0
 		}, wrap(triggerProblems), "queue EventsQueue's visibility timeout 60s is under 6 × the function's timeout"},
+		{"no on-failure destination", func(t *testing.T, tpl *samtemplate.Template) {
+			delete(tpl.Resources, "UsageWorkerFunctionInvokeConfig")
+		}, wrap(triggerProblems), "UsageWorkerFunction has no on-failure destination queue"},
+		{"on-failure destination without an alarm", func(t *testing.T, tpl *samtemplate.Template) {
+			delete(tpl.Resources, "UsageDeadLetterQueueDepthAlarm")
+		}, wrap(triggerProblems), "on-failure destination UsageDeadLetterQueue has no alarm on its depth"},
+		{"operator principals not passed", func(t *testing.T, tpl *samtemplate.Template) {
+			delete(dig(tpl.Resources["OperatorFunction"].Properties, "Environment", "Variables").(map[string]any), "OPERATOR_PRINCIPALS")
+		}, wrap(principalProblems), "OperatorFunction's OPERATOR_PRINCIPALS is <nil>"},
+		{"usage worker invoked for any log group", func(t *testing.T, tpl *samtemplate.Template) {
+			tpl.Resources["UsageWorkerFunctionLogsPermission"].Properties["SourceArn"] = map[string]any{"Fn::Sub": "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:*"}
+		}, wrap(principalProblems), "not only the stack's log groups"},
 		{"dangling reference", func(t *testing.T, tpl *samtemplate.Template) {
 			tpl.Resources["Table"].Properties["TableName"] = map[string]any{"Ref": "NoSuchThing"}
 		}, wrap(refProblems), "Ref to unknown NoSuchThing"},

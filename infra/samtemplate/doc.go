@@ -8,7 +8,15 @@
 //     and no more, and no action by wildcard;
 //   - every SQS trigger reports batch item failures, reads a queue with a dead-letter queue and
 //     a visibility timeout of at least six times its function's timeout;
-//   - every Ref, GetAtt, Sub and condition resolves.
+//   - the usage worker's failed invocations go to a queue its role may send to, with an alarm;
+//   - the operator function gets the principals it admits from the OperatorPrincipals parameter
+//     (the account's root by default), and the usage worker the account and stack whose log
+//     groups alone it reads;
+//   - every Ref, GetAtt, Sub and condition resolves;
+//   - as written, before the transform: every function logs to a retained log group of its
+//     own and builds with the Makefile, every alarm and dashboard widget names a metric that
+//     exists (AWS's, or package metrics' with its dimensions), and the optional parts deploy
+//     only when asked for.
 //
 // cfn-lint (`make test` runs it, configured by .cfnlintrc) checks the template against
 // CloudFormation's and SAM's own schemas. The package ships in no function: only tests use it.

@@ -17,9 +17,9 @@ import (
 )
 
 // grant is one action an Allow statement of a function's role grants, with the condition the
-// statement is under (Fn::If), if any.
+// statement is under (Fn::If), if any, and the resource it names by GetAtt, if it names one.
 type grant struct {
-	action, condition string
+	action, condition, resource string
 }
 
 // grants returns the actions the role of function fn allows, and its managed policies.
@@ -37,12 +37,13 @@ func grants(tpl *samtemplate.Template, fn string) ([]grant, []string) {
 		if dig(st, "Effect") != "Allow" {
 			return
 		}
+		res := getAttOf(dig(st, "Resource"))
 		switch a := dig(st, "Action").(type) {
 		case string:
-			out = append(out, grant{a, cond})
+			out = append(out, grant{a, cond, res})
 		case []any:
 			for _, x := range a {
-				out = append(out, grant{fmt.Sprint(x), cond})
+				out = append(out, grant{fmt.Sprint(x), cond, res})
 			}
 		}
 	}
@@ -205,6 +206,11 @@ func iamProblems(t *testing.T, tpl *samtemplate.Template) []string {
 	}
 	for _, w := range app.Workers {
 		gs, managed := grants(tpl, w.Name)
+		// Lambda itself sends a failed asynchronous invocation to the on-failure destination,
+		// with the function's role: that grant is no call of the code.
+		if dest := onFailureDestination(tpl, w.Name); dest != "" {
+			gs = slices.DeleteFunc(gs, func(g grant) bool { return g.action == "sqs:SendMessage" && g.resource == dest })
+		}
 		want := []string{basicPolicy, xrayPolicy}
 		if w.Trigger == "SQS" {
 			want = append(want, sqsPolicy)

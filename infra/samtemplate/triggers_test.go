@@ -82,6 +82,7 @@ func triggerProblems(tpl *samtemplate.Template) []string {
 			}
 		}
 		if w.Trigger == "Logs" {
+			problems = append(problems, onFailureProblems(tpl, w.Name)...)
 			// Fed by every other function's log group, and invoked by CloudWatch Logs only.
 			for _, fn := range allFunctions() {
 				if fn != w.Name && !logged[fn+"LogGroup"] {
@@ -101,6 +102,49 @@ func triggerProblems(tpl *samtemplate.Template) []string {
 		if found != 1 {
 			problems = append(problems, fmt.Sprintf("%s has %d %s triggers, want 1", w.Name, found, w.Trigger))
 		}
+	}
+	return problems
+}
+
+// onFailureDestination is the queue fn's asynchronous invocations go to when they fail for
+// good (its AWS::Lambda::EventInvokeConfig's OnFailure destination), "" for none.
+func onFailureDestination(tpl *samtemplate.Template, fn string) string {
+	for _, r := range tpl.Resources {
+		if r.Type == "AWS::Lambda::EventInvokeConfig" && dig(r.Properties, "FunctionName", "Ref") == fn {
+			return getAttOf(dig(r.Properties, "DestinationConfig", "OnFailure", "Destination"))
+		}
+	}
+	return ""
+}
+
+// onFailureProblems holds a function invoked asynchronously (the usage worker: CloudWatch Logs
+// invokes it so) to never dropping an event silently: its failed invocations go to a queue of
+// the template that its role may send to and whose depth an alarm notifies.
+func onFailureProblems(tpl *samtemplate.Template, fn string) []string {
+	dest := onFailureDestination(tpl, fn)
+	if q, ok := tpl.Resources[dest]; !ok || q.Type != "AWS::SQS::Queue" {
+		return []string{fmt.Sprintf("%s has no on-failure destination queue (an AWS::Lambda::EventInvokeConfig): a batch failing every attempt is dropped", fn)}
+	}
+	var problems []string
+	gs, _ := grants(tpl, fn)
+	if !slices.ContainsFunc(gs, func(g grant) bool { return g.action == "sqs:SendMessage" && g.resource == dest }) {
+		problems = append(problems, fmt.Sprintf("%s's role may not send to its on-failure destination %s", fn, dest))
+	}
+	alarmed := false
+	for _, r := range tpl.Resources {
+		if acts, _ := dig(r.Properties, "AlarmActions").([]any); r.Type != "AWS::CloudWatch::Alarm" || len(acts) == 0 {
+			continue
+		}
+		ms, _ := dig(r.Properties, "Metrics").([]any)
+		for _, m := range ms {
+			dims, _ := dig(m, "MetricStat", "Metric", "Dimensions").([]any)
+			for _, d := range dims {
+				alarmed = alarmed || (dig(m, "MetricStat", "Metric", "Namespace") == "AWS/SQS" && dig(d, "Name") == "QueueName" && getAttOf(dig(d, "Value")) == dest)
+			}
+		}
+	}
+	if !alarmed {
+		problems = append(problems, fmt.Sprintf("%s's on-failure destination %s has no alarm on its depth", fn, dest))
 	}
 	return problems
 }

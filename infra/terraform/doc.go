@@ -14,9 +14,11 @@
 //   - every data source in each of its lookup modes (by id, and by name through the list filter
 //     where the provider offers one), reading exactly what the resource it reads holds
 //     (TestDataSources);
-//   - the provider's own acceptance test with TF_ACC=1 (TestProviderAcceptance).
+//   - the provider's own acceptance test with TF_ACC=1 (TestProviderAcceptance);
+//   - every resource type of the provider, in the forms its resources take, through the
+//     requests the provider sends, without Terraform (TestLifecycle, testkit.Account.Lifecycle).
 //
 // Terraform finds the provider through a CLI configuration's dev_overrides, so no run needs
-// `terraform init` or a registry. Where that archive is absent every test skips with one
-// line. The package ships in no function: only tests use it.
+// `terraform init` or a registry. Where that archive is absent every test but TestLifecycle
+// skips with one line. The package ships in no function: only tests use it.
 package terraform

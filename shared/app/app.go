@@ -163,8 +163,8 @@ type Pipe struct {
 // queue's jobs) adds one entry here: its stream.Consumer (a pattern selecting its items, an input
 // template shaping the message), the logical ids of its Pipe and target queue in template.yaml,
 // and the variable naming the queue's URL locally. The local server runs a reader for every
-// entry (refusing to start without its queue), and the app tests fail until template.yaml
-// declares the same Pipe, reading the table's stream into that queue, whose filter and input
+// entry (refusing to start without its queue), and package stream's tests fail until
+// template.yaml declares the same Pipe, reading the table's stream into that queue, whose filter and input
 // template decide and shape every real stream record as the local consumer does.
 var Pipes = []Pipe{
 	{Name: "EventsPipe", Queue: "EventsQueue", QueueEnv: "EVENTS_QUEUE_URL", Consumer: stream.Events},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/config"
@@ -31,79 +29,6 @@ import (
 
 const root = "../.."
 
-// codeRoutes are the routes f's families declare (resource.Descriptor.Routes), sorted.
-func codeRoutes(f app.Function) []string {
-	var out []string
-	for _, d := range f.Families {
-		out = append(out, d.Routes()...)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// collections returns the collection paths (no path parameter) served with method.
-func collections(method string) []string {
-	var out []string
-	for _, f := range app.Functions() {
-		for _, route := range codeRoutes(f) {
-			m, path, _ := strings.Cut(route, " ")
-			if m == method && !strings.Contains(path, "{") {
-				out = append(out, path)
-			}
-		}
-	}
-	return out
-}
-
-type template struct {
-	Resources map[string]struct {
-		Type       string `yaml:"Type"`
-		Properties struct {
-			Events map[string]struct {
-				Type       string `yaml:"Type"`
-				Properties struct {
-					Method                string   `yaml:"Method"`
-					Path                  string   `yaml:"Path"`
-					FunctionResponseTypes []string `yaml:"FunctionResponseTypes"`
-				} `yaml:"Properties"`
-			} `yaml:"Events"`
-		} `yaml:"Properties"`
-	} `yaml:"Resources"`
-}
-
-func readTemplate(t *testing.T) template {
-	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tpl template
-	if err := yaml.Unmarshal(b, &tpl); err != nil {
-		t.Fatal(err)
-	}
-	return tpl
-}
-
-// accountCreator creates the samples' setup resources as a.
-func accountCreator(t *testing.T, a *testkit.Account) app.Creator {
-	return func(_ context.Context, path string, body any) (map[string]any, error) {
-		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
-	}
-}
-
-// readSample reads the sample event file with the placeholders of vars filled.
-func readSample(t *testing.T, file string, vars map[string]string) events.APIGatewayV2HTTPRequest {
-	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.APIGatewayV2HTTPRequest
-	if err := json.Unmarshal([]byte(app.FillSample(string(raw), vars)), &ev); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return ev
-}
-
 // The sample events in events/<dir>/ are fed, in name order, to the function's real Lambda
 // handler, built as its main builds it (only the settings its families read): create, list,
 // get, update, delete, each with its documented status.
@@ -117,7 +42,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			}
 			deps, _ := s.Instance(t, f.Families...)
 			handler := deps.Handler(f.Families...)
-			vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
+			vars, err := app.SampleSetup(t.Context(), f.Dir, testkit.SampleCreator(t, a))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +54,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			}
 			covered := map[string]bool{}
 			for _, file := range files {
-				ev := readSample(t, file, vars)
+				ev := testkit.ReadSample(t, file, vars)
 				res, err := handler(t.Context(), ev)
 				if err != nil {
 					t.Fatalf("%s: %v", file, err)
@@ -163,7 +88,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 				}
 				covered[ev.RouteKey] = true
 			}
-			for _, r := range codeRoutes(f) {
+			for _, r := range testkit.FunctionRoutes(f) {
 				if !covered[r] {
 					t.Errorf("no sample event in events/%s for %s", f.Dir, r)
 				}
@@ -232,7 +157,9 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return err
 			}
-			return (&usage.Worker{DB: s.DB, Log: testkit.Logger()}).Handle(ctx, ev)
+			// The samples' log group is the deployed stack "tunnelapi"'s, in the samples' account.
+			w := &usage.Worker{DB: s.DB, Log: testkit.Logger(), Sources: &usage.Sources{Owner: "123456789012", Stack: "tunnelapi"}}
+			return w.Handle(ctx, ev)
 		},
 	}
 }
@@ -266,45 +193,6 @@ func TestWorkerSampleEvents(t *testing.T) {
 	}
 }
 
-// DESIGN.md property 4: no request path scans the table. Only test helpers may.
-func TestNoScanOutsideTests(t *testing.T) {
-	for _, dir := range []string{"shared", "functions", "infra"} {
-		filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
-				strings.Contains(path, filepath.Join("shared", "testing")) {
-				return nil
-			}
-			b, _ := os.ReadFile(path)
-			for _, bad := range []string{"ScanInput", "NewScanPaginator", ".Scan(ctx"} {
-				if strings.Contains(string(b), bad) {
-					t.Errorf("%s uses %s", path, bad)
-				}
-			}
-			return nil
-		})
-	}
-}
-
-// Every list takes `filter` exactly where the platform's OpenAPI description lists it: there a
-// valid filter is applied, and elsewhere it is an unknown parameter (231).
-func TestListFiltersFollowTheOpenAPI(t *testing.T) {
-	_, a := testkit.AppAccount(t)
-	checked := 0
-	for _, path := range collections("GET") {
-		op, _ := openapi.Lookup("GET", path)
-		res := a.Do(t, "GET", path+"?filter="+url.QueryEscape(`obj.id != ""`), nil)
-		if op.Filter {
-			res.Expect(t, http.StatusOK)
-		} else {
-			res.ExpectError(t, http.StatusBadRequest, "ERR_NGROK_231", "filter")
-		}
-		checked++
-	}
-	if checked == 0 {
-		t.Fatal("no list routes checked")
-	}
-}
-
 // checkWireShape compares a response body's fields with the OpenAPI schema of its route: every
 // field the platform's clients read is present and nothing else is sent; for a list, the same
 // holds for each item.
@@ -333,7 +221,7 @@ func omitted(schema openapi.Schema, name string) bool {
 		return true
 	}
 	_, endpoint := schema.Member("upstream_url")
-	return endpoint && !slices.Contains(cloudEndpointMembers, name)
+	return endpoint && !slices.Contains(testkit.CloudEndpointMembers, name)
 }
 
 // recordedBeyondSchema are the members, by schema, that the platform's recorded responses carry
@@ -389,36 +277,12 @@ func TestWireShapeCheckCatchesDifferences(t *testing.T) {
 	}
 }
 
-// Every field of a create form in the platform's OpenAPI is accepted by the create route: a
-// client sending it must never get 214 (unknown field), whatever the value's own validity.
-func TestCreateFormsAcceptEveryDocumentedField(t *testing.T) {
-	_, a := testkit.AppAccount(t)
-	checked := 0
-	for _, path := range collections("POST") {
-		form, _ := openapi.Create(path)
-		for _, m := range form.Members {
-			res := a.Do(t, "POST", path, map[string]any{m.Name: m.Zero()})
-			var env struct {
-				Code string `json:"error_code"`
-			}
-			json.Unmarshal(res.Body, &env)
-			if res.Status >= 500 || env.Code == "ERR_NGROK_214" {
-				t.Errorf("POST %s with documented field %q: %d %s", path, m.Name, res.Status, res.Body)
-			}
-			checked++
-		}
-	}
-	if checked == 0 {
-		t.Fatal("no create fields checked")
-	}
-}
-
 // checkUpdateForm sends each field of the PATCH form the platform documents for f's item route,
 // one at a time and with a zero value, to the item id: none may be refused as unknown (214), and
 // nothing may fail with a 5xx.
 func checkUpdateForm(t *testing.T, a *testkit.Account, f app.Function, id string) {
 	t.Helper()
-	for _, route := range codeRoutes(f) {
+	for _, route := range testkit.FunctionRoutes(f) {
 		method, path, _ := strings.Cut(route, " ")
 		collection, ok := strings.CutSuffix(path, "/{id}")
 		if method != "PATCH" || strings.Contains(collection, "{") || !ok {
@@ -440,60 +304,4 @@ func checkUpdateForm(t *testing.T, a *testkit.Account, f app.Function, id string
 			}
 		}
 	}
-}
-
-// dig follows keys through nested string-keyed maps (nil when one is missing).
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-// templateMap is template.yaml as generic YAML.
-func templateMap(t *testing.T) map[string]any {
-	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tpl map[string]any
-	if err := yaml.Unmarshal(raw, &tpl); err != nil {
-		t.Fatal(err)
-	}
-	return tpl
-}
-
-// Every function of template.yaml builds with the Makefile (BuildMethod makefile): what `sam
-// build` runs, calling the build-<logical id> target the generated FUNCTIONS list defines.
-func TestFunctionsBuildWithTheMakefile(t *testing.T) {
-	tpl := templateMap(t)
-	for name, res := range tpl["Resources"].(map[string]any) {
-		r := res.(map[string]any)
-		if r["Type"] != "AWS::Serverless::Function" {
-			continue
-		}
-		if dig(r, "Metadata", "BuildMethod") != "makefile" {
-			t.Errorf("%s is not built with the Makefile", name)
-		}
-	}
-}
-
-// firstSample is function folder dir's first sample event, filled for account a (what it
-// names created first): the file, the placeholders' values and the event.
-func firstSample(t *testing.T, dir string, a *testkit.Account) (string, map[string]string, events.APIGatewayV2HTTPRequest) {
-	t.Helper()
-	files, err := app.SampleFiles(root, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars, err := app.SampleSetup(t.Context(), dir, accountCreator(t, a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars[app.TokenPlaceholder] = a.Token
-	return files[0], vars, readSample(t, files[0], vars)
 }

@@ -14,7 +14,7 @@ import (
 // No code outside package app names another package's family descriptor (<pkg>.<Name>Descriptor):
 // a reference to a descriptor links the family's whole Binding (its hooks, validation and
 // generic operations) into every function that reaches the reference. Code that refers to
-// another family names it by its path and event kind (resource.URIAt, RefAt, HeadAt).
+// another family names it by its path and event kind (resource.URI, Ref, NewHead).
 func TestNoFamilyNamesAnothersDescriptor(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0

@@ -152,7 +152,7 @@ func descriptorNames(appGo string) (map[*resource.Descriptor]qualified, error) {
 }
 
 // httpMain is the main of the HTTP function f: serve.Main of its families' descriptors, with
-// the KMS sealer registered when one of them keeps secrets, for only what they declare (Seals,
+// the KMS sealer (MainWithKMS) when one of them keeps secrets, for only what they declare (Seals,
 // Opens), so that the function links only the KMS operations it calls.
 func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte, error) {
 	imports := []string{"tunnelapi/shared/platform/serve"}
@@ -167,16 +167,19 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 		paths = append(paths, d.Path)
 		seals, opens = seals || d.Seals, opens || d.Opens
 	}
-	register := ""
+	// A function whose families seal or open secrets links the KMS sealer of what they declare
+	// (Seals, Opens): without Decrypt when they only seal, without GenerateDataKey when they
+	// only open.
+	kms := ""
 	switch {
 	case seals && opens:
-		register = "\t// Its families seal and open secrets (Seals, Opens): KMS in AWS.\n\tkmsseal.Register()\n"
+		kms = "kmsseal.New"
 	case seals:
-		register = "\t// Its families seal secrets (Seals) and open none: KMS in AWS, without Decrypt.\n\tkmsseal.RegisterSealing()\n"
+		kms = "kmsseal.NewSealing"
 	case opens:
-		register = "\t// Its families open secrets (Opens) and seal none: KMS in AWS, without GenerateDataKey.\n\tkmsseal.RegisterOpening()\n"
+		kms = "kmsseal.NewOpening"
 	}
-	if register != "" {
+	if kms != "" {
 		imports = append(imports, "tunnelapi/shared/platform/seal/kmsseal")
 	}
 	slices.Sort(imports)
@@ -187,10 +190,10 @@ func httpMain(f app.Function, names map[*resource.Descriptor]qualified) ([]byte,
 	for _, p := range imports {
 		fmt.Fprintf(&b, "\t%q\n", p)
 	}
-	if register == "" {
+	if kms == "" {
 		fmt.Fprintf(&b, ")\n\nfunc main() { serve.Main(%s) }\n", strings.Join(args, ", "))
 	} else {
-		fmt.Fprintf(&b, ")\n\nfunc main() {\n%s\tserve.Main(%s)\n}\n", register, strings.Join(args, ", "))
+		fmt.Fprintf(&b, ")\n\nfunc main() { serve.MainWithKMS(%s, %s) }\n", kms, strings.Join(args, ", "))
 	}
 	return format.Source(b.Bytes())
 }

@@ -56,7 +56,7 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 	}
 
 	main := string(files[filepath.Join("functions", "fixture_widgets", "main.go")])
-	for _, want := range []string{`"tunnelapi/shared/families/fixture"`, `"tunnelapi/shared/platform/seal/kmsseal"`, "serve.Main(fixture.WidgetsDescriptor)"} {
+	for _, want := range []string{`"tunnelapi/shared/families/fixture"`, `"tunnelapi/shared/platform/seal/kmsseal"`, "serve.MainWithKMS(kmsseal.NewSealing, fixture.WidgetsDescriptor)"} {
 		if !strings.Contains(main, want) {
 			t.Errorf("functions/fixture_widgets/main.go lacks %s:\n%s", want, main)
 		}

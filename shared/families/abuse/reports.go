@@ -58,7 +58,7 @@ var ReportsDescriptor = &resource.Descriptor{
 	Path: "/abuse_reports", Prefix: ids.AbuseReport, EventKind: "abuse_report",
 	Function: "AbuseReportsFunction", Dir: "abuse_reports",
 	Operations: resource.OpCreate | resource.OpGet,
-	Binding:    func() resource.Binding { return resource.Bind[Reports]() },
+	Binding:    func() resource.Binding { return resource.Bind(newReports) },
 }
 
 // Reports is the abuse report family's rules.
@@ -66,9 +66,11 @@ type Reports struct {
 	*resource.Family[ReportItem, *ReportItem]
 }
 
+func newReports(f *resource.Family[ReportItem, *ReportItem]) Reports { return Reports{f} }
+
 // Render returns a report as GET returns it.
 func (f Reports) Render(r *api.Request, it *ReportItem) any {
-	return ReportJSON{ID: it.ID, URI: f.URI(r, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), URLs: it.URLs,
+	return ReportJSON{ID: it.ID, URI: resource.URI(r, f.Path, it.ID), CreatedAt: api.Timestamp(it.CreatedAt), URLs: it.URLs,
 		Metadata: it.Metadata, Status: it.Status, Hostnames: it.Hostnames}
 }
 

@@ -52,14 +52,14 @@ const MaxRulesPerPolicy = 2000
 // transaction: DynamoDB's 100 writes less the policy, its audit event (2) and the auth guard (2).
 const maxCascade = store.MaxTxItems - 5
 
-// IPPoliciesPath is the IP policies' collection path, for references to them (resource.URIAt).
+// IPPoliciesPath is the IP policies' collection path, for references to them.
 const IPPoliciesPath = "/ip_policies"
 
 // IPPoliciesDescriptor is the /ip_policies family.
 var IPPoliciesDescriptor = &resource.Descriptor{
 	Path: IPPoliciesPath, Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
 	Function: "IPPoliciesFunction", Dir: "ip_policies",
-	Binding: func() resource.Binding { return resource.Bind[IPPolicies]() },
+	Binding: func() resource.Binding { return resource.Bind(newIPPolicies) },
 }
 
 // IPPolicies is the IP policy family's rules.
@@ -67,9 +67,11 @@ type IPPolicies struct {
 	*resource.Family[PolicyItem, *PolicyItem]
 }
 
+func newIPPolicies(f *resource.Family[PolicyItem, *PolicyItem]) IPPolicies { return IPPolicies{f} }
+
 // Render returns an IP policy as GET returns it.
 func (f IPPolicies) Render(r *api.Request, it *PolicyItem) any {
-	return PolicyJSON{f.Head(r, &it.Meta, it.Described)}
+	return PolicyJSON{resource.NewHead(r, f.Path, &it.Meta, it.Described)}
 }
 
 // Create fills a new IP policy, with an empty rule index, from the request body.
@@ -159,7 +161,7 @@ func ruleMapPath(key string) expression.NameBuilder {
 
 // policyRef is the response form of a reference to an IP policy.
 func policyRef(r *api.Request, id string) api.Ref {
-	return api.Ref{ID: id, URI: resource.URIAt(r, IPPoliciesPath, id)}
+	return api.Ref{ID: id, URI: resource.URI(r, IPPoliciesPath, id)}
 }
 
 // changeAPIRestriction adds to m the writes that apply change to the account's compiled API

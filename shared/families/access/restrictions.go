@@ -58,7 +58,7 @@ type restrictionCreate struct {
 var IPRestrictionsDescriptor = &resource.Descriptor{
 	Path: "/ip_restrictions", Prefix: ids.IPRestriction, ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
 	Function: "IPRestrictionsFunction", Dir: "ip_restrictions",
-	Binding: func() resource.Binding { return resource.Bind[IPRestrictions]() },
+	Binding: func() resource.Binding { return resource.Bind(newIPRestrictions) },
 }
 
 // IPRestrictions is the IP restriction family's rules. A restriction references each of its
@@ -67,13 +67,17 @@ type IPRestrictions struct {
 	*resource.Family[RestrictionItem, *RestrictionItem]
 }
 
+func newIPRestrictions(f *resource.Family[RestrictionItem, *RestrictionItem]) IPRestrictions {
+	return IPRestrictions{f}
+}
+
 // Render returns a restriction as GET returns it.
 func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
 	refs := make([]api.Ref, 0, len(it.PolicyIDs))
 	for _, p := range it.PolicyIDs {
 		refs = append(refs, policyRef(r, p))
 	}
-	return RestrictionJSON{Head: f.Head(r, &it.Meta, it.Described), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
+	return RestrictionJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
 }
 
 // Create fills a new restriction from the request body; an api restriction reads its policies

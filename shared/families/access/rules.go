@@ -57,7 +57,7 @@ const labelPolicy = "policy"
 var IPPolicyRulesDescriptor = &resource.Descriptor{
 	Path: "/ip_policy_rules", Prefix: ids.IPPolicyRule, ListKey: "ip_policy_rules", EventKind: "ip_policy_rule", Filter: true,
 	Function: "IPPolicyRulesFunction", Dir: "ip_policy_rules",
-	Binding: func() resource.Binding { return resource.Bind[IPPolicyRules]() },
+	Binding: func() resource.Binding { return resource.Bind(newIPPolicyRules) },
 }
 
 // IPPolicyRules is the IP policy rule family's rules. A rule is also indexed on its policy (see
@@ -66,9 +66,11 @@ type IPPolicyRules struct {
 	*resource.Family[RuleItem, *RuleItem]
 }
 
+func newIPPolicyRules(f *resource.Family[RuleItem, *RuleItem]) IPPolicyRules { return IPPolicyRules{f} }
+
 // Render returns a rule as GET returns it.
 func (f IPPolicyRules) Render(r *api.Request, it *RuleItem) any {
-	return RuleJSON{Head: f.Head(r, &it.Meta, it.Described), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
+	return RuleJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
 }
 
 // Create fills a new rule from the request body and adds it to its policy's index, refusing a

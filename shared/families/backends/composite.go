@@ -38,8 +38,31 @@ const txReserve = 6
 // composite backend self in m: ids checked (6526, 6527), kinds and self refused (rules'
 // childCode), the reference counts of added children raised (6501 when one does not exist) and
 // of removed ones lowered. An update that adds children also proves that none of them leads
-// back to self, in m's transaction (see the package doc): the composite backends reachable from
-// the added ones are read, and the commit conditions on each still having the version read.
+// back to self, in m's transaction: the composite backends reachable from the added ones are
+// read, and the commit conditions on each still having the version read.
+//
+// A failover backend may reference tunnel group, static, HTTP response and weighted backends; a
+// weighted backend tunnel group, static, HTTP response and failover backends. Nesting a kind in
+// itself adds nothing the outer one cannot say (a list of lists is one list, weights of weights
+// are products) and is refused (6525, 6524), as is a backend naming itself. Failover and
+// weighted backends can still nest in each other, so references could form a cycle
+// (F1 → W1 → F1), which the platform could never route: no write may create one.
+//
+// A create cannot close a cycle (nothing references a new id yet). An update that adds children
+// walks the composite backends reachable from the added ones (one consistent batch read per
+// level) and refuses the update (6525/6524) if it reaches the backend being updated. The walk is
+// then made part of the update's transaction: it conditions on the version of every composite
+// backend it read, and a backend's children change only with its version. So when the update
+// commits, every backend it walked still has the children it read, the walk's answer is the
+// truth at the commit, and the only edges that can close a cycle through the updated backend
+// (the ones it adds) do not. Two concurrent updates that together would close a cycle each
+// walked the other's backend; the first to commit changes that backend's version, so the
+// second's transaction fails, is read and built again, walks again and is refused. The walk is
+// bounded: an update whose added children reach more composite backends than fit in one
+// transaction beside its own writes is refused (400, naming backends) rather than committed
+// without the check. The walk costs one batch read per level of failover and weighted backends
+// below the added ones; an update adding only tunnel group, static or HTTP response backends
+// costs what any update does (a read and a transaction).
 func (c *Composite) link(ctx context.Context, k *resource.Kit, r *api.Request, m *resource.Mutation, self string, rules compositeRules, next, fields []string, create bool) error {
 	if len(next) > rules.max {
 		return api.BadRequest(rules.maxCode, "backends", "a %s backend may reference at most %d backends; this one names %d", rules.kind.name, rules.max, len(next))

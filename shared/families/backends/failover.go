@@ -37,7 +37,7 @@ var failoverRules = compositeRules{kind: failover, childCode: CodeFailoverChild,
 var FailoverBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/failover", Prefix: ids.FailoverBackend, ListKey: "backends", EventKind: "failover_backend",
 	Function: "FailoverBackendsFunction", Dir: "failover_backends",
-	Binding: func() resource.Binding { return resource.Bind[FailoverBackends]() },
+	Binding: func() resource.Binding { return resource.Bind(newBackends[FailoverItem, *FailoverItem, failoverBody]) },
 }
 
 // FailoverBackends is the failover backend family's rules.

@@ -55,7 +55,9 @@ const (
 var HTTPResponseBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/http_response", Prefix: ids.HTTPResponseBackend, ListKey: "backends", EventKind: "http_response_backend",
 	Function: "HTTPResponseBackendsFunction", Dir: "http_response_backends",
-	Binding: func() resource.Binding { return resource.Bind[HTTPResponseBackends]() },
+	Binding: func() resource.Binding {
+		return resource.Bind(newBackends[HTTPResponseItem, *HTTPResponseItem, httpResponseBody])
+	},
 }
 
 // HTTPResponseBackends is the HTTP response backend family's rules.

@@ -10,7 +10,22 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Error codes of the backend families (see the package doc for the rule each names).
+// Error codes of the backend families: 6501 a referenced backend does not exist in the account;
+// 6502 a referenced backend cannot be deleted; 6503/6504 description/metadata too long; 6505 a
+// static address not of the form host:port; 6506 a static address whose port or host is
+// invalid; 6507 a static address without a host; 6508 more than MaxLabels tunnel group labels;
+// 6509/6510 a label name/value empty or longer than MaxLabelBytes; 6531 '=' in a label; 6511 more
+// than MaxWeightedBackends children of a weighted backend; 6512 a weight outside 0–10000; 6513
+// more than MaxFailoverBackends children of a failover backend; 6516 an HTTP response body
+// longer than MaxResponseBodyBytes; 6517 a status code outside 100–599; 6522/6523 a response
+// header name/value longer than MaxHeaderNameBytes/MaxHeaderValueBytes; 6524/6525 a
+// weighted/failover backend naming a child it may not reference (a backend of its own kind,
+// itself, or one whose children lead back to it); 6526 a referenced id that is no backend id at
+// all; 6527 one with a backend kind's prefix that is not a well-formed id of that kind. A
+// well-formed id of another backend kind in a path (GET /backends/static/bkdtg_…) is a 404 like
+// any id of another kind. 6514 (no such backend) is left to the edges' backend modules. 6500,
+// 6529 (plans), 6515 and 6528 (online tunnels) and 6530 (header removal modules) name nothing
+// this API decides.
 const (
 	CodeMissing         = "ERR_NGROK_6501"
 	CodeInUse           = "ERR_NGROK_6502"
@@ -41,7 +56,10 @@ var textCodes = api.TextCodes{Description: CodeDescription, Metadata: CodeMetada
 
 // kind is what identifies a backend kind, as plain data so that lookups by id need no
 // descriptor: its id prefix, its name in messages, and its name in snake and camel case, from
-// which its path, event kind, folder and Lambda function are formed alike for every kind.
+// which its path, event kind, folder and Lambda function are formed alike for every kind. The
+// shared hooks read a kind's bodies with resource.Described.DecodeCreate and DecodePatch (a
+// PATCH supplies at least one of the body's pointer members) and open every wire form with
+// resource.Head.
 type kind struct {
 	prefix, name, snake, camel string
 	path                       string
@@ -154,9 +172,14 @@ type Backends[T any, P item[T, B], B api.Body] struct {
 	*resource.Family[T, P]
 }
 
+// newBackends makes the hooks of a backend kind.
+func newBackends[T any, P item[T, B], B api.Body](f *resource.Family[T, P]) Backends[T, P, B] {
+	return Backends[T, P, B]{f}
+}
+
 // Render returns a backend as GET returns it.
 func (f Backends[T, P, B]) Render(r *api.Request, it P) any {
-	return it.wire(r, f.Head(r, it.Base(), *it.described()))
+	return it.wire(r, resource.NewHead(r, f.Path, it.Base(), *it.described()))
 }
 
 // Create fills a new backend from the request body.

@@ -28,8 +28,10 @@ type referrers struct {
 	*resource.Family[referrerItem, *referrerItem]
 }
 
+func newreferrers(f *resource.Family[referrerItem, *referrerItem]) referrers { return referrers{f} }
+
 func (f referrers) Render(r *api.Request, it *referrerItem) any {
-	return map[string]any{"id": it.ID, "uri": f.URI(r, it.ID), "backend": backends.Ref(r, it.BackendID)}
+	return map[string]any{"id": it.ID, "uri": resource.URI(r, f.Path, it.ID), "backend": backends.Ref(r, it.BackendID)}
 }
 
 func (referrers) Create(ctx context.Context, r *api.Request, it *referrerItem, m *resource.Mutation) (any, error) {
@@ -54,7 +56,7 @@ func (referrers) Delete(ctx context.Context, r *api.Request, it *referrerItem, m
 
 var referrersDescriptor = &resource.Descriptor{
 	Path: "/test_referrers", Prefix: ids.TLSEdge, ListKey: "referrers", EventKind: "tls_edge",
-	Binding: func() resource.Binding { return resource.Bind[referrers]() },
+	Binding: func() resource.Binding { return resource.Bind(newreferrers) },
 }
 
 // kindSamples is a valid create body of every backend kind.

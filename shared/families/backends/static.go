@@ -47,7 +47,7 @@ const MaxAddressBytes = 253 + 6
 var StaticBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/static", Prefix: ids.StaticBackend, ListKey: "backends", EventKind: "static_backend",
 	Function: "StaticBackendsFunction", Dir: "static_backends",
-	Binding: func() resource.Binding { return resource.Bind[StaticBackends]() },
+	Binding: func() resource.Binding { return resource.Bind(newBackends[StaticItem, *StaticItem, staticBody]) },
 }
 
 // StaticBackends is the static backend family's rules.

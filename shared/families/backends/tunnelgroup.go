@@ -44,7 +44,9 @@ const (
 var TunnelGroupBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/tunnel_group", Prefix: ids.TunnelGroupBackend, ListKey: "backends", EventKind: "tunnel_group_backend",
 	Function: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends",
-	Binding: func() resource.Binding { return resource.Bind[TunnelGroupBackends]() },
+	Binding: func() resource.Binding {
+		return resource.Bind(newBackends[TunnelGroupItem, *TunnelGroupItem, tunnelGroupBody])
+	},
 }
 
 // TunnelGroupBackends is the tunnel group backend family's rules.

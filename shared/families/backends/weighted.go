@@ -42,7 +42,7 @@ var weightedRules = compositeRules{kind: weighted, childCode: CodeWeightedChild,
 var WeightedBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/weighted", Prefix: ids.WeightedBackend, ListKey: "backends", EventKind: "weighted_backend",
 	Function: "WeightedBackendsFunction", Dir: "weighted_backends",
-	Binding: func() resource.Binding { return resource.Bind[WeightedBackends]() },
+	Binding: func() resource.Binding { return resource.Bind(newBackends[WeightedItem, *WeightedItem, weightedBody]) },
 }
 
 // WeightedBackends is the weighted backend family's rules.

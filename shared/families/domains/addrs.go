@@ -45,16 +45,36 @@ type addrCreate struct {
 	Region *string `json:"region"`
 }
 
-// ReservedAddrsPath is the reserved addresses' collection path, for references to them
-// (resource.RefAt).
+// ReservedAddrsPath is the reserved addresses' collection path, for references to them.
 const ReservedAddrsPath = "/reserved_addrs"
 
 // ReservedAddrsDescriptor is the /reserved_addrs family.
+//   - A reserved address's addr is host:port allocated from its region's pool. A guard item per
+//     address (U#tcp_addr#<host:port>), written in the reservation's own transaction with the
+//     condition that it does not exist, makes every address held by at most one reservation;
+//     deleting the reservation deletes the guard in the same transaction. A reservation first
+//     tries a few random addresses (one transaction each, the first almost always wins), then
+//     reads the guards of consecutive addresses a batch at a time to find free ones.
+//   - An address a TCP edge has among its hostports is referenced by the edge and cannot be
+//     deleted: 400 ERR_NGROK_446, the platform's code for a reserved name an edge still uses.
+//     Holders tells edges who holds a hostport as a domain and as an address; PoolHost whether a
+//     host serves addresses.
+//   - A cloud endpoint whose URL is tcp://<addr> of a reserved address of its account references
+//     the reservation in its own transaction (the endpoint shows it as tcp_addr), so it cannot
+//     be deleted either (446). Another account's address is the endpoint's 309, and a public tcp
+//     endpoint on an address its account has not reserved is 307 (see the endpoints package).
+//   - The reserved address schema has no endpoint configuration or edge member (older versions
+//     of the platform's API had them), so the codes about those (507, 1619, 7019) have nothing
+//     to apply to: endpoints and edges point at addresses, never the reverse.
+//   - region not configured is 400 ERR_NGROK_500 naming the region; a region whose pool has no
+//     free address is 400 ERR_NGROK_503 (a client error, like every refusal of this API:
+//     nothing a client sends may produce a 5xx). Over-long description and metadata are 504
+//     and 505; a PATCH supplying neither is 506. The addr and region never change.
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
 	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind[ReservedAddrs]() },
+	Binding: func() resource.Binding { return resource.Bind(newReservedAddrs) },
 	Release: AddrRelease{},
 }
 
@@ -64,12 +84,14 @@ type ReservedAddrs struct {
 	Config *Config
 }
 
-// Configure takes the configuration from the family's kit (ConfigOf).
-func (f *ReservedAddrs) Configure() { f.Config = ConfigOf(f.Kit) }
+// newReservedAddrs makes the family's hooks with the configuration of its kit (ConfigOf).
+func newReservedAddrs(f *resource.Family[AddrItem, *AddrItem]) ReservedAddrs {
+	return ReservedAddrs{Family: f, Config: ConfigOf(f.Kit)}
+}
 
 // Render returns a reserved address as GET returns it.
 func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
-	return AddrJSON{Head: f.Head(r, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
+	return AddrJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
 }
 
 // InUse is the refusal to delete an address a cloud endpoint or a TCP edge still references

@@ -32,6 +32,11 @@ const (
 // transaction (EnqueueCertJob); the worker runs it and writes Job while it runs or retries, then
 // ManagedCertificateID and RenewsAt, clearing Pending and Job. The scheduler requests the next
 // job (a renewal or a retry) when the item's due entry (DueSK) comes due.
+//
+// Setting or changing a policy records Pending (names, authority, key type, reason, time) in the
+// same write; certificate_management_status shows renews_at and provisioning_job, both null until
+// the worker has run. Deleting the domain (or ingress) deletes the certificate the worker issued
+// for it.
 type CertManagement struct {
 	Policy *CertPolicy `dynamodbav:"cert_policy,omitempty"`
 	// Names are the DNS names the certificate is for (the domain, or every region domain).

@@ -54,11 +54,25 @@ type ingressCreate struct {
 }
 
 // AgentIngressesDescriptor is the /agent_ingresses family.
+//   - domain is a name the account owns: any name ParseName refuses (wildcards included) is
+//     6704; BASE_DOMAIN, DNS_ZONE and names under them are 6705; one ingress per name across all
+//     accounts, by a guard in the ingress's transaction (6706).
+//   - ns_targets are NAME_SERVERS and region_domains tunnel.<region>.<domain> for every configured
+//     region, both from the configuration when rendered.
+//   - certificate_management_policy is optional: authority letsencrypt (435), private_key_type
+//     rsa (default) or ecdsa (215); setting or changing it records the job for every region
+//     domain, as for reserved domains; a PATCH to null stops management as for reserved domains
+//     (there is no DELETE route for it here) and the certificate already issued stays held by
+//     the ingress (in use) until a new policy's certificate replaces it or the ingress is
+//     deleted. Over-long description and metadata are 6700 and 6701; an empty PATCH 606.
+//   - Deleting an ingress also writes a job of kind JobDeleteZone (its id and domain) in the
+//     deletion's transaction: the certificate worker deletes the domain's DNS zone (a Route 53
+//     hosted zone in AWS, made by its first certificate job) off the request path.
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
 	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind[AgentIngresses]() },
+	Binding: func() resource.Binding { return resource.Bind(newAgentIngresses) },
 	Release: IngressRelease{},
 }
 
@@ -68,13 +82,15 @@ type AgentIngresses struct {
 	Config *Config
 }
 
-// Configure takes the configuration from the family's kit (ConfigOf).
-func (f *AgentIngresses) Configure() { f.Config = ConfigOf(f.Kit) }
+// newAgentIngresses makes the family's hooks with the configuration of its kit (ConfigOf).
+func newAgentIngresses(f *resource.Family[IngressItem, *IngressItem]) AgentIngresses {
+	return AgentIngresses{Family: f, Config: ConfigOf(f.Kit)}
+}
 
 // Render returns an agent ingress as GET returns it; its name servers and region domains come
 // from the configuration, so they follow it as regions are added.
 func (f AgentIngresses) Render(r *api.Request, it *IngressItem) any {
-	out := IngressJSON{ID: it.ID, URI: f.URI(r, it.ID), DescribedJSON: it.Described.Rendered(),
+	out := IngressJSON{ID: it.ID, URI: resource.URI(r, f.Path, it.ID), DescribedJSON: it.Described.Rendered(),
 		Domain: it.Domain, NSTargets: append([]string{}, f.Config.NameServers...), RegionDomains: f.Config.regionDomains(it.Domain),
 		CreatedAt: api.Timestamp(it.CreatedAt)}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()

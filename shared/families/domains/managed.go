@@ -23,6 +23,16 @@ const LabelDropCert = "cert.managed"
 // read (LabelDropCert), so the event shows the certificate exactly as it is deleted. The
 // certificate is the holder's alone (its reference count is the holder's reference), so the
 // holder deletes it whatever that count.
+//
+// A managed certificate (a TLS certificate of the account with issued_at set) is held by exactly
+// one domain or ingress (managed_certificate_id) and counts that as its one reference, so DELETE
+// /tls_certificates/{id} refuses it as it refuses an uploaded certificate a domain uses (1966).
+// Whatever deletes it (the worker replacing it, a detach, the holder's deletion) does so here, in
+// the holder's own transaction, beside the holder's event; the worker's store records the new
+// certificate's created event and the holder's updated event too, for the caller who set the
+// policy (the principal and base URL kept with the policy, audit.OnBehalf), with the objects as
+// GET returns them. So no managed certificate is ever left without its holder, and a job that
+// finishes after its resource was deleted or its policy removed or changed stores nothing.
 func (c *CertManagement) DropCertificate(ctx context.Context, db *store.DB, tx *store.Tx, r *api.Request, account string) (dropped bool, err error) {
 	defer derrors.Wrap(&err, "domains.DropCertificate(%s)", c.ManagedCertificateID)
 	if c.ManagedCertificateID == "" {

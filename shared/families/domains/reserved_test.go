@@ -33,7 +33,7 @@ func TestReservedDomainShapes(t *testing.T) {
 	s, a := testkit.AppAccount(t)
 	mine := testkit.UniqueName("app", base)
 	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": strings.ToUpper(mine)}).Expect(t, http.StatusCreated)
-	for k, want := range map[string]any{"domain": mine, "cname_target": nil, "acme_challenge_cname_target": nil, "region": nil,
+	for k, want := range map[string]any{"domain": mine, "cname_target": nil, "acme_challenge_cname_target": nil, "region": "",
 		"certificate": nil, "certificate_management_policy": nil, "certificate_management_status": nil} {
 		if fmt.Sprint(got[k]) != fmt.Sprint(want) {
 			t.Errorf("base-domain reservation: %s = %v, want %v", k, got[k], want)
@@ -157,7 +157,6 @@ func TestReservedDomainBadInput(t *testing.T) {
 		{"policy on the base domain", with("ok."+base, "certificate_management_policy", policy), "ERR_NGROK_439", "certificate_management_policy"},
 		{"certificate on the base domain", with("ok."+base, "certificate_id", cert), "ERR_NGROK_440", "certificate_id"},
 		{"certificate of another account", with("www.example.net", "certificate_id", otherCert), "ERR_NGROK_1965", "certificate_id"},
-		{"certificate not covering", with("api.example.net", "certificate_id", cert), "ERR_NGROK_215", "certificate_id"},
 		{"certificate id malformed", with("www.example.net", "certificate_id", "cert_x"), "ERR_NGROK_215", "certificate_id"},
 		{"unknown field", with("ok.example.com", "name", "x"), "ERR_NGROK_214", "name"},
 	}
@@ -179,7 +178,6 @@ func TestReservedDomainBadInput(t *testing.T) {
 		{"domain is fixed", map[string]any{"domain": "other.example.com"}, "ERR_NGROK_214", "domain"},
 		{"region is fixed", map[string]any{"region": "eu"}, "ERR_NGROK_214", "region"},
 		{"certificate and policy", map[string]any{"certificate_id": cert, "certificate_management_policy": policy}, "ERR_NGROK_434", "certificate_id"},
-		{"certificate not covering", map[string]any{"certificate_id": cert}, "ERR_NGROK_215", "certificate_id"},
 		{"authority", map[string]any{"certificate_management_policy": map[string]any{"authority": "x"}}, "ERR_NGROK_435", "certificate_management_policy.authority"},
 		{"resolves_to twice", map[string]any{"resolves_to": []any{map[string]any{"value": "us"}, map[string]any{"value": "us"}}}, "ERR_NGROK_456", "resolves_to[1].value"},
 	}
@@ -268,9 +266,6 @@ func TestReservedDomainCertificate(t *testing.T) {
 		t.Fatalf("certificate %v, want a ref to %s", got["certificate"], wild)
 	}
 	a.Do(t, "DELETE", "/tls_certificates/"+wild, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1966", "id")
-	// A policy cannot join an uploaded certificate.
-	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_management_policy": map[string]any{}}).
-		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_434", "certificate_id")
 	// Moving to another certificate moves the reference.
 	exact := uploadCert(t, a, "www."+parent)
 	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": exact}).Expect(t, http.StatusOK)
@@ -286,6 +281,58 @@ func TestReservedDomainCertificate(t *testing.T) {
 	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": again}).Expect(t, http.StatusOK)
 	a.Do(t, "DELETE", "/reserved_domains/"+id, nil).Expect(t, http.StatusNoContent)
 	a.Do(t, "DELETE", "/tls_certificates/"+again, nil).Expect(t, http.StatusNoContent)
+}
+
+// A certificate_management_policy set on a domain with an uploaded certificate takes its place,
+// as the platform's recorded update does (200, certificate null): the certificate is detached
+// and released. A certificate_id on a domain a policy manages is still 434, as is a body with
+// both.
+func TestReservedDomainPolicyReplacesCertificate(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	name := testkit.UniqueName("myapp", "example.org")
+	uploaded := uploadCert(t, a, name)
+	id := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name, "certificate_id": uploaded}).Expect(t, http.StatusCreated)["id"].(string)
+	policy := map[string]any{"authority": "letsencrypt"}
+	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": uploaded, "certificate_management_policy": policy}).
+		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_434", "certificate_id")
+	got := a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"description": "point-of-sale", "certificate_management_policy": policy}).Expect(t, http.StatusOK)
+	if got["certificate"] != nil || fmt.Sprint(got["certificate_management_policy"]) != "map[authority:letsencrypt private_key_type:ecdsa]" {
+		t.Fatalf("after setting a policy: certificate %v, policy %v; want null and the policy", got["certificate"], got["certificate_management_policy"])
+	}
+	var item domains.DomainItem
+	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
+		t.Fatal(err)
+	}
+	if item.CertificateID != "" || item.Pending == nil {
+		t.Fatalf("stored certificate %q and pending job %+v, want none and a job", item.CertificateID, item.Pending)
+	}
+	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": uploaded}).
+		ExpectError(t, http.StatusBadRequest, "ERR_NGROK_434", "certificate_id")
+	a.Do(t, "DELETE", "/tls_certificates/"+uploaded, nil).Expect(t, http.StatusNoContent)
+}
+
+// A certificate whose names do not cover the domain is accepted, as the platform accepts it (its
+// recorded create names a certificate for example.com, without SANs, for myapp.mydomain.com and
+// answers 201): it is attached and referenced like a covering one, on create and on update.
+func TestReservedDomainCertificateNotCovering(t *testing.T) {
+	_, a := testkit.AppAccount(t)
+	other := uploadCertCN(t, a, "example.com")
+	name := testkit.UniqueName("myapp", "example.net")
+	got := a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name, "certificate_id": other}).Expect(t, http.StatusCreated)
+	id := got["id"].(string)
+	if refID(got, "certificate") != other {
+		t.Fatalf("certificate %v, want a ref to %s", got["certificate"], other)
+	}
+	a.Do(t, "DELETE", "/tls_certificates/"+other, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1966", "id")
+	elsewhere := uploadCert(t, a, "www.example.org", "*.example.org")
+	got = a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": elsewhere}).Expect(t, http.StatusOK)
+	if refID(got, "certificate") != elsewhere {
+		t.Fatalf("certificate %v after the PATCH, want a ref to %s", got["certificate"], elsewhere)
+	}
+	a.Do(t, "DELETE", "/tls_certificates/"+other, nil).Expect(t, http.StatusNoContent)
+	a.Do(t, "DELETE", "/tls_certificates/"+elsewhere, nil).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1966", "id")
+	// A certificate that does not exist is still refused.
+	a.Do(t, "PATCH", "/reserved_domains/"+id, map[string]any{"certificate_id": other}).ExpectError(t, http.StatusBadRequest, "ERR_NGROK_1965", "certificate_id")
 }
 
 // A cloud endpoint on a reserved domain (or under a reserved wildcard) of its account carries
@@ -329,7 +376,19 @@ func TestEndpointsOnReservedDomains(t *testing.T) {
 // uploadCert uploads a fresh self-signed certificate for names as a and returns its id.
 func uploadCert(t *testing.T, a *testkit.Account, names ...string) string {
 	t.Helper()
-	certPEM, keyPEM, _ := testkit.SelfSigned(t, &x509.Certificate{Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+	return upload(t, a, names[0], names)
+}
+
+// uploadCertCN uploads a fresh self-signed certificate whose only name is its subject's common
+// name, without SANs, as the platform's recorded examples upload.
+func uploadCertCN(t *testing.T, a *testkit.Account, cn string) string {
+	t.Helper()
+	return upload(t, a, cn, nil)
+}
+
+func upload(t *testing.T, a *testkit.Account, cn string, names []string) string {
+	t.Helper()
+	certPEM, keyPEM, _ := testkit.SelfSigned(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn}, DNSNames: names,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(0, 3, 0), KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	return a.Do(t, "POST", "/tls_certificates", map[string]any{

@@ -45,15 +45,16 @@ type Item[T any] interface {
 	*T
 	store.Resource
 	Common() *EdgeBase
-	// EdgeSpec returns the family's Spec (a *Spec[T, *T]), from which its hooks configure
-	// themselves (Family.Configure).
-	EdgeSpec() any
 }
 
-// Codes of every edge family.
+// Codes of every edge family: description over 255 bytes 7073, metadata over 4096 bytes 7074
+// (a PATCH supplying nothing is the platform's 606).
 var textCodes = api.TextCodes{Description: "ERR_NGROK_7073", Metadata: "ERR_NGROK_7074"}
 
-// Spec declares an edge family: what differs between TLS, TCP and HTTPS edges.
+// Spec declares an edge family: what differs between TLS, TCP and HTTPS edges. Its descriptor's
+// Binding is Spec.Binding, which makes Family, the hooks every edge family shares, from the
+// Spec. The item embeds EdgeBase (id, description, metadata, hostports and the reservation each
+// is on).
 type Spec[T any, P Item[T]] struct {
 	// Hostports is what the family's hostports must be.
 	Hostports HostportRule
@@ -70,17 +71,17 @@ type Spec[T any, P Item[T]] struct {
 	Delete func(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error
 }
 
-// Configure takes the family's Spec from its item type (Item.EdgeSpec) and its hostport rule
-// and configuration.
-func (f *Family[T, P]) Configure() {
-	f.spec = P(new(T)).EdgeSpec().(*Spec[T, P])
-	f.hostports = hostports{HostportRule: f.spec.Hostports, config: domains.ConfigOf(f.Kit)}
+// Binding is how an edge family of spec is served: its hooks (Family) and, beyond the five
+// operations, the sub-routes of each of its modules (ModuleRoutes) and the extra routes given.
+func (spec *Spec[T, P]) Binding(extra ...resource.Route[*Family[T, P]]) resource.Binding {
+	modules := ModuleRoutes(spec.Modules, "/{id}", func(f *Family[T, P]) Holder[T] { return f })
+	return resource.Bind(spec.newFamily, append(modules, extra...)...)
 }
 
-// Routes are the routes an edge family serves beyond the five operations: the sub-routes of
-// each of its modules (ModuleRoutes).
-func (spec *Spec[T, P]) Routes() []resource.Route[*Family[T, P]] {
-	return ModuleRoutes(spec.Modules, "/{id}", func(f *Family[T, P]) Holder[T] { return f })
+// newFamily makes the hooks of spec's family, with its hostport rule and the configuration.
+func (spec *Spec[T, P]) newFamily(f *resource.Family[T, P]) *Family[T, P] {
+	return &Family[T, P]{Family: f, spec: spec,
+		hostports: hostports{HostportRule: spec.Hostports, config: domains.ConfigOf(f.Kit)}}
 }
 
 // Family is the hooks every edge family shares (resource.Hooks of its item type), and the
@@ -107,7 +108,7 @@ func (f *Family[T, P]) Render(r *api.Request, it P) any {
 		hostports = nil
 	}
 	return f.spec.Render(r, it, EdgeJSON{ID: e.ID, DescribedJSON: e.Described.Rendered(),
-		CreatedAt: api.Timestamp(e.CreatedAt), URI: f.URI(r, e.ID), Hostports: hostports})
+		CreatedAt: api.Timestamp(e.CreatedAt), URI: resource.URI(r, f.Path, e.ID), Hostports: hostports})
 }
 
 // Prepare checks the create body once per request, modules and the form of its hostports

@@ -38,6 +38,26 @@ const (
 const MaxHostports = 10
 
 // HostportRule is what an edge family's hostports must be.
+//
+// Hostports are "hostname:portnumber" (7104; the host a valid name, wildcards allowed), port
+// 1-65535 (7112), at most MaxHostports (7129), none twice (215); stored lowercase without
+// leading zeros in the port. TLS edges (and HTTPS edges) take reserved domains of the account at
+// port 443: another port 7116, a name no account reserved 7117, one another account reserved
+// 7118, a TCP address or a host of an address pool 7133 (HTTPS: 7121); a wildcard reservation
+// covers the names one label under it. TCP edges take reserved addresses of the account: a host
+// that is no address pool's 7120, an address not reserved 7113 (in any region's pool, or a pool
+// host on a port outside its pool), reserved by another account 7114: the platform's edge codes
+// for what a cloud endpoint is refused with 307 and 309; a TCP edge names no region, so the
+// region of its addresses is never in question (311).
+//
+// A create finds who holds a hostport (domains.Holders) in what the process knows of the
+// reservations' guards (domains.Known), each asserted by the create's one transaction: warm, a
+// create is one DynamoDB call; a stale or unknown guard fails that commit (or, for a refusal, is
+// read before answering) and the create runs again on the guard as it is. A PATCH reads them
+// with the edge (resource.UpdateReader), so it stays one read and one transaction. The edge
+// references the reservation, so it cannot be deleted while an edge serves it, and a
+// reservation deleted meanwhile refuses the edge's transaction (7117/7113). A hostport belongs
+// to at most one edge of any family (hostportGuard, 7122).
 type HostportRule struct {
 	// Addresses is set for edges on reserved TCP addresses of the account (TCP edges: 7120 for
 	// anything else, 7113 an address not reserved, 7114 reserved by another account). Unset,

@@ -18,6 +18,16 @@ import (
 // Kind is one module kind, written once and attached to every item type that has it (TLS and
 // TCP edges, HTTPS edges, HTTPS edge routes). M is its request (mutate) form, decoded strictly;
 // S its stored form, one attribute of the item holding it (nil when absent); J its response form.
+// Its functions check a supplied module (Check, once per request, before any transaction), list
+// the ids the stored module references (Refs, with Missing the refusal for one that does not
+// exist) and render it (Render). The kinds here are BackendModule, IPRestrictionModule,
+// MutualTLSModule, TLSTerminationModule and TrafficPolicyModule.
+//
+// Modules are a machinery of their own beside package resource's, not a second way to build a
+// family: resource's unit is a family (an item kind with its five operations), a module's is a
+// member inside an item of several kinds (TLS, TCP and HTTPS edges, HTTPS edge routes), with its
+// own sub-routes, references and rules, which a family's hooks apply in their Create, Update and
+// Delete.
 type Kind[M, S, J any] struct {
 	// Name is the module's member in create and update bodies and in responses, and the last
 	// segment of its sub-route.
@@ -146,10 +156,27 @@ func decodeBody(r *api.Request, body []byte, dst any) error {
 
 // Supplied collects the members of a create or update body that the family's own body struct
 // does not name: a body struct embeds it as `json:",embed"`, and Set.Parse reads the modules
-// from it (any other name is an unknown field).
+// from it (any other name is an unknown field, 214); Change.Apply stores them and runs the set's
+// rules. A module supplied in a create or update body replaces the stored one entirely; an
+// omitted (or null) module is unchanged; a module is removed only by its own DELETE
+// (ModuleRoutes).
 type Supplied map[string]jsontext.Value
 
 // Set is the modules of one item type, in the order they are rendered and checked.
+//
+// An item type holds modules as pointer members, one per kind (nil: absent), stored as
+// attributes of the item itself: reading the item reads every module, so a GET with all its
+// modules is the one consistent BatchGetItem that also verifies the caller. Attach binds a kind
+// to the member that holds it; NewSet lists an item type's modules in response order, and
+// Set.Rule adds rules between them (TerminationRule: with TLS terminated upstream, modules that
+// need it terminated at the edge, such as mutual TLS, are refused with 7032). To declare a
+// module on a new item type:
+//
+//	backend := edges.Attach(edges.BackendModule, func(it *RouteItem) **edges.Backend { return &it.Backend })
+//	modules := edges.NewSet(backend, …)
+//	// among the family's resource.Bind routes: PUT/GET/DELETE /{edge_id}/routes/{id}/<name>
+//	edges.ModuleRoutes(modules, "/{edge_id}/routes/{id}", func(f F) edges.Holder[RouteItem] { … })
+//	// in the wire form: Backend: backend.Render(r, it) (a nil *BackendJSON, JSON null, when absent)
 type Set[H any] struct {
 	modules []Module[H]
 	// rules run on the state about to be stored after every change of the modules (create,
@@ -271,6 +298,15 @@ func (s *Set[H]) Claim(c *Claim, h *H) {
 // claim after (either empty for a create or a delete): -1 on each id only before holds, +1 on
 // each id only after holds, refused with the id's own error when it does not exist. An id held
 // by both is left alone: it is counted already, so it cannot be deleted meanwhile.
+//
+// Every mutation of an item holding modules adds its Transition: through
+// resource.Mutation.Reference, which conditions on the referenced item existing (a missing one
+// is refused with the kind's Missing error, naming the field) and bumps its version, so a
+// concurrent delete of it retries and sees the reference. Referenced kinds refuse deletion while
+// referenced: backends 6502, IP policies 1420, certificate authorities 1966, reserved domains
+// and addresses 446. Backends of every kind are referenced by id: the id's prefix names the
+// kind's collection (backends.CheckID, backends.Ref), so existence is checked through the item
+// key.
 func Transition(m *resource.Mutation, before, after Claim) {
 	for _, id := range slices.Sorted(maps.Keys(before.Refs)) {
 		if _, kept := after.Refs[id]; !kept {
@@ -285,7 +321,8 @@ func Transition(m *resource.Mutation, before, after Claim) {
 }
 
 // Holder reads and changes the item holding a set's modules, named by a request's path: an
-// edge at /edges/tls/{id}, a route at /edges/https/{edge_id}/routes/{id}.
+// edge at /edges/tls/{id}, a route at /edges/https/{edge_id}/routes/{id}. Family implements it
+// for edges.
 type Holder[H any] interface {
 	// Load reads the item; api.ErrNotFound (or the holder's own 404) when it does not exist.
 	Load(ctx context.Context, r *api.Request) (*H, error)
@@ -299,7 +336,10 @@ type Holder[H any] interface {
 // ModuleRoutes are PUT, GET and DELETE <base>/<name> for each module of the set s, served on the
 // holder holder returns for the family's hooks F: base is the holder's item route under the
 // family's path ("/{id}"). PUT replaces the module (200 with it), GET returns it and DELETE
-// removes it (204), both 404 when it is absent.
+// removes it (204), both 404 when it is absent. A PUT body is the module's request form, or
+// {"module": …} (the JavaScript client's form, its path ids dropped as everywhere); it is decoded
+// and checked once, then stored in one read-modify-write transaction (Holder.Modify) that
+// records the item's updated event, so every 204 is one change with its event.
 func ModuleRoutes[F, H any](s *Set[H], base string, holder func(F) Holder[H]) []resource.Route[F] {
 	var out []resource.Route[F]
 	for _, mod := range s.modules {

@@ -38,12 +38,9 @@ var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
 	Function: "TCPEdgesFunction", Dir: "tcp_edges",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind(tcpSpec.Routes()...) },
+	Binding: func() resource.Binding { return tcpSpec.Binding() },
 	Release: hostport.GuardRelease{},
 }
-
-// EdgeSpec is the TCP edge family's Spec.
-func (*TCPEdgeItem) EdgeSpec() any { return tcpSpec }
 
 // tcpSpec declares the family to the edges machinery.
 var tcpSpec = &Spec[TCPEdgeItem, *TCPEdgeItem]{

@@ -45,12 +45,9 @@ var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
 	Function: "TLSEdgesFunction", Dir: "tls_edges",
 	Reads:   []config.Section{config.DomainSettings},
-	Binding: func() resource.Binding { return resource.Bind(tlsSpec.Routes()...) },
+	Binding: func() resource.Binding { return tlsSpec.Binding() },
 	Release: hostport.GuardRelease{},
 }
-
-// EdgeSpec is the TLS edge family's Spec.
-func (*TLSEdgeItem) EdgeSpec() any { return tlsSpec }
 
 // tlsSpec declares the family to the edges machinery.
 var tlsSpec = &Spec[TLSEdgeItem, *TLSEdgeItem]{

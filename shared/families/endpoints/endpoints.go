@@ -35,7 +35,11 @@ var bindings = []string{BindingPublic, BindingInternal, BindingKubernetes}
 // EndpointItem is a stored endpoint (package view, which renders it without the family's rules).
 type EndpointItem = view.EndpointItem
 
-// EndpointJSON is the wire form of a cloud endpoint (package view).
+// EndpointJSON is the wire form of a cloud endpoint (package view): the members the platform
+// returns for one, id, uri, created_at, updated_at, type, url, public_url, proto, hostport,
+// bindings, pooling_enabled, traffic_policy, domain (when the URL's host is on a reserved
+// domain), tcp_addr (when it is a reserved address) and description/metadata when set. Agent
+// endpoints' members (tunnel, upstream_url, principal, …) are absent rather than null.
 type EndpointJSON = view.EndpointJSON
 
 // URL is a validated, normalised endpoint URL (package view).
@@ -70,7 +74,7 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
 	Function: "EndpointsFunction", Dir: "endpoints",
-	Binding: func() resource.Binding { return resource.Bind[Endpoints]() },
+	Binding: func() resource.Binding { return resource.Bind(newEndpoints) },
 	Release: view.URLRelease{},
 }
 
@@ -78,6 +82,8 @@ var EndpointsDescriptor = &resource.Descriptor{
 type Endpoints struct {
 	*resource.Family[EndpointItem, *EndpointItem]
 }
+
+func newEndpoints(f *resource.Family[EndpointItem, *EndpointItem]) Endpoints { return Endpoints{f} }
 
 // Render returns an endpoint as GET returns it.
 func (f Endpoints) Render(r *api.Request, it *EndpointItem) any {

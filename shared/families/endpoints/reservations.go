@@ -14,6 +14,22 @@ import (
 // Codes of public URLs, which must be reservations of the endpoint's account: a tcp URL a
 // reserved address, any other URL's host a reserved domain (the name itself, or under a
 // reserved wildcard).
+//
+// As on the platform, a Domain is created first, then the endpoint on it. An http, https or tls
+// URL's host must be a reserved domain of the account, or one label under a reserved wildcard
+// of it; a wildcard host must be reserved exactly. Otherwise: 320 when another account holds
+// the name (or the wildcard over it), 321 for a wildcard *.x.P whose account holds only *.P, 318
+// for any other wildcard, 319 for any other host. Public http is served on port 80, https and
+// tls on 443: any other port is ERR_NGROK_249. A tcp URL must be a reserved address of the
+// account (its host:port): an address another account reserved is 309, any other tcp URL 307,
+// whether its host:port is in a region's address pool and nobody reserved it, is a pool host on
+// a port outside the pool, or is on a host the service does not own (the platform's addresses
+// are all handed out by it, so an address outside the pools can never be served; 249 stays the
+// code of a URL that does not parse). The refusals name url, or bindings when a PATCH keeps the
+// URL and makes it public. Internal (.internal) and kubernetes endpoints are served on no
+// public address, so they need no reservation and keep any port. The platform's request bodies
+// name no region for an endpoint, so there is no region to compare a reservation's with (311,
+// 317, 322).
 const (
 	// CodeAddrNotReserved is the refusal of a public tcp URL that is no reserved address.
 	CodeAddrNotReserved = "ERR_NGROK_307"
@@ -36,6 +52,11 @@ const (
 // endpoint's transaction. A reservation deleted meanwhile makes the whole mutation run again,
 // finding it gone then. An address another account reserved is refused (309), and a public
 // URL on no reservation of the account (checkPublic), both naming field.
+//
+// The endpoint reports the reservations as domain and tcp_addr: every public http, https or tls
+// endpoint has domain, every public tcp one tcp_addr, and a reservation cannot be deleted while
+// an endpoint references it (ERR_NGROK_446). The reservations are looked up in what the process
+// knows of their guards, which the transaction asserts, so the check adds no DynamoDB call.
 func reference(ctx context.Context, db domains.DB, m *resource.Mutation, it *EndpointItem, u URL, field string) error {
 	res, err := domains.Lookup(ctx, db, it.AccountID, u.Host, reservedAddr(u))
 	if err != nil {

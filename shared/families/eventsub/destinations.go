@@ -51,8 +51,7 @@ type destinationBody struct {
 var errDestinationInUse = &api.Error{Status: http.StatusBadRequest, Code: CodeInUse, Field: "id",
 	Msg: "the event destination is used by an event subscription; remove it from every subscription first"}
 
-// destinationsPath is the event destinations' collection path, for references to them
-// (resource.URIAt).
+// destinationsPath is the event destinations' collection path, for references to them.
 const destinationsPath = "/event_destinations"
 
 // EventDestinationsDescriptor is the /event_destinations family.
@@ -61,7 +60,7 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 	EventKind: "event_destination", Filter: true,
 	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
 	Reads:   []config.Section{config.DeploymentSettings},
-	Binding: func() resource.Binding { return resource.Bind[EventDestinations]() },
+	Binding: func() resource.Binding { return resource.Bind(newEventDestinations) },
 }
 
 // EventDestinations is the event destination family's rules. Subscriptions reference
@@ -70,10 +69,14 @@ type EventDestinations struct {
 	*resource.Family[DestinationItem, *DestinationItem]
 }
 
+func newEventDestinations(f *resource.Family[DestinationItem, *DestinationItem]) EventDestinations {
+	return EventDestinations{f}
+}
+
 // Render returns a destination as GET returns it: its target's secret is never shown.
 func (f EventDestinations) Render(r *api.Request, it *DestinationItem) any {
 	return DestinationJSON{ID: it.ID, DescribedJSON: it.Described.Rendered(), CreatedAt: api.Timestamp(it.CreatedAt),
-		Format: it.Format, Target: it.Target.JSON(), URI: f.URI(r, it.ID)}
+		Format: it.Format, Target: it.Target.JSON(), URI: resource.URI(r, f.Path, it.ID)}
 }
 
 // Create fills a new destination from the request body, sealing its target's secret.

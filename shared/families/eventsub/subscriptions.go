@@ -70,7 +70,7 @@ var EventSubscriptionsDescriptor = &resource.Descriptor{
 	Path: "/event_subscriptions", Prefix: ids.EventSubscription, ListKey: "event_subscriptions",
 	EventKind: "event_subscription", Filter: true,
 	Function: "EventSubscriptionsFunction", Dir: "event_subscriptions",
-	Binding: func() resource.Binding { return resource.Bind[EventSubscriptions](sourceRoutes...) },
+	Binding: func() resource.Binding { return resource.Bind(newEventSubscriptions, sourceRoutes...) },
 }
 
 // sourceRoutes serve /event_subscriptions/{subscription_id}/sources: the subscription's event
@@ -90,12 +90,16 @@ type EventSubscriptions struct {
 	*resource.Family[SubscriptionItem, *SubscriptionItem]
 }
 
+func newEventSubscriptions(f *resource.Family[SubscriptionItem, *SubscriptionItem]) EventSubscriptions {
+	return EventSubscriptions{f}
+}
+
 // Render returns a subscription as GET returns it.
 func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
-	out := SubscriptionJSON{Head: f.Head(r, &it.Meta, it.Described), Sources: f.renderSources(r, it),
+	out := SubscriptionJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Sources: f.renderSources(r, it),
 		Destinations: make([]api.Ref, 0, len(it.Destinations))}
 	for _, d := range it.Destinations {
-		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: resource.URIAt(r, destinationsPath, d)})
+		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: resource.URI(r, destinationsPath, d)})
 	}
 	return out
 }
@@ -144,7 +148,7 @@ func (f EventSubscriptions) renderSources(r *api.Request, it *SubscriptionItem) 
 
 // source is the wire form of the source typ of subscription sub.
 func (f EventSubscriptions) source(r *api.Request, sub, typ string) SourceJSON {
-	return SourceJSON{Type: typ, URI: f.URI(r, sub+"/sources/"+url.PathEscape(typ))}
+	return SourceJSON{Type: typ, URI: resource.URI(r, f.Path, sub+"/sources/"+url.PathEscape(typ))}
 }
 
 // setSources replaces the sources with a supplied list.
@@ -266,7 +270,7 @@ func (f EventSubscriptions) listSources(ctx context.Context, r *api.Request) (an
 	if err != nil {
 		return nil, err
 	}
-	return sourceList{Sources: f.renderSources(r, it), URI: f.URI(r, it.ID+"/sources")}, nil
+	return sourceList{Sources: f.renderSources(r, it), URI: resource.URI(r, f.Path, it.ID+"/sources")}, nil
 }
 
 func (f EventSubscriptions) getSource(ctx context.Context, r *api.Request) (any, error) {

@@ -80,7 +80,7 @@ type awsKind struct {
 	// service, resource and shape are what that ARN must be: its service, a pattern of its
 	// resource and, for messages, its form.
 	service  string
-	resource *lazyRE
+	resource func() *regexp.Regexp
 	shape    string
 }
 
@@ -212,47 +212,37 @@ func (t *Target) JSON() TargetJSON {
 }
 
 var (
-	regionRE     = &lazyRE{pattern: `^[a-z]{2}(-[a-z]+)+-\d{1,2}$`}
-	accountRE    = &lazyRE{pattern: `^\d{12}$`}
-	streamRE     = &lazyRE{pattern: `^stream/[a-zA-Z0-9_.-]{1,128}$`}
-	deliveryRE   = &lazyRE{pattern: `^deliverystream/[a-zA-Z0-9_.-]{1,64}$`}
-	logGroupRE   = &lazyRE{pattern: `^log-group:[.\-_/#A-Za-z0-9]{1,512}(:\*)?$`}
-	roleRE       = &lazyRE{pattern: `^role/([\x21-\x7e]{0,510}/)?[\w+=,.@-]{1,64}$`}
-	accessKeyRE  = &lazyRE{pattern: `^[A-Z0-9]{16,128}$`}
-	ddKeyRE      = &lazyRE{pattern: `^[0-9a-f]{32}$`}
-	guidRE       = &lazyRE{pattern: `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`}
-	tenantRE     = &lazyRE{pattern: `^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`}
-	ruleIDRE     = &lazyRE{pattern: `^dcr-[0-9a-f]{32}$`}
-	dcrStreamRE  = &lazyRE{pattern: `^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`}
+	regionRE     = compileOnUse(`^[a-z]{2}(-[a-z]+)+-\d{1,2}$`)
+	accountRE    = compileOnUse(`^\d{12}$`)
+	streamRE     = compileOnUse(`^stream/[a-zA-Z0-9_.-]{1,128}$`)
+	deliveryRE   = compileOnUse(`^deliverystream/[a-zA-Z0-9_.-]{1,64}$`)
+	logGroupRE   = compileOnUse(`^log-group:[.\-_/#A-Za-z0-9]{1,512}(:\*)?$`)
+	roleRE       = compileOnUse(`^role/([\x21-\x7e]{0,510}/)?[\w+=,.@-]{1,64}$`)
+	accessKeyRE  = compileOnUse(`^[A-Z0-9]{16,128}$`)
+	ddKeyRE      = compileOnUse(`^[0-9a-f]{32}$`)
+	guidRE       = compileOnUse(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	tenantRE     = compileOnUse(`^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$`)
+	ruleIDRE     = compileOnUse(`^dcr-[0-9a-f]{32}$`)
+	dcrStreamRE  = compileOnUse(`^(Custom|Microsoft)-[A-Za-z0-9_]{1,100}$`)
 	maxDDTags    = 1024
 	maxDDService = 256
 	maxSecret    = 1024
 )
 
-// lazyRE is a pattern compiled on first use: some of these take a millisecond or more to
-// compile (counted repetitions), which would otherwise land in every cold start of the
-// function. A struct in static data, not a sync.OnceValue per pattern, which compiled to a set
-// of closures for each pattern and an init function building them.
-type lazyRE struct {
-	pattern string
-	once    sync.Once
-	re      *regexp.Regexp
-}
-
-// MatchString reports whether s matches the pattern.
-func (l *lazyRE) MatchString(s string) bool {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.pattern) })
-	return l.re.MatchString(s)
+// compileOnUse returns pattern's regexp, compiled on first use: the counted repetitions of
+// some of these make them slow to compile, which would otherwise land in every cold start.
+func compileOnUse(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
 
 // awsPartition reports whether p is an AWS partition a target may be in.
 func awsPartition(p string) bool { return p == "aws" || p == "aws-cn" || p == "aws-us-gov" }
 
 // resourceARN checks that s is an ARN of service whose resource matches re.
-func resourceARN(s, service string, re *lazyRE) bool {
+func resourceARN(s, service string, re func() *regexp.Regexp) bool {
 	a, err := arn.Parse(s)
-	return err == nil && awsPartition(a.Partition) && a.Service == service && regionRE.MatchString(a.Region) &&
-		accountRE.MatchString(a.AccountID) && re.MatchString(a.Resource)
+	return err == nil && awsPartition(a.Partition) && a.Service == service && regionRE().MatchString(a.Region) &&
+		accountRE().MatchString(a.AccountID) && re().MatchString(a.Resource)
 }
 
 // RoleAccount is the AWS account of the role ARN s ("" when s is not an ARN).
@@ -267,7 +257,7 @@ func RoleAccount(s string) string {
 func roleARN(s string) bool {
 	a, err := arn.Parse(s)
 	return err == nil && awsPartition(a.Partition) && a.Service == "iam" && a.Region == "" &&
-		accountRE.MatchString(a.AccountID) && roleRE.MatchString(a.Resource)
+		accountRE().MatchString(a.AccountID) && roleRE().MatchString(a.Resource)
 }
 
 func badTarget(field, format string, args ...any) *api.Error {
@@ -359,7 +349,7 @@ func parseAWS(t Target, prev *Target, field string, auth *AWSAuthJSON, arnIn *st
 	}
 	c := auth.Creds
 	kf := af + ".creds.aws_access_key_id"
-	if c.AccessKeyID == nil || !accessKeyRE.MatchString(*c.AccessKeyID) {
+	if c.AccessKeyID == nil || !accessKeyRE().MatchString(*c.AccessKeyID) {
 		return t, nil, api.BadRequest(CodeBadAuth, kf, "%s must be an AWS access key id (16 to 128 upper-case letters and digits)", kf)
 	}
 	t.AccessKeyID = *c.AccessKeyID
@@ -412,19 +402,19 @@ func parseDatadog(t Target, prev *Target, field string, in *DatadogJSON) (Target
 		}
 		return t, nil, api.BadRequest(CodeDDAPIKey, kf, "%s is required", kf)
 	}
-	if !ddKeyRE.MatchString(*in.APIKey) {
+	if !ddKeyRE().MatchString(*in.APIKey) {
 		return t, nil, api.BadRequest(CodeDDAPIKey, kf, "%s must be a Datadog API key (32 lower-case hex digits)", kf)
 	}
 	return t, in.APIKey, nil
 }
 
 func parseAzure(t Target, prev *Target, field string, in *AzureJSON) (Target, *string, error) {
-	req := func(name string, v *string, re *lazyRE, shape string) (string, error) {
+	req := func(name string, v *string, re func() *regexp.Regexp, shape string) (string, error) {
 		f := field + "." + name
 		if v == nil || *v == "" {
 			return "", badTarget(f, "%s is required", f)
 		}
-		if re != nil && !re.MatchString(*v) {
+		if re != nil && !re().MatchString(*v) {
 			return "", badTarget(f, "%s %s is not %s", f, api.Describe(*v), shape)
 		}
 		return *v, nil

@@ -2,7 +2,6 @@ package httpsedges
 
 import (
 	"context"
-	"slices"
 
 	"tunnelapi/shared/families/edges"
 	"tunnelapi/shared/families/edges/hostport"
@@ -19,8 +18,23 @@ const edgesPath = "/edges/https"
 const CodeTerminateAt = "ERR_NGROK_7109"
 
 // HTTPSEdgeItem is a stored HTTPS edge: its hostports, its two modules and its routes, oldest
-// first. The routes live in the edge's item, so that the edge reads (routes included), changes
-// and deletes (routes and their modules included) in one round trip and one transaction.
+// first. The routes live in the edge's item, so that:
+//   - GET of an edge, its routes included, is one round trip, and a list page renders every
+//     edge's routes with no further read;
+//   - a route's match is unique on its edge (7126) by construction: every route write is a
+//     read-modify-write of the edge's item under its version;
+//   - deleting an edge deletes its routes and their module state in the same single-item
+//     delete, in the transaction that releases its hostports and drops its references: there is
+//     no moment, and no failure, at which a route outlives its edge.
+//
+// The cost is bounded size: an edge holds at most MaxRoutes routes and MaxItemBytes of routes
+// and modules, renders (as its events carry it) as at most MaxRenderedBytes, and the distinct
+// resources it references (hostports' reserved domains, mutual TLS authorities, routes'
+// backends and IP policies) plus its hostport guards must fit in the one transaction that
+// deletes it. Every write that would cross a limit is refused with ERR_NGROK_7128 and changes
+// nothing, so a stored edge can always be deleted atomically. References are counted once per
+// edge, whichever of its routes holds them. Routes are served by the edge's function: they are
+// parts of its item, read and written by the same code with the same permissions.
 type HTTPSEdgeItem struct {
 	edges.EdgeBase
 	MutualTLS      *edges.MutualTLS      `dynamodbav:"mutual_tls,omitempty"`
@@ -78,14 +92,9 @@ var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
 	Reads:          []config.Section{config.DomainSettings},
 	PartEventKinds: []string{routeEventKind},
-	Binding: func() resource.Binding {
-		return resource.Bind(slices.Concat(edgeSpec.Routes(), routeRoutes)...)
-	},
-	Release: hostport.GuardRelease{},
+	Binding:        func() resource.Binding { return edgeSpec.Binding(routeRoutes...) },
+	Release:        hostport.GuardRelease{},
 }
-
-// EdgeSpec is the HTTPS edge family's Spec.
-func (*HTTPSEdgeItem) EdgeSpec() any { return edgeSpec }
 
 // edgeSpec declares HTTPS edges to the edges machinery: reserved domains at port 443 (7121 for a
 // TCP address), the two edge modules, and the deletion of the routes with the edge.

@@ -35,6 +35,19 @@ var errRouteNotFound = &api.Error{Status: http.StatusNotFound, Code: CodeRouteNo
 
 // Route is a stored route of an HTTPS edge, inside its edge's item, with one pointer per module
 // (nil when absent).
+//
+// match_type exact_path|path_prefix (7130); match a /path (7123, 7131, 7135); unique per edge
+// (7126); a route id that is not a route of the path's edge is a 404 with ERR_NGROK_7124; an
+// edge_id in a body that differs from the path's is 7110. Routes are listed inside the edge,
+// newest first. At most one of oauth, oidc and saml per route (7079), oauth only on the route
+// matching "/" (7127).
+//
+// Webhook verification secrets, OAuth and OIDC client secrets and the route's SAML request
+// signing private key are sealed (package seal, bound to the account, the route and the
+// member) before the edge's item is written, and rendered as null. The SAML key pair is made
+// when the route first gets a saml module and kept while the module is replaced; its
+// certificate is request_signing_certificate_pem, and the service provider's URLs are on the
+// edge's first hostport (https://<host>/ngrok/saml/<route id>/{metadata,acs,slo}).
 type Route struct {
 	ID        string `dynamodbav:"id"`
 	CreatedAt int64  `dynamodbav:"created_at"`

@@ -41,7 +41,7 @@ func (f Operators) boundEndpoints(ctx context.Context, r *api.Request) (_ any, e
 	last, examined, size, more, full, before := "", 0, 0, true, false, p.BeforeID
 	for more && !full && len(out) < p.Limit && examined < maxBoundScan {
 		var items []store.Item
-		if items, more, err = f.Kit.DB.PageQuery(ctx, store.Collection(op.AccountID, ids.Endpoint), before, p.Limit); err != nil {
+		if items, more, err = f.Kit.DB.PageQueryStart(ctx, store.Collection(op.AccountID, ids.Endpoint), before, p.Limit); err != nil {
 			return nil, err
 		}
 		for i, raw := range items {

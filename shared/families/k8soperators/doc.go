@@ -34,6 +34,10 @@
 //     Every create first reads the caller's items, so that nothing is signed, unsealed or
 //     generated for a refused caller (package resource: a Prepare that keeps secrets runs
 //     after verification); otherwise, without a CSR, the operations cost what every family's do.
+//   - binding.ingress_endpoint is the operator's when it sends one; an update of an operator
+//     without one gives it the deployment's (IngressEndpoint: connect.endpoints.<BASE_DOMAIN>:443),
+//     as the platform's recorded update answers its own (connect.ngrok-endpoints.com:443) for
+//     an operator registered without one; a create leaves it out, as the platform's does.
 //   - principal is the principal that created the operator, its uri "" as the platform
 //     renders it. Free text over its limits is ERR_NGROK_215, as are deployment strings and
 //     ingress_endpoint (host:port) over 255 bytes or malformed.

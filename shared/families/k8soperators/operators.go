@@ -128,7 +128,7 @@ var KubernetesOperatorsDescriptor = &resource.Descriptor{
 	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true, Opens: true,
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
-		return resource.Bind(resource.Route[Operators]{
+		return resource.Bind(newOperators, resource.Route[Operators]{
 			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Handle: Operators.boundEndpoints})
 	},
 }
@@ -139,10 +139,27 @@ type Operators struct {
 	resource.Prepared[*OperatorItem]
 	// regions are the regions an operator may name besides global.
 	regions []string
+	// ingress is the deployment's ingress endpoint an update gives an operator that has none
+	// (IngressEndpoint).
+	ingress string
 }
 
-// Configure takes the regions from the deployment's configuration.
-func (f *Operators) Configure() { f.regions = domains.ConfigOf(f.Kit).Regions }
+// newOperators makes the family's hooks with the regions and the ingress endpoint of the
+// deployment's configuration.
+func newOperators(f *resource.Family[OperatorItem, *OperatorItem]) Operators {
+	c := domains.ConfigOf(f.Kit)
+	return Operators{Family: f, regions: c.Regions, ingress: IngressEndpoint(c.BaseDomain)}
+}
+
+// IngressEndpoint is the ingress endpoint of a deployment whose BASE_DOMAIN is base, as the
+// platform's connect.ngrok-endpoints.com:443 is its own: connect.endpoints.<base>:443, a name
+// two labels under the base domain, which no reservation can take ("" for no base domain).
+func IngressEndpoint(base string) string {
+	if base == "" {
+		return ""
+	}
+	return "connect.endpoints." + base + ":443"
+}
 
 // zeroTime is how the platform renders the timestamps of a certificate not yet signed.
 const zeroTime = "0001-01-01T00:00:00Z"
@@ -157,7 +174,7 @@ func (f Operators) Render(r *api.Request, it *OperatorItem) any {
 	if it.Binding.Selectors != nil {
 		selectors = slices.Clone(it.Binding.Selectors)
 	}
-	return OperatorJSON{UpdatedHead: f.Head(r, &it.Meta, it.Described).Updated(it.UpdatedAt),
+	return OperatorJSON{UpdatedHead: resource.NewHead(r, f.Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
 		Principal:       api.Ref{ID: it.PrincipalID},
 		EnabledFeatures: api.Slice(slices.Clone(it.Features)), Region: it.Region, Deployment: it.Deployment,
 		Binding: BindingJSON{EndpointSelectors: selectors, Cert: cert, IngressEndpoint: it.Binding.IngressEndpoint}}
@@ -190,7 +207,7 @@ func (f Operators) Prepare(ctx context.Context, r *api.Request, it *OperatorItem
 }
 
 // Update applies a PATCH body: the members it supplies replace the stored ones; a csr is
-// signed into a new certificate.
+// signed into a new certificate; an operator without an ingress endpoint gets the deployment's.
 func (f Operators) Update(ctx context.Context, r *api.Request, it *OperatorItem, m *resource.Mutation) error {
 	var in updateBody
 	if err := it.DecodePatch(r, textCodes, &in); err != nil {
@@ -209,6 +226,11 @@ func (f Operators) Update(ctx context.Context, r *api.Request, it *OperatorItem,
 	}
 	if err := f.setBinding(ctx, r, in.Binding, it); err != nil {
 		return err
+	}
+	// The platform's update answers its ingress endpoint for an operator registered without
+	// one (its recorded PATCH of metadata alone does), and reads show it from then on.
+	if it.Binding.IngressEndpoint == "" {
+		it.Binding.IngressEndpoint = f.ingress
 	}
 	it.UpdatedAt = time.Now().Unix()
 	return nil

@@ -34,7 +34,7 @@ type apiKeyCreate struct {
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
 	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
-	Binding: func() resource.Binding { return resource.Bind[APIKeys]() },
+	Binding: func() resource.Binding { return resource.Bind(newAPIKeys) },
 	Release: TokenRelease{},
 }
 
@@ -43,11 +43,15 @@ type APIKeys struct {
 	secretFamily[APIKeyItem, *APIKeyItem]
 }
 
+func newAPIKeys(f *resource.Family[APIKeyItem, *APIKeyItem]) APIKeys {
+	return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
+}
+
 // Render returns an API key as GET returns it: without its token.
 func (f APIKeys) Render(r *api.Request, it *APIKeyItem) any { return f.render(r, it, nil) }
 
 func (f APIKeys) render(r *api.Request, it *APIKeyItem, token *string) APIKeyJSON {
-	return APIKeyJSON{ID: it.ID, URI: f.URI(r, it.ID), DescribedJSON: it.Described.Rendered(),
+	return APIKeyJSON{ID: it.ID, URI: resource.URI(r, f.Path, it.ID), DescribedJSON: it.Described.Rendered(),
 		CreatedAt: api.Timestamp(it.CreatedAt), Token: token, OwnerID: it.OwnerID}
 }
 

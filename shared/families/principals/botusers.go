@@ -41,7 +41,7 @@ const maxNameBytes = 255
 var BotUsersDescriptor = &resource.Descriptor{
 	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
 	Function: "BotUsersFunction", Dir: "bot_users",
-	Binding: func() resource.Binding { return resource.Bind[BotUsers]() },
+	Binding: func() resource.Binding { return resource.Bind(newBotUsers) },
 }
 
 // ServiceUsersDescriptor is the /service_users family: bot users by the platform's newer name,
@@ -49,7 +49,7 @@ var BotUsersDescriptor = &resource.Descriptor{
 var ServiceUsersDescriptor = &resource.Descriptor{
 	Path: "/service_users", Prefix: ids.ServiceUser, ListKey: "service_users", EventKind: "service_user", Filter: true,
 	Function: "ServiceUsersFunction", Dir: "service_users",
-	Binding: func() resource.Binding { return resource.Bind[BotUsers]() },
+	Binding: func() resource.Binding { return resource.Bind(newBotUsers) },
 }
 
 // isBot reports whether id names a bot user or a service user.
@@ -60,9 +60,11 @@ type BotUsers struct {
 	*resource.Family[BotUserItem, *BotUserItem]
 }
 
+func newBotUsers(f *resource.Family[BotUserItem, *BotUserItem]) BotUsers { return BotUsers{f} }
+
 // Render returns a bot user as GET returns it.
 func (f BotUsers) Render(r *api.Request, b *BotUserItem) any {
-	return BotUserJSON{ID: b.ID, URI: f.URI(r, b.ID), Name: b.Name, Active: b.Active, CreatedAt: api.Timestamp(b.CreatedAt)}
+	return BotUserJSON{ID: b.ID, URI: resource.URI(r, f.Path, b.ID), Name: b.Name, Active: b.Active, CreatedAt: api.Timestamp(b.CreatedAt)}
 }
 
 // Create fills a new bot user from the request body; name is required and active defaults to

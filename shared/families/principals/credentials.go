@@ -48,7 +48,7 @@ type CredentialCreate struct {
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
 	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
-	Binding: func() resource.Binding { return resource.Bind[Credentials]() },
+	Binding: func() resource.Binding { return resource.Bind(newCredentials) },
 	Release: TokenRelease{},
 }
 
@@ -57,11 +57,15 @@ type Credentials struct {
 	secretFamily[CredentialItem, *CredentialItem]
 }
 
+func newCredentials(f *resource.Family[CredentialItem, *CredentialItem]) Credentials {
+	return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
+}
+
 // Render returns a credential as GET returns it: without its token.
 func (f Credentials) Render(r *api.Request, it *CredentialItem) any { return f.render(r, it, nil) }
 
 func (f Credentials) render(r *api.Request, it *CredentialItem, token *string) CredentialJSON {
-	return CredentialJSON{Head: f.Head(r, &it.Meta, it.Described), Token: token, ACL: api.Slice(it.ACL), OwnerID: it.OwnerID}
+	return CredentialJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Token: token, ACL: api.Slice(it.ACL), OwnerID: it.OwnerID}
 }
 
 // Create fills a new credential from the request body and issues its token, shown only in the

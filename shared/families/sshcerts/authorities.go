@@ -169,7 +169,7 @@ var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	// Generating an RSA 4096 key takes up to seconds of CPU: more memory (hence CPU) and the
 	// HTTP API's longest timeout.
 	Timeout: 29 * time.Second, MemoryMB: 1024,
-	Binding: func() resource.Binding { return resource.Bind[Authorities]() },
+	Binding: func() resource.Binding { return resource.Bind(newAuthorities) },
 }
 
 // Authorities is the SSH certificate authority family's rules.
@@ -178,9 +178,13 @@ type Authorities struct {
 	resource.Prepared[*AuthorityItem]
 }
 
+func newAuthorities(f *resource.Family[AuthorityItem, *AuthorityItem]) Authorities {
+	return Authorities{Family: f}
+}
+
 // Render returns an SSH certificate authority as GET returns it; the private key never appears.
 func (f Authorities) Render(r *api.Request, it *AuthorityItem) any {
-	return AuthorityJSON{keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType}}
+	return AuthorityJSON{keyJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType}}
 }
 
 // Prepare generates and seals the key pair. Key generation (an RSA 4096 key takes up to seconds)

@@ -83,24 +83,24 @@ var (
 var SSHUserCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
 	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Opens: true,
-	Binding: func() resource.Binding { return resource.Bind[Certificates]() },
+	Binding: func() resource.Binding { return resource.Bind(newCertificates) },
 }
 
 // SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
 var SSHHostCertificatesDescriptor = &resource.Descriptor{
 	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
 	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Opens: true,
-	Binding: func() resource.Binding { return resource.Bind[Certificates]() },
+	Binding: func() resource.Binding { return resource.Bind(newCertificates) },
 }
 
-// Configure sets the kind of the family's certificates, user or host, from its id prefix, and
-// gives each family its own cache of CA keys.
-func (f *Certificates) Configure() {
-	f.kind = userKind
+// newCertificates makes the hooks of the SSH user or host certificates, the kind from the
+// family's id prefix, each family with its own cache of CA keys.
+func newCertificates(f *resource.Family[CertificateItem, *CertificateItem]) Certificates {
+	c := Certificates{Family: f, kind: userKind, signers: &signerCache{}}
 	if f.Prefix == ids.SSHHostCertificate {
-		f.kind = hostKind
+		c.kind = hostKind
 	}
-	f.signers = &signerCache{}
+	return c
 }
 
 // Certificates is the rules of the SSH user and host certificate families, which differ only
@@ -113,7 +113,7 @@ type Certificates struct {
 
 // Render returns a certificate as GET returns it, in the user or host form of its kind.
 func (f Certificates) Render(r *api.Request, it *CertificateItem) any {
-	host := HostCertificateJSON{keyJSON: keyJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType},
+	host := HostCertificateJSON{keyJSON: keyJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), PublicKey: it.PublicKey, KeyType: it.KeyType},
 		SSHCertificateAuthorityID: it.AuthorityID, Principals: api.Slice(it.Principals),
 		ValidAfter: api.Timestamp(it.ValidAfter), ValidUntil: api.Timestamp(it.ValidUntil), Certificate: it.Certificate}
 	if f.kind.certType == ssh.HostCert {

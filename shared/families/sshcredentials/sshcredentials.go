@@ -56,7 +56,7 @@ type sshCredentialCreate struct {
 var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
 	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
-	Binding: func() resource.Binding { return resource.Bind[SSHCredentials]() },
+	Binding: func() resource.Binding { return resource.Bind(newSSHCredentials) },
 	Release: KeyRelease{},
 }
 
@@ -65,9 +65,13 @@ type SSHCredentials struct {
 	*resource.Family[SSHCredentialItem, *SSHCredentialItem]
 }
 
+func newSSHCredentials(f *resource.Family[SSHCredentialItem, *SSHCredentialItem]) SSHCredentials {
+	return SSHCredentials{f}
+}
+
 // Render returns an SSH credential as GET returns it.
 func (f SSHCredentials) Render(r *api.Request, it *SSHCredentialItem) any {
-	return SSHCredentialJSON{Head: f.Head(r, &it.Meta, it.Described), PublicKey: it.PublicKey,
+	return SSHCredentialJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), PublicKey: it.PublicKey,
 		ACL: api.Slice(it.ACL), OwnerID: it.OwnerID}
 }
 

@@ -34,14 +34,14 @@ type certificateAuthorityCreate struct {
 }
 
 // CertificateAuthoritiesPath is the certificate authorities' collection path, for references to
-// them (resource.URIAt).
+// them.
 const CertificateAuthoritiesPath = "/certificate_authorities"
 
 // CertificateAuthoritiesDescriptor is the /certificate_authorities family.
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: CertificateAuthoritiesPath, Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
 	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
-	Binding: func() resource.Binding { return resource.Bind[CertificateAuthorities]() },
+	Binding: func() resource.Binding { return resource.Bind(newCertificateAuthorities) },
 }
 
 // CertificateAuthorities is the certificate authority family's rules.
@@ -50,10 +50,14 @@ type CertificateAuthorities struct {
 	resource.Prepared[*CertificateAuthorityItem]
 }
 
+func newCertificateAuthorities(f *resource.Family[CertificateAuthorityItem, *CertificateAuthorityItem]) CertificateAuthorities {
+	return CertificateAuthorities{Family: f}
+}
+
 // Render returns a certificate authority as GET returns it.
 func (f CertificateAuthorities) Render(r *api.Request, it *CertificateAuthorityItem) any {
 	return CertificateAuthorityJSON{
-		Head: f.Head(r, &it.Meta, it.Described), CAPEM: it.CAPEM,
+		Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), CAPEM: it.CAPEM,
 		SubjectCommonName: it.SubjectCommonName,
 		NotBefore:         api.Timestamp(it.NotBefore), NotAfter: api.Timestamp(it.NotAfter),
 		KeyUsages: api.Slice(it.KeyUsages), ExtendedKeyUsages: api.Slice(it.ExtendedKeyUsages),

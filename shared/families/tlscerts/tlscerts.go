@@ -68,8 +68,7 @@ type tlsCertificateCreate struct {
 
 // TLSCertificatesPath and TLSCertificateEventKind are the TLS certificates' collection path and
 // audit event kind, for the families that refer to certificates and record events about those
-// they manage: a reference to TLSCertificatesDescriptor would link this family's whole Binding
-// into their functions (see resource.URIAt).
+// they manage.
 const (
 	TLSCertificatesPath     = "/tls_certificates"
 	TLSCertificateEventKind = "tls_certificate"
@@ -79,7 +78,7 @@ const (
 var TLSCertificatesDescriptor = &resource.Descriptor{
 	Path: TLSCertificatesPath, Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: TLSCertificateEventKind,
 	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
-	Binding: func() resource.Binding { return resource.Bind[TLSCertificates]() },
+	Binding: func() resource.Binding { return resource.Bind(newTLSCertificates) },
 }
 
 // TLSCertificates is the TLS certificate family's rules.
@@ -88,9 +87,13 @@ type TLSCertificates struct {
 	resource.Prepared[*TLSCertificateItem]
 }
 
+func newTLSCertificates(f *resource.Family[TLSCertificateItem, *TLSCertificateItem]) TLSCertificates {
+	return TLSCertificates{Family: f}
+}
+
 // Render returns a TLS certificate as GET returns it; the private key never appears.
 func (f TLSCertificates) Render(r *api.Request, it *TLSCertificateItem) any {
-	return render(f.Head(r, &it.Meta, it.Described), it)
+	return render(resource.NewHead(r, f.Path, &it.Meta, it.Described), it)
 }
 
 // render is the wire form of it with head as its head.
@@ -114,10 +117,9 @@ func render(head resource.Head, it *TLSCertificateItem) TLSCertificateJSON {
 }
 
 // Render returns it as GET /tls_certificates/{id} returns it on r's host: the object of the
-// events other families record about certificates they manage. It names the family by its path
-// alone (resource.HeadAt), so those families do not link this one.
+// events other families record about certificates they manage.
 func Render(r *api.Request, it *TLSCertificateItem) any {
-	return render(resource.HeadAt(r, TLSCertificatesPath, &it.Meta, it.Described), it)
+	return render(resource.NewHead(r, TLSCertificatesPath, &it.Meta, it.Described), it)
 }
 
 // Prepare parses the chain and key, checks they match and seals the key: once per request,

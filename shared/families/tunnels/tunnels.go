@@ -48,7 +48,7 @@ var TunnelsDescriptor = &resource.Descriptor{
 	Function: "TunnelsFunction", Dir: "tunnels",
 	Operations: resource.OpList | resource.OpGet,
 	Reported:   audit.Created | audit.Deleted,
-	Binding:    func() resource.Binding { return resource.Bind[Tunnels]() },
+	Binding:    func() resource.Binding { return resource.Bind(newTunnels) },
 }
 
 // Tunnels is the tunnel family's rules.
@@ -56,13 +56,15 @@ type Tunnels struct {
 	*resource.Family[TunnelItem, *TunnelItem]
 }
 
+func newTunnels(f *resource.Family[TunnelItem, *TunnelItem]) Tunnels { return Tunnels{f} }
+
 // Render returns a tunnel as GET returns it.
 func (Tunnels) Render(r *api.Request, it *TunnelItem) any { return RenderTunnel(r, it) }
 
 // RenderTunnel is a tunnel's wire form on r's host, for the plugin's events.
 func RenderTunnel(r *api.Request, it *TunnelItem) TunnelJSON {
 	return TunnelJSON{ID: it.ID, PublicURL: it.PublicURL, StartedAt: api.Timestamp(it.CreatedAt), Metadata: it.Metadata,
-		Proto: it.Proto, Region: it.Region, TunnelSession: *resource.RefAt(r, TunnelSessionsDescriptor.Path, it.SessionID),
+		Proto: it.Proto, Region: it.Region, TunnelSession: *resource.Ref(r, TunnelSessionsDescriptor.Path, it.SessionID),
 		Labels: labels(it.Labels), Backends: []api.Ref{}, ForwardsTo: it.ForwardsTo}
 }
 

@@ -58,13 +58,15 @@ type secretCreate struct {
 var SecretsDescriptor = &resource.Descriptor{
 	Path: secretsPath, Prefix: ids.Secret, ListKey: "secrets", EventKind: "secret", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults", Seals: true,
-	Binding: func() resource.Binding { return resource.Bind[Secrets]() },
+	Binding: func() resource.Binding { return resource.Bind(newSecrets) },
 }
 
 // Secrets is the secret family's rules.
 type Secrets struct {
 	*resource.Family[SecretItem, *SecretItem]
 }
+
+func newSecrets(f *resource.Family[SecretItem, *SecretItem]) Secrets { return Secrets{f} }
 
 // vaults is what this process knows of vaults (their names) and of vault name guards (the
 // vault holding a name), asserted by every transaction that uses it.

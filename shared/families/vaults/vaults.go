@@ -52,7 +52,7 @@ var VaultsDescriptor = &resource.Descriptor{
 	Path: vaultsPath, Prefix: ids.Vault, ListKey: "vaults", EventKind: "vault", Filter: true,
 	Function: "VaultsFunction", Dir: "vaults",
 	Binding: func() resource.Binding {
-		return resource.Bind[Vaults](resource.Route[Vaults]{
+		return resource.Bind(newVaults, resource.Route[Vaults]{
 			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Handle: Vaults.listSecrets})
 	},
 	Release: NameRelease{},
@@ -63,9 +63,11 @@ type Vaults struct {
 	*resource.Family[VaultItem, *VaultItem]
 }
 
+func newVaults(f *resource.Family[VaultItem, *VaultItem]) Vaults { return Vaults{f} }
+
 // Render returns a vault as GET returns it.
 func (f Vaults) Render(r *api.Request, it *VaultItem) any {
-	return VaultJSON{NamedHead: namedHead(f.URI(r, it.ID), it.Meta, it.Described, it.Name, it.UpdatedAt),
+	return VaultJSON{NamedHead: namedHead(resource.URI(r, f.Path, it.ID), it.Meta, it.Described, it.Name, it.UpdatedAt),
 		CreatedBy: it.CreatedBy, LastUpdatedBy: it.UpdatedBy}
 }
 

@@ -17,10 +17,22 @@ import (
 	"tunnelapi/shared/platform/derrors"
 )
 
-// Decode reads the request body into dst strictly (see the package doc): path ids repeated in
-// the body are checked against the route's and dropped, unknown members are 214, malformed
-// JSON 213, a value of the wrong type or a NUL character 215, each naming the member. An empty
-// body decodes as {}.
+// Decode reads the request body into dst strictly, each refusal naming the member at fault as
+// a path ("target.firehose.delivery_stream_arn", "sources[0].type", "labels[\"a b\"]"). An
+// empty body decodes as {}.
+//   - member names match a field's JSON name exactly (no case-insensitive or Unicode-folded
+//     match: "DESCRIPTION" and "de\u017fcription" are unknown members, 214);
+//   - a member given twice in one object, invalid UTF-8 and an escaped lone surrogate are
+//     refused (213) naming the member they occur in; any other malformed JSON is 213 too;
+//   - a NUL character (U+0000) in any string, member names included, is refused (215) naming the
+//     member: no stored value or name ever carries one;
+//   - a value of the wrong JSON type is 215 naming the member; an unknown member is 214.
+//
+// Some clients send their whole argument as the body, path ids included (`{"id":"ak_…",
+// "description":"…"}` on PATCH /api_keys/{id}). Decode accepts a top-level member named like a
+// wildcard of the route's pattern when it is a string equal to the path's value (or null) and
+// drops it before decoding; any other value is 215 naming the member. Families therefore never
+// see path ids in their bodies, on every PATCH, PUT and sub-resource POST alike.
 func Decode(r *Request, dst any) error {
 	return decode(r.Body, pathValues(r.HTTP), dst)
 }
@@ -30,6 +42,15 @@ func DecodeBytes(body []byte, dst any) error {
 	return decode(body, nil, dst)
 }
 
+// decode uses github.com/go-json-experiment/json, the module that mirrors encoding/json/v2. In
+// Go 1.26 encoding/json/v2 exists only behind GOEXPERIMENT=jsonv2, which a build must not depend
+// on; the module has the same API and aliases the standard library once v2 is stable, so moving
+// to it later is an import change. It was chosen over encoding/json (v1) because v2 is strict
+// where v1 is not: v1 matches names case-insensitively and with Unicode folding, keeps the last
+// of duplicate members and replaces invalid UTF-8 and lone surrogates with U+FFFD, none of which
+// can be switched off. v2 refuses all of these by default and reports the JSON Pointer of the
+// offending member, from which the field named in the error comes. A token pre-pass over the
+// body (scan) adds what v2 accepts but the API does not: NUL characters.
 func decode(body []byte, path map[string]string, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -322,8 +343,8 @@ func EmptyUpdate(fields ...string) *Error {
 	return BadRequest(CodeEmptyUpdate, "body", "the update supplies none of the changeable fields (%s)", strings.Join(fields, ", "))
 }
 
-// DecodePatch decodes a PATCH body into dst (a pointer to a struct of optional members) and
-// refuses, with the family's empty-update error naming every member of dst in order, a body that
+// DecodePatch decodes a PATCH body into dst (a pointer to a struct of optional members), which
+// changes only the members supplied (a supplied empty string or false is a value), and refuses, with the family's empty-update error naming every member of dst in order, a body that
 // supplies none of them. A member tagged `patch:"refused"` is one the body may send only to be
 // refused by the caller (it cannot change): it counts as supplied, and the error does not name it.
 func (c TextCodes) DecodePatch(r *Request, dst any) error {

@@ -40,8 +40,13 @@ const (
 	codeInternal        = "ERR_NGROK_500"
 )
 
-// Error is a failure the client sees in the error envelope. Field names the offending input
-// (a body field, query parameter or header) and is copied into the envelope's details.
+// Error is a failure the client sees in the error envelope,
+// {"error_code","status_code","msg","details"}: status_code equals the HTTP status, details is a
+// flat string map that always has operation_id, and field when one input is at fault. Field
+// names the offending input (a body field, query parameter or header). Not found is 404
+// "Resource not found" without a code (ErrNotFound). Anything that is not an *Error (found with
+// errors.As, so wrapped ones keep their status) is answered by byCause, or is an opaque 500 whose
+// cause is only logged.
 type Error struct {
 	Status int
 	Code   string
@@ -106,9 +111,21 @@ func AsError(err error) (*Error, bool) {
 // throttling and a lost connection both usually clear within a second.
 const retryAfterSeconds = 1
 
-// byCause is the one table from errors that are not *Error to what the client sees (the package
-// doc says why each). The first entry whose cause errors.Is finds wins; anything else is the
-// opaque 500.
+// byCause is the one table from errors that are not *Error to what the client sees. The first
+// entry whose cause errors.Is finds wins; anything else is the opaque 500.
+//
+// A request the table could not serve in time (unreachable, throttled, failed on its side, no
+// answer before the deadline: derrors.ErrUnavailable, context.DeadlineExceeded) is 503
+// ERR_NGROK_1501 with Retry-After and retry_after in details, and changed nothing. 1501 is the
+// hosted platform's own code for "some operations unavailable": a client written for the
+// platform already treats it as transient rather than as a fault of its request, which the
+// platform's 5xx codes for specific features would not say, and a generic 500 would hide. A
+// write sent whose answer was lost (derrors.ErrOutcomeUnknown) is 503 ERR_NGROK_1502, a code the
+// platform does not use, so a client can tell "nothing changed" from "may have changed": it
+// reads the resource, or repeats the request (a create with the same Idempotency-Key creates at
+// most one resource). Every request runs under one deadline, its function's timeout
+// (Server.HandleWithin; the Lambda context's) less ReplyMargin, which bounds every SDK call and
+// retry under it (package store), so the 503 is written before the function would be stopped.
 var byCause = []struct {
 	cause  error
 	answer *Error

@@ -48,14 +48,11 @@ type Mux interface {
 	Handle(pattern string, h http.Handler)
 }
 
-// Front wraps the route mux with what happens before routing. A path that is not canonical
-// (".", ".." or empty segments, also when percent-encoded) is a 404 in the error envelope:
-// http.ServeMux would answer it with a redirect that keeps the method and has no envelope, and
-// a client must never be sent on to another resource than the one it named. Before that, CORS:
-// a request from a browser origin gets its headers (errors included, so a page can read them),
-// and a preflight is answered here (see CORSMaxAge), for any path, as no route registers OPTIONS.
+// Front wraps the route mux with what happens before routing: CORS first (a request from a
+// browser origin gets its headers, errors included, so a page can read them, and a preflight is
+// answered here, see CORSMaxAge, for any path, as no route registers OPTIONS), then Canonical.
 func (s *Server) Front(mux http.Handler) http.Handler {
-	notFound := s.NotFound()
+	canonical := Canonical(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		if s.RateLimitPolicy != "" {
 			w.Header().Set("RateLimit-Policy", s.RateLimitPolicy)
@@ -63,11 +60,23 @@ func (s *Server) Front(mux http.Handler) http.Handler {
 		if cors(w, hr) {
 			return
 		}
+		canonical.ServeHTTP(w, hr)
+	})
+}
+
+// Canonical answers a request whose path is not canonical (".", ".." or empty segments, also
+// when percent-encoded) with a 404 in the error envelope, and passes every other to h. An
+// http.ServeMux would answer it with a redirect that keeps the method and has no envelope, and a
+// client must never be sent on to another resource than the one it named, so every ServeMux
+// that answers requests is behind Canonical (through Front for the families).
+func Canonical(h http.Handler) http.Handler {
+	notFound := (&Server{}).NotFound()
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		if !canonicalPath(hr.URL.Path) {
 			notFound.ServeHTTP(w, hr)
 			return
 		}
-		mux.ServeHTTP(w, hr)
+		h.ServeHTTP(w, hr)
 	})
 }
 
@@ -94,12 +103,24 @@ func (s *Server) NotFound() http.Handler {
 }
 
 // Server turns Handlers into http.Handlers with the wire conventions applied.
+//
+// Requests: `Authorization: Bearer <api key token>` (missing 401 ERR_NGROK_200, malformed 201,
+// not key-shaped 403 202, a key id instead of its token 207); `Ngrok-Version` absent or 2, else
+// 400 217. Bodies are JSON, only on POST/PATCH/PUT, with Content-Type application/json (else
+// 210), at most MaxBodyBytes, decoded by Decode. An absent member means "not supplied", never
+// zero.
+//
+// Responses: create 201, get/list/update 200 with JSON, delete 204 with no body. Timestamps are
+// RFC 3339 UTC with whole seconds and Z (Timestamp). `uri` members are absolute URLs on the host
+// the request came to. A list or map member with nothing in it is [] or {}, never null (Slice,
+// Map). Every response carries Ngrok-Operation-Id (op_…), also in error details and logs.
 type Server struct {
 	Log    *slog.Logger
 	Source SourceFunc
 	// RateLimitPolicy, when set, is the RateLimit-Policy field every response carries (package
 	// ratelimit formats it); the RateLimit field with the account's remaining quota comes from
-	// the request's rate-limit decision (Authentication.Admit).
+	// the request's rate-limit decision (Authentication.Admit), and a request over the limit is
+	// 429 ERR_NGROK_226 with Retry-After, whatever else it would have answered.
 	RateLimitPolicy string
 	// Metrics receives a line per request refused for its rate limit or its credentials
 	// (metrics.RateLimited, metrics.AuthFailure) and the usage line of every request whose

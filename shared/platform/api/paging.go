@@ -21,10 +21,10 @@ type Page struct {
 	Filter   string
 }
 
-// ParsePage reads before_id (or beforeId, as the JavaScript client spells it), limit and (when
-// allowFilter) filter from the query string.
-// Any other parameter is 231; a limit outside 1..100 is 233; a before_id that is not an id of
-// kind prefix is 223.
+// ParsePage reads before_id (or beforeId, as the JavaScript client spells it), limit (1..100,
+// default 100) and (when allowFilter) filter from the query string. Any other parameter is 231;
+// a limit outside 1..100 is 233; a before_id that is not an id of kind prefix is 223. Items are
+// listed newest first, strictly older than before_id, in a List.
 func ParsePage(r *Request, prefix string, allowFilter bool) (Page, error) {
 	p := Page{Limit: DefaultLimit}
 	q, err := url.ParseQuery(r.HTTP.URL.RawQuery)

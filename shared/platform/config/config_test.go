@@ -101,6 +101,30 @@ func TestTypes(t *testing.T) {
 	}
 }
 
+// The operator's principals are IAM ARNs of an account's root, users or roles, comma-separated;
+// anything else (a wildcard, another service, an STS session, a bare account id) stops it,
+// naming the variable. The usage worker's account is an account id.
+func TestPrincipals(t *testing.T) {
+	c, err := config.LoadOperator(config.Map(map[string]string{"OPERATOR_PRINCIPALS": "arn:aws:iam::123456789012:root, arn:aws-us-gov:iam::123456789012:role/ops/Operator,arn:aws:iam::210987654321:user/ci"}))
+	if err != nil || len(c.Principals) != 3 || c.Principals[1] != "arn:aws-us-gov:iam::123456789012:role/ops/Operator" {
+		t.Fatalf("parsed %q, %v", c.Principals, err)
+	}
+	for _, bad := range []string{"*", "123456789012", "arn:aws:iam::123456789012:*", "arn:aws:iam::123456789012:role/*x,",
+		"arn:aws:sts::123456789012:assumed-role/Operator/s", "arn:aws:iam::12345:root", "arn:aws:iam::123456789012:group/ops",
+		"arn:aws:iam::123456789012:role/", "arn:aws:iam::123456789012:root,"} {
+		if _, err := config.LoadOperator(config.Map(map[string]string{"OPERATOR_PRINCIPALS": bad})); err == nil || !strings.Contains(err.Error(), "OPERATOR_PRINCIPALS") {
+			t.Errorf("OPERATOR_PRINCIPALS=%q: %v, want an error naming it", bad, err)
+		}
+	}
+	u, err := config.LoadUsageWorker(config.Map(map[string]string{"DEPLOYMENT_ACCOUNT_ID": "123456789012", "STACK_NAME": "tunnelapi"}))
+	if err != nil || u.AccountID != "123456789012" || u.StackName != "tunnelapi" {
+		t.Fatalf("usage worker %+v, %v", u, err)
+	}
+	if _, err := config.LoadUsageWorker(config.Map(map[string]string{"DEPLOYMENT_ACCOUNT_ID": "me"})); err == nil || !strings.Contains(err.Error(), "DEPLOYMENT_ACCOUNT_ID") {
+		t.Errorf("DEPLOYMENT_ACCOUNT_ID=me: %v", err)
+	}
+}
+
 // Every kind of process refuses a malformed value of each typed variable it reads, naming it;
 // a secret is named but never repeated.
 func TestEveryProcessRefusesBadValues(t *testing.T) {

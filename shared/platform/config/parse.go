@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -129,6 +130,28 @@ func (p *parser) awsAccount(name string) string {
 		return ""
 	}
 	return s
+}
+
+// principalARN is an IAM principal a list of principals may name: an account's root, a user or
+// a role (with its path).
+var principalARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(root|user/[\w+=,.@/-]+|role/[\w+=,.@/-]+)$`)
+
+// principals is a comma-separated list of IAM principal ARNs (principalARN); nil when unset.
+func (p *parser) principals(name string) []string {
+	s := p.get(name)
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for a := range strings.SplitSeq(s, ",") {
+		a = strings.TrimSpace(a)
+		if !principalARN.MatchString(a) || strings.HasSuffix(a, "/") {
+			p.fail(name, s, fmt.Sprintf("%q is not the ARN of an account's root, an IAM user or an IAM role (arn:aws:iam::<account>:root, …:user/<name>, …:role/<name>)", a))
+			return nil
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // flag is a variable that matters by being set at all (any non-empty value).

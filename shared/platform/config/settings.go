@@ -59,8 +59,7 @@ type Families struct {
 
 // Section is settings that only some families read. An HTTP function parses a section, and
 // links its parser, only when a family it serves names the section (resource.Descriptor.Reads):
-// the domain settings' parser is 1.5–5 KB of a function's zip that most functions would carry
-// for nothing.
+// most functions would carry the domain settings' parser for nothing.
 type Section struct {
 	parse func(*parser, *Families)
 }
@@ -132,6 +131,9 @@ type Scheduler struct {
 // Operator is the configuration of the operator's function.
 type Operator struct {
 	Common
+	// Principals are the IAM principals (ARNs of an account's root, a user or a role) it
+	// admits (OPERATOR_PRINCIPALS).
+	Principals []string
 	// Regions are the region codes a tunnel-server key may name (REGIONS).
 	Regions []string
 }
@@ -149,6 +151,9 @@ type TunnelPlugin struct {
 // UsageWorker is the configuration of the usage worker.
 type UsageWorker struct {
 	Common
+	// AccountID (DEPLOYMENT_ACCOUNT_ID) owns, and StackName (STACK_NAME) names, the log groups
+	// whose usage lines it adds.
+	AccountID, StackName string
 }
 
 // Local is the configuration of the local server: everything the functions it stands in for
@@ -222,7 +227,7 @@ func LoadScheduler(lookup Lookup) (Scheduler, error) {
 // LoadOperator parses the configuration of the operator's function.
 func LoadOperator(lookup Lookup) (Operator, error) {
 	p := &parser{lookup: lookup, as: ByOperator}
-	c := Operator{Common: p.common(), Regions: p.regions()}
+	c := Operator{Common: p.common(), Principals: p.principals("OPERATOR_PRINCIPALS"), Regions: p.regions()}
 	return c, p.err()
 }
 
@@ -240,7 +245,7 @@ func (p *parser) tunnelPlugin() TunnelPlugin {
 // LoadUsageWorker parses the configuration of the usage worker.
 func LoadUsageWorker(lookup Lookup) (UsageWorker, error) {
 	p := &parser{lookup: lookup, as: ByUsageWorker}
-	c := UsageWorker{p.common()}
+	c := UsageWorker{Common: p.common(), AccountID: p.awsAccount("DEPLOYMENT_ACCOUNT_ID"), StackName: p.str("STACK_NAME")}
 	return c, p.err()
 }
 

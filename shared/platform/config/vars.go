@@ -137,8 +137,16 @@ var Vars = []Var{
 	{Name: "ADDR_POOLS", By: ByHTTP | ByCertWorker | ByTunnelPlugin | ByLocal},
 	// the AWS account the deployment runs in (the template sets it from `AWS::AccountId`): the event
 	// worker never assumes a role of it and an event destination may not name one; empty (`make
-	// run`, tests): no account is refused
-	{Name: "DEPLOYMENT_ACCOUNT_ID", Needed: ByEventWorker, By: ByHTTP | ByEventWorker | ByLocal},
+	// run`, tests): no account is refused. The usage worker adds only lines of log groups it owns
+	{Name: "DEPLOYMENT_ACCOUNT_ID", Needed: ByEventWorker | ByUsageWorker, By: ByHTTP | ByEventWorker | ByUsageWorker | ByLocal},
+	// the CloudFormation stack's name (`AWS::StackName`): the usage worker adds only lines of the
+	// stack's own log groups, which CloudFormation names `<stack>-<logical id>-<suffix>`
+	{Name: "STACK_NAME", Needed: ByUsageWorker, By: ByUsageWorker},
+	// the IAM principals the operator's routes admit, comma-separated ARNs (template parameter
+	// `OperatorPrincipals`, default the account's root): `arn:<partition>:iam::<account>:root` is
+	// any principal of that account, a `user/…` ARN that user, a `role/…` ARN every session of
+	// that role (`arn:<partition>:sts::<account>:assumed-role/<role name>/<session>`)
+	{Name: "OPERATOR_PRINCIPALS", Needed: ByOperator, By: ByOperator},
 	// the events queue: committed events (from the table's stream) and per-destination deliveries;
 	// locally also the stream reader's target (`local`: made at start)
 	{Name: "EVENTS_QUEUE_URL", Needed: ByEventWorker, By: ByEventWorker | ByLocal},
@@ -198,7 +206,8 @@ var Vars = []Var{
 	{Name: "TUNNEL_LEASE", Default: "90s", By: ByTunnelPlugin | ByLocal},
 	// the local server's port
 	{Name: "PORT", Default: "8080", By: ByLocal},
-	// where the local server writes its admin token and the stack its pid files and logs
+	// where the local server writes its admin token and operator credentials and the stack its
+	// pid files and logs
 	{Name: "STATE_DIR", Default: ".local", By: ByLocal | ByTests},
 	// the local queues' name prefix (`<prefix>-events`, `-events-dlq`, `-cert-jobs`, `-cert-jobs-dlq`)
 	{Name: "QUEUE_PREFIX", Default: "tunnelapi", By: ByLocal},

@@ -14,8 +14,8 @@
 // does that. An error that leaves a function other than by its return (stored for later, passed
 // to a callback, sent on a channel) is named the same way, as a step of the function it leaves.
 //
-// So no fmt.Errorf with %w starts with its package's name; a test in shared/app fails when one
-// does. The wrapped error keeps its identity for errors.Is and errors.As, so typed errors (a
+// So no fmt.Errorf with %w starts with its package's name; a test beside this file fails when
+// one does. The wrapped error keeps its identity for errors.Is and errors.As, so typed errors (a
 // client error the HTTP layer renders, a sentinel) must be compared with those, never with ==.
 package derrors
 

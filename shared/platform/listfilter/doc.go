@@ -6,7 +6,7 @@
 // empty (description, metadata) is "" to a filter, as the platform's filters see it, so
 // `obj.description == ""` matches a resource without a description.
 //
-// The full cel-go library would add about 10 MB and 2 ms of package init to every function
-// that lists, against a 5 MB zip budget and a cold-start budget; this dialect is small enough
-// to parse here.
+// The full cel-go library would add several megabytes and its package initialisation to every
+// function that lists, against the 5 MB zip budget and the cold-start budget; this dialect is
+// small enough to parse here.
 package listfilter

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -39,29 +42,85 @@ type metadata struct {
 }
 
 // Line is k's EMF line for one event: dims gives each of k's dimension names its value (a
-// missing one is "none"), values are k's metrics' values in order (a missing one is 0).
+// missing one is "none"), values are k's metrics' values in order (a missing one is 0, as is
+// one JSON cannot carry: NaN, ±Inf). The line is written out directly from the parts every line
+// of k shares (fixedParts): a worker writes one per delivery, and encoding a map through
+// reflection cost more than the rest of the delivery's own work.
 func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []byte {
-	root := map[string]any{}
-	specs := make([]metricSpec, len(k.Metrics))
-	for i, m := range k.Metrics {
-		specs[i] = metricSpec(m)
+	k.once.Do(k.fix)
+	return k.AppendLine(make([]byte, 0, k.fixed.size), at, dims, values...)
+}
+
+// AppendLine appends k's line for one event (see Line) to line.
+func (k *Kind) AppendLine(line []byte, at time.Time, dims map[string]string, values ...float64) []byte {
+	k.once.Do(k.fix)
+	f := &k.fixed
+	line = append(line, `{"_aws":{"Timestamp":`...)
+	line = strconv.AppendInt(line, at.UnixMilli(), 10)
+	line = append(line, f.directive...)
+	for i, key := range f.metricKeys {
 		v := 0.0
-		if i < len(values) {
+		if i < len(values) && !math.IsNaN(values[i]) && !math.IsInf(values[i], 0) {
 			v = values[i]
 		}
-		root[m.Name] = v
+		line = appendNumber(append(line, key...), v)
 	}
-	for _, d := range k.DimensionNames() {
-		v := dims[d]
+	for i, key := range f.dimKeys {
+		v := dims[f.dimNames[i]]
 		if v == "" {
 			v = "none"
 		}
-		root[d] = v
+		line = appendString(append(line, key...), v)
 	}
-	root["_aws"] = metadata{Timestamp: at.UnixMilli(),
-		CloudWatchMetrics: []metricDirective{{Namespace: Namespace, Dimensions: k.Dimensions, Metrics: specs}}}
-	line, _ := json.Marshal(root) // strings, numbers and slices of them: it cannot fail
-	return append(line, '\n')
+	return append(line, "}\n"...)
+}
+
+// fixedParts are the parts of a kind's lines that never change: the rest of its _aws member
+// after the timestamp, and each metric's and dimension's key (`,"Name":`).
+type fixedParts struct {
+	directive           []byte
+	metricKeys, dimKeys [][]byte
+	dimNames            []string
+	// size is a line's usual length, its buffer's first capacity.
+	size int
+}
+
+func (k *Kind) fix() {
+	specs := make([]metricSpec, len(k.Metrics))
+	for i, m := range k.Metrics {
+		specs[i] = metricSpec(m)
+	}
+	directive, _ := json.Marshal([]metricDirective{{Namespace: Namespace, Dimensions: k.Dimensions, Metrics: specs}}) // strings only: it cannot fail
+	f := fixedParts{directive: append(append([]byte(`,"CloudWatchMetrics":`), directive...), '}'), dimNames: k.DimensionNames()}
+	key := func(name string) []byte { return append(appendString([]byte{','}, name), ':') }
+	for _, m := range k.Metrics {
+		f.metricKeys = append(f.metricKeys, key(m.Name))
+	}
+	for _, d := range f.dimNames {
+		f.dimKeys = append(f.dimKeys, key(d))
+	}
+	f.size = 64 + len(f.directive) + 32*(len(f.metricKeys)+len(f.dimKeys))
+	k.fixed = f
+}
+
+// appendNumber appends v as a JSON number: a whole one (a count, milliseconds) as an integer.
+func appendNumber(b []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// appendString appends s as a JSON string: as it is between quotes when it holds nothing JSON
+// escapes, else as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string: it cannot fail
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // Emit writes k's line for one event (see Kind.Line). A write error is dropped: a metric never
@@ -78,6 +137,64 @@ func (e *Emitter) Emit(k *Kind, dims map[string]string, values ...float64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	_, _ = e.W.Write(line)
+}
+
+// Batch is lines written together, in one write when flushed: a worker that emits a line per
+// item of the batch it handles pays for one write, not one per item. Every line carries the
+// time the batch was begun.
+type Batch struct {
+	e     *Emitter
+	at    time.Time
+	lines []byte
+}
+
+// buffers are the buffers of flushed batches, for the next ones.
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// Batch begins a batch of lines of e, at the emitter's current time.
+func (e *Emitter) Batch() *Batch {
+	if e == nil {
+		e = Stdout
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	return &Batch{e: e, at: now(), lines: (*buffers.Get().(*[]byte))[:0]}
+}
+
+// At is the time the batch's lines carry.
+func (b *Batch) At() time.Time { return b.at }
+
+// Reserve makes room for n more lines of k, so that adding them copies nothing.
+func (b *Batch) Reserve(k *Kind, n int) {
+	k.once.Do(k.fix)
+	b.lines = slices.Grow(b.lines, n*k.fixed.size)
+}
+
+// Emit adds k's line for one event (see Kind.Line).
+func (b *Batch) Emit(k *Kind, dims map[string]string, values ...float64) {
+	b.lines = k.AppendLine(b.lines, b.at, dims, values...)
+}
+
+// EmitUsage adds u's line (see Emitter.EmitUsage).
+func (b *Batch) EmitUsage(u Usage) {
+	if u.Account != "" {
+		b.lines = append(b.lines, UsageLine(u)...)
+	}
+}
+
+// Flush writes the lines added since the last flush (a write error is dropped, as Emit drops
+// it); their buffer serves a later batch.
+func (b *Batch) Flush() {
+	if len(b.lines) > 0 {
+		b.e.mu.Lock()
+		_, _ = b.e.W.Write(b.lines)
+		b.e.mu.Unlock()
+	}
+	buf := b.lines[:0]
+	buffers.Put(&buf)
+	b.lines = nil
 }
 
 // Record is one EMF line read back: its namespace, dimension sets, and each metric's unit, and

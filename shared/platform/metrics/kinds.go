@@ -1,5 +1,7 @@
 package metrics
 
+import "sync"
+
 // Namespace is the CloudWatch namespace of every metric the service emits.
 const Namespace = "tunnelapi"
 
@@ -26,6 +28,10 @@ type Kind struct {
 	Dimensions [][]string
 	// Values are the values a dimension takes, for dimensions with a fixed set.
 	Values map[string][]string
+
+	once sync.Once
+	// fixed is what every line of the kind has the same, made on its first line (Line).
+	fixed fixedParts
 }
 
 // Dimension names and the values the emitting packages give them.

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,61 @@ func TestUsageLines(t *testing.T) {
 	}
 	if metrics.TallyOf(context.Background()) != nil || metrics.TallyOf(metrics.WithTally(context.Background(), &tally)) != &tally {
 		t.Error("a context's tally")
+	}
+}
+
+// A line is JSON whatever its values: a dimension value with quotes, escapes or non-ASCII text
+// reads back as given, and a value JSON cannot carry (NaN, ±Inf) is 0.
+func TestLineEscapes(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_123)
+	for _, v := range []string{`a "quoted" \ value`, "tab\there", "münchen <&>", "\u2028"} {
+		rec, err := metrics.Parse(metrics.Delivery.Line(at, map[string]string{metrics.DimSink: v}, math.NaN(), math.Inf(1)))
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if rec.Dims[metrics.DimSink] != v || rec.Dims[metrics.DimOutcome] != "none" || rec.Values["Deliveries"] != 0 || rec.Values["DeliveryLatency"] != 0 {
+			t.Errorf("%q: %+v", v, rec)
+		}
+	}
+}
+
+// countingWriter counts the writes it takes.
+type countingWriter struct {
+	metrics.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.writes++; return w.Buffer.Write(p) }
+
+// A batch's lines, metric and usage lines alike, reach the writer in one write when flushed,
+// each read back as Emit's would be and carrying the batch's time; an empty flush writes
+// nothing.
+func TestBatch(t *testing.T) {
+	var w countingWriter
+	at := time.UnixMilli(1_700_000_000_123)
+	b := (&metrics.Emitter{W: &w, Now: func() time.Time { return at }}).Batch()
+	b.Flush()
+	b.Reserve(metrics.Delivery, 2)
+	for _, outcome := range []string{metrics.Delivered, metrics.Retried} {
+		b.Emit(metrics.Delivery, map[string]string{metrics.DimSink: "kinesis", metrics.DimOutcome: outcome}, 1, 7)
+	}
+	b.EmitUsage(metrics.Usage{Account: "ac_1", Events: 2})
+	b.EmitUsage(metrics.Usage{Events: 1}) // no account: no line
+	b.Flush()
+	b.Flush()
+	if w.writes != 1 || !b.At().Equal(at) {
+		t.Fatalf("%d writes, batch time %v: want 1 and %v", w.writes, b.At(), at)
+	}
+	recs := metrics.Of(metrics.Delivery, w.Bytes())
+	if len(recs) != 2 || recs[0].Dims[metrics.DimOutcome] != metrics.Delivered || recs[1].Dims[metrics.DimOutcome] != metrics.Retried ||
+		!recs[0].Time.Equal(at) || recs[1].Values["DeliveryLatency"] != 7 {
+		t.Fatalf("delivery lines %+v", recs)
+	}
+	lines := strings.Split(strings.TrimSpace(w.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3: %q", len(lines), w.String())
+	}
+	if u, err := metrics.ParseUsage([]byte(lines[2])); err != nil || u.Account != "ac_1" || u.Events != 2 {
+		t.Fatalf("usage line %q: %+v %v", lines[2], u, err)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"sync"
 )
 
-// Usage is one usage line: what one request, delivered event or issued certificate of an
-// account used, written to the same output as the metric lines (standard output, which Lambda
-// sends to the function's log group). Its first member, "usage", names the account: the log
+// Usage is one usage line: what one request, batch of events delivered to a destination or
+// issued certificate of an account used, written to the same output as the metric lines
+// (standard output, which Lambda sends to the function's log group). Its first member, "usage", names the account: the log
 // groups' subscription filter (UsageFilterPattern) selects the lines by it, and the usage worker
 // sums them per account and day. A line carries counts and capacity only, never a token, a
 // secret or a resource's content.

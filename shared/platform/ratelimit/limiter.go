@@ -19,6 +19,17 @@ const attrCount = "n"
 
 // Limiter counts requests per account in the table and decides on each. It implements
 // auth.Limiter.
+//
+// What counts: every request whose bearer token names an account (from the process's token
+// hint or the token item) and whose caller is then verified, whatever its outcome. A request
+// whose caller is refused (a deleted key the process still knew, a deactivated bot's key, an
+// address the account's IP restriction refuses) is counted while it runs and given back once
+// refused (auth.Admission.Release: a second UpdateItem, on that refusal's path only), so refused
+// callers cannot hold an account's own keys at 429; it carries no RateLimit field. Requests
+// refused before that (no or malformed Authorization header, a token that does not exist) name
+// no account and count against none; API Gateway's own throttling is what bounds them. A
+// request over the limit is refused with 429 ERR_NGROK_226 whatever else it would have
+// answered; nothing it read is released and nothing is written.
 type Limiter struct {
 	DB     *store.DB
 	Policy Policy
@@ -45,6 +56,25 @@ const maxCached = 10000
 
 // Start counts one request of account and returns its decision, pending until the count's
 // round trip returns.
+//
+// The count is an approximate sliding window over two fixed windows. Time is cut into windows
+// of the configured length aligned on the Unix epoch; each window of each account has a counter
+// item (store.RateKey) that every request increments with one UpdateItem returning the new
+// count n. The count of the window before, p, is read once per process and window (a GetItem
+// alongside the first increment of the window; a finished window's count no longer changes)
+// and weighted by the part of it still inside the rolling window: at fraction f of the current
+// window the estimate is p·(1−f) + n, and the request is admitted while it is at most the limit.
+// Concurrent increments are applied one after another by DynamoDB, so of the requests of one
+// window no more than the allowance are admitted, whichever processes serve them. A refused
+// request takes its increment back (a second UpdateItem, on the 429's path only): refused
+// requests do not use quota, so a client that keeps retrying is served again as soon as the
+// window moves on. Counter items expire through the table's TTL two windows after their own.
+// The counter's UpdateItem runs in parallel with the request's read, adding no round trip: a
+// GET waits for the slower of the two calls (BenchmarkGetRateLimitedVsNot).
+//
+// When the count cannot be made (DynamoDB unavailable, the client gone), the request is admitted
+// without a RateLimit field and the failure is logged: the limit protects the service from one
+// account's excess and must not itself take the API down.
 func (l *Limiter) Start(ctx context.Context, account string) auth.Admission {
 	now := time.Now
 	if l.Now != nil {
@@ -194,7 +224,14 @@ func (d *decision) Release(h http.Header) {
 	}
 }
 
-// Settle implements auth.Admission.
+// Settle implements auth.Admission, with the header fields of
+// draft-ietf-httpapi-ratelimit-headers-11: every response carries
+// `RateLimit-Policy: "default";q=<requests>;w=<seconds>` (api.Server.RateLimitPolicy); every
+// response to a counted request also carries `RateLimit: "default";r=<remaining>;t=<seconds>`,
+// where r is the quota left after this request and t the seconds until, if the client sends
+// nothing more, at least one more request of quota is available again (the draft's effective
+// window: within t the client can use no more than r). A 429 has r=0 and a Retry-After equal to
+// t: the first moment a request would be admitted.
 func (d *decision) Settle(h http.Header) *api.Error {
 	<-d.done
 	if !d.counted || d.released {

@@ -2,8 +2,6 @@ package resource
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 	"time"
 
 	"tunnelapi/shared/platform/api"
@@ -103,13 +101,8 @@ func (d *Descriptor) Offers(op Operation) bool {
 	return d.Operations&op != 0
 }
 
-// URI is the absolute URL of the resource id on r's host.
-func (d *Descriptor) URI(r *api.Request, id string) string { return URIAt(r, d.Path, id) }
-
-// URIAt is the absolute URL on r's host of the resource id of the family whose Path is path:
-// Descriptor.URI for code naming another family by its path alone, because a reference to that
-// family's Descriptor links the family's whole Binding into the function.
-func URIAt(r *api.Request, path, id string) string { return r.URI(path + "/" + id) }
+// URI is the absolute URL on r's host of the resource id of the family whose Path is path.
+func URI(r *api.Request, path, id string) string { return r.URI(path + "/" + id) }
 
 // DefaultTimeout is the Timeout of template.yaml's Globals (shared/app/gen refuses others): a
 // function's, unless its Descriptor says otherwise.
@@ -126,12 +119,10 @@ func (d *Descriptor) Budget() time.Duration {
 	return DefaultTimeout
 }
 
-// Ref is the wire reference to the resource id, as other resources show it.
-func (d *Descriptor) Ref(r *api.Request, id string) *api.Ref { return RefAt(r, d.Path, id) }
-
-// RefAt is Descriptor.Ref by the family's path alone (see URIAt).
-func RefAt(r *api.Request, path, id string) *api.Ref {
-	return &api.Ref{ID: id, URI: URIAt(r, path, id)}
+// Ref is the wire reference to the resource id of the family whose Path is path, as other
+// resources show it.
+func Ref(r *api.Request, path, id string) *api.Ref {
+	return &api.Ref{ID: id, URI: URI(r, path, id)}
 }
 
 // Hooks are a family's own rules on top of the generic operations. A family is a named type
@@ -194,54 +185,9 @@ type Referenceable interface {
 	InUse() *api.Error
 }
 
-// Configurer is implemented by hooks types that hold more than their family (the deployment's
-// configuration, a cache, a kind): Configure derives it from the family, once Wrap has set it,
-// when the family's routes are registered.
-type Configurer interface {
-	Configure()
-}
-
-// Wrap is the one hooks constructor: it builds the hooks type H of the family f, any type that
-// embeds *Family[T, P] (directly or in an embedded struct; H may be a pointer to such a struct),
-// by setting that embedded family to f and calling Configure when H or *H implements
-// Configurer. Bind builds every family's hooks with it.
-func Wrap[H Hooks[P], T any, P interface {
-	*T
-	store.Resource
-}](f *Family[T, P]) H {
-	var h H
-	v := reflect.ValueOf(&h).Elem()
-	if v.Kind() == reflect.Pointer {
-		v.Set(reflect.New(v.Type().Elem()))
-		v = v.Elem()
-	}
-	fam := reflect.TypeFor[*Family[T, P]]()
-	field, ok := v.Type().FieldByName("Family")
-	if !ok || field.Type != fam {
-		panic(fmt.Sprintf("resource: hooks type %s does not embed %s", v.Type(), fam))
-	}
-	v.FieldByIndex(field.Index).Set(reflect.ValueOf(f))
-	if c, ok := any(h).(Configurer); ok {
-		c.Configure()
-	} else if c, ok := any(&h).(Configurer); ok {
-		c.Configure()
-	}
-	return h
-}
-
-// HooksOf returns the hooks H of the family d served with kit k (nil in a unit test of the hooks
-// that needs no table), as Wrap builds them.
-func HooksOf[H Hooks[P], T any, P interface {
-	*T
-	store.Resource
-}](d *Descriptor, k *Kit) H {
-	h, _ := bind[H](d, k)
-	return h
-}
-
 // Head is the members that open most resources' wire form, in the platform's order: id, uri,
 // created_at, then description and metadata (omitted when empty). A family's wire type embeds
-// it first and fills it with Descriptor.Head.
+// it first and fills it with NewHead.
 type Head struct {
 	ID        string `json:"id"`
 	URI       string `json:"uri"`
@@ -249,14 +195,10 @@ type Head struct {
 	DescribedJSON
 }
 
-// Head returns the wire head of the item with meta m and text t, its uri on r's host.
-func (d *Descriptor) Head(r *api.Request, m *store.Meta, t Described) Head {
-	return HeadAt(r, d.Path, m, t)
-}
-
-// HeadAt is Descriptor.Head by the family's path alone (see URIAt).
-func HeadAt(r *api.Request, path string, m *store.Meta, t Described) Head {
-	return Head{ID: m.ID, URI: URIAt(r, path, m.ID), CreatedAt: api.Timestamp(m.CreatedAt), DescribedJSON: t.Rendered()}
+// NewHead returns the wire head of the item with meta m and text t of the family whose Path is
+// path, its uri on r's host.
+func NewHead(r *api.Request, path string, m *store.Meta, t Described) Head {
+	return Head{ID: m.ID, URI: URI(r, path, m.ID), CreatedAt: api.Timestamp(m.CreatedAt), DescribedJSON: t.Rendered()}
 }
 
 // UpdatedHead is Head with updated_at after created_at, for the resources whose wire form

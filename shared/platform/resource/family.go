@@ -29,6 +29,23 @@ const labelItem = "item"
 // The operations themselves are written once over store.Resource (core): only the small
 // adapters from P to store.Resource are compiled per family, so a function serving several
 // families of a package does not carry a copy of every operation for each.
+//
+// A request's authentication state is its auth.Session (auth.Of), which alone changes it: Kit's
+// reads call its Resolve, ReadKeys and VerifyRead; a Mutation holds it and calls Refresh (begin),
+// Assumed (Mutation.Account), Guard and Committed (commit).
+//
+// DynamoDB calls per request (the conformance suite asserts them for every family with
+// testkit.RoundTrips): get 1 (BatchGetItem: the caller's token and account with the resource,
+// as no auth cache outlives a request), create 1 (TransactWriteItems), update 2 and delete 2
+// (read, transaction), list 2 issued concurrently (the caller's items and the page's Query).
+// A create that derives from another item (Facts) reads it the first time in a process; one
+// that prepares a secret (a Preparer of a family that KeepsSecrets) reads the caller's items
+// first. No SQS call on any request.
+//
+// Races answer truthfully: a mutation whose target changed or vanished under it is read and
+// built again (retrying), so it ends as the fresh read decides (a 404 for a deleted target),
+// never as a failed guard of some other write; only the caller's own token or account failing
+// its guard is an authentication error.
 type Family[T any, P interface {
 	*T
 	store.Resource
@@ -238,10 +255,12 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 				break
 			}
 		}
-		if flt == nil || full || len(out) == p.Limit || !more || examined >= maxFilterScan {
+		// A page short of its limit and of its bytes continues: the filter left items out, or
+		// DynamoDB's answer ended at 1 MB (Kit.Page).
+		if full || len(out) == p.Limit || !more || examined >= maxFilterScan {
 			break
 		}
-		if items, more, err = c.kit.DB.PageQuery(ctx, store.Collection(r.Caller().AccountID, c.Prefix), last, p.Limit); err != nil {
+		if items, more, err = c.kit.DB.PageQueryStart(ctx, store.Collection(r.Caller().AccountID, c.Prefix), last, p.Limit); err != nil {
 			return nil, err
 		}
 	}

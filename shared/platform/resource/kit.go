@@ -95,8 +95,9 @@ func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, ou
 	return read, store.Unmarshal(items[0], out)
 }
 
-// Page reads one list page of a collection of r's account. The caller check runs in parallel
-// with the query; nothing is returned unless it succeeds.
+// Page reads the start of one list page of a collection of r's account (store.PageQueryStart:
+// fewer than p.Limit items with more true when they took more than DynamoDB answers at once).
+// The caller check runs in parallel with the query; nothing is returned unless it succeeds.
 func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Page) ([]store.Item, bool, error) {
 	c, err := auth.Of(r).Resolve(ctx)
 	if err != nil {
@@ -109,7 +110,7 @@ func (k *Kit) Page(ctx context.Context, r *api.Request, prefix string, p api.Pag
 	}
 	ch := make(chan result, 1)
 	go func() {
-		items, more, err := k.DB.PageQuery(ctx, store.Collection(c.AccountID, prefix), p.BeforeID, p.Limit)
+		items, more, err := k.DB.PageQueryStart(ctx, store.Collection(c.AccountID, prefix), p.BeforeID, p.Limit)
 		ch <- result{items, more, err}
 	}()
 	_, authErr := k.Read(ctx, r)
@@ -249,11 +250,10 @@ func (m *Mutation) commit() error {
 // another writer of the same item, which committed while it ran. The pause before the next
 // attempt is drawn at random (full jitter) from a window that starts at the duration of the
 // attempt that failed and doubles with each attempt, up to maxPause: writers that collided
-// spread over a span that grows with their number and with the store's latency. Pauses of a
-// few fixed milliseconds did not: on a loaded machine one transaction takes hundreds of
-// milliseconds, so the same writers met again at every attempt and the unluckiest of 60 ran
-// out of attempts. The budget is work, maxAttempts attempts, whatever the machine's speed (a
-// time budget is what load exhausts first); a request with a deadline (a function's 10 s) also
+// spread over a span that grows with their number and with the store's latency, where fixed
+// pauses would have the same writers meet again at every attempt on a slow store. The budget
+// is work, maxAttempts attempts, whatever the machine's speed (a time budget is what load
+// exhausts first); a request with a deadline (its function's timeout) also
 // stops before a pause would outlast it. Out of budget, the answer is a 429 ERR_NGROK_225 with
 // Retry-After (api.TooConcurrent): nothing was changed; never a timeout.
 const (

@@ -21,8 +21,10 @@ func (r *routeRecorder) Handle(pattern string, _ http.Handler) {
 // notes is a family without an update: its hooks are Render and Create only.
 type notes struct{ *Family[widget, *widget] }
 
+func newNotes(f *Family[widget, *widget]) notes { return notes{f} }
+
 func (n notes) Render(r *api.Request, it *widget) any {
-	return widgetJSON{ID: it.ID, URI: n.URI(r, it.ID)}
+	return widgetJSON{ID: it.ID, URI: URI(r, n.Path, it.ID)}
 }
 
 func (notes) Create(ctx context.Context, r *api.Request, it *widget, m *Mutation) (any, error) {
@@ -35,7 +37,7 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 	d := &Descriptor{Path: "/notes", Prefix: ids.TunnelGroupBackend, ListKey: "notes", EventKind: "note",
 		Operations: OpCreate | OpGet,
 		Binding: func() Binding {
-			return Bind[notes](Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
+			return Bind(newNotes, Route[notes]{Method: http.MethodPost, Pattern: "/{id}/flag", Status: http.StatusOK,
 				Handle: func(notes, context.Context, *api.Request) (any, error) { return nil, nil }})
 		}}
 	want := []string{"POST /notes", "GET /notes/{id}", "POST /notes/{id}/flag"}
@@ -56,8 +58,8 @@ func TestOperationsChooseTheRoutes(t *testing.T) {
 // mismatch stops Register instead of leaving an update unrouted or unimplemented.
 func TestUpdaterMatchesOperations(t *testing.T) {
 	for _, d := range []*Descriptor{
-		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Binding: func() Binding { return Bind[notes]() }},
-		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Binding: func() Binding { return Bind[widgets]() }},
+		{Path: "/notes", Prefix: ids.TunnelGroupBackend, Binding: func() Binding { return Bind(newNotes) }},
+		{Path: "/widgets", Prefix: ids.TunnelGroupBackend, Operations: OpCreate | OpGet, Binding: func() Binding { return Bind(newWidgets) }},
 	} {
 		func() {
 			defer func() {

@@ -56,8 +56,10 @@ var errWidgetInUse = &api.Error{Status: http.StatusConflict, Msg: "the widget is
 
 type widgets struct{ *Family[widget, *widget] }
 
+func newWidgets(f *Family[widget, *widget]) widgets { return widgets{f} }
+
 func (w widgets) Render(r *api.Request, it *widget) any {
-	return widgetJSON{ID: it.ID, URI: w.URI(r, it.ID), Name: it.Name}
+	return widgetJSON{ID: it.ID, URI: URI(r, w.Path, it.ID), Name: it.Name}
 }
 
 func (w widgets) Create(ctx context.Context, r *api.Request, it *widget, m *Mutation) (any, error) {
@@ -87,7 +89,7 @@ func (widgets) apply(r *api.Request, it *widget, m *Mutation) error {
 }
 
 var widgetsDescriptor = &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-	Binding: func() Binding { return Bind[widgets]() }}
+	Binding: func() Binding { return Bind(newWidgets) }}
 
 // harness serves the widget family over a fake table, with one API key of one account.
 type harness struct {

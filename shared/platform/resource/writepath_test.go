@@ -58,11 +58,12 @@ type probedWidgets struct {
 	stacks *callStacks
 }
 
-// probeStacks is where the probedWidgets of the test record (Configure).
+// probeStacks is where the probedWidgets of the test record.
 var probeStacks *callStacks
 
-// Configure records into probeStacks.
-func (w *probedWidgets) Configure() { w.stacks = probeStacks }
+func newProbedWidgets(f *Family[widget, *widget]) probedWidgets {
+	return probedWidgets{widgets: widgets{f}, stacks: probeStacks}
+}
 
 func (w probedWidgets) Create(ctx context.Context, r *api.Request, it *widget, m *Mutation) (any, error) {
 	w.stacks.record("Create")
@@ -87,7 +88,7 @@ func TestWritePathHasNoCallbackFromAuth(t *testing.T) {
 	stacks := &callStacks{}
 	probeStacks = stacks
 	d := &Descriptor{Path: "/widgets", Prefix: ids.TunnelGroupBackend, ListKey: "widgets", EventKind: "widget",
-		Binding: func() Binding { return Bind[probedWidgets]() }}
+		Binding: func() Binding { return Bind(newProbedWidgets) }}
 	h := newHarnessOf(t, d, func(table store.Client) store.Client { return stackTable{table, stacks} })
 	id := h.create("first")
 	if code, out := h.do("PATCH", "/widgets/"+id, `{"name":"second"}`); code != http.StatusOK {

@@ -41,11 +41,9 @@ func ResourceContext(account, id string) map[string]string {
 // ErrOpen reports a sealed value that does not open (wrong key, tampered, or wrong aad).
 var ErrOpen = errors.New("seal: cannot open sealed value")
 
-var newKMS func(aws.Config, string) Sealer
-
-// RegisterKMS installs the KMS sealer factory (package kmsseal's Register functions do, in the
-// functions that seal or open), keeping the KMS client out of every other binary.
-func RegisterKMS(f func(cfg aws.Config, keyID string) Sealer) { newKMS = f }
+// NewKMS makes the KMS sealer of the key keyID: package kmsseal's New, NewSealing or
+// NewOpening, which only the functions that seal or open secrets link.
+type NewKMS func(cfg aws.Config, keyID string) Sealer
 
 // Settings say how a process seals secrets (package config reads them: SEAL_KMS_KEY_ID,
 // SEAL_LOCAL_KEY, SEAL_KEY_FILE).
@@ -57,19 +55,21 @@ type Settings struct {
 	LocalKey []byte
 	// KeyFile is the local master key's file, created on first use.
 	KeyFile string
+	// NewKMS makes the sealer of KMSKeyID; nil in a process that links no KMS client, whose
+	// sealer then refuses to work.
+	NewKMS NewKMS
 }
 
 // New returns the KMS sealer when s.KMSKeyID is set; else the local sealer over s.LocalKey;
 // else the local key-file sealer of s.KeyFile, created on first use. No network I/O. A
-// function that registered no KMS sealer (package kmsseal) gets a sealer that refuses to work,
-// which it never asks it to.
+// process without s.NewKMS gets a sealer that refuses to work, which it never asks it to.
 func New(cfg aws.Config, s Settings) Sealer {
 	switch {
 	case s.KMSKeyID != "":
-		if newKMS == nil {
+		if s.NewKMS == nil {
 			return &broken{errUnavailable}
 		}
-		return newKMS(cfg, s.KMSKeyID)
+		return s.NewKMS(cfg, s.KMSKeyID)
 	case len(s.LocalKey) > 0:
 		return NewLocal(s.LocalKey)
 	case newKeyFile != nil:

@@ -87,9 +87,15 @@ func Loader(families ...*resource.Descriptor) func(config.Lookup) (config.HTTP, 
 }
 
 // Main is a function's whole main: build the dependencies from the environment (config.Start)
-// and serve families on Lambda. A malformed setting stops it, named in the log.
-func Main(families ...*resource.Descriptor) {
+// and serve families on Lambda. A malformed setting stops it, named in the log. Its families
+// keep no secrets (MainWithKMS).
+func Main(families ...*resource.Descriptor) { MainWithKMS(nil, families...) }
+
+// MainWithKMS is Main for families that seal or open secrets, with KMS sealers made by kms
+// (package kmsseal).
+func MainWithKMS(kms seal.NewKMS, families ...*resource.Descriptor) {
 	d := config.Start(Loader(families...), func(ctx context.Context, c config.HTTP, _ *slog.Logger) (*Deps, error) {
+		c.Seal.NewKMS = kms
 		return NewDeps(ctx, c, store.Options{})
 	})
 	lambda.Start(d.Handler(families...))

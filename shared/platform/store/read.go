@@ -136,8 +136,27 @@ func Unmarshal(it Item, out any) (err error) {
 
 // PageQuery reads one page of a collection newest first: at most limit items whose sort key is
 // strictly below before (all when before is ""). more reports whether older items remain.
+// DynamoDB ends a Query's answer at 1 MB of items whatever its Limit; PageQuery asks again from
+// where an answer ended until it holds the page and the item after it, so a page of large items
+// is whole. A page of small items is one Query.
 func (db *DB) PageQuery(ctx context.Context, partition, before string, limit int) (items []Item, more bool, err error) {
 	defer derrors.Wrap(&err, "store.PageQuery(%s before %q)", partition, before)
+	return db.pageQuery(ctx, partition, before, limit, true)
+}
+
+// PageQueryStart reads the start of a page as PageQuery does, from one of DynamoDB's answers:
+// when that answer ended at 1 MB short of limit items, it returns those with more true, and the
+// caller continues after the last one if its page has room. A caller whose page ends by size
+// too (a list page ends before api.MaxPageBytes) so reads at most one answer past what it
+// shows, rather than limit items of up to 400 KB each. It asks again only for the one item that
+// tells more when the answer ended at exactly limit items.
+func (db *DB) PageQueryStart(ctx context.Context, partition, before string, limit int) (items []Item, more bool, err error) {
+	defer derrors.Wrap(&err, "store.PageQueryStart(%s before %q)", partition, before)
+	return db.pageQuery(ctx, partition, before, limit, false)
+}
+
+// pageQuery is PageQuery when whole, else PageQueryStart.
+func (db *DB) pageQuery(ctx context.Context, partition, before string, limit int, whole bool) (items []Item, more bool, err error) {
 	kc := expression.Key(AttrPK).Equal(expression.Value(partition))
 	if before != "" {
 		kc = kc.And(expression.Key(AttrSK).LessThan(expression.Value(before)))
@@ -146,30 +165,45 @@ func (db *DB) PageQuery(ctx context.Context, partition, before string, limit int
 	if err != nil {
 		return nil, false, err
 	}
-	// One extra item tells whether a next page exists without a second query.
-	res, err := db.Client.Query(ctx, &dynamodb.QueryInput{
+	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(db.Table),
 		KeyConditionExpression:    e.KeyCondition(),
 		ExpressionAttributeNames:  e.Names(),
 		ExpressionAttributeValues: e.Values(),
 		ScanIndexForward:          aws.Bool(false),
 		ConsistentRead:            aws.Bool(true),
-		Limit:                     aws.Int32(int32(limit + 1)),
 		ReturnConsumedCapacity:    capacity(ctx),
-	})
-	if err != nil {
-		return nil, false, err
 	}
-	addRead(ctx, one(res.ConsumedCapacity)...)
-	items = res.Items
-	if len(items) > limit {
-		return items[:limit], true, nil
+	for {
+		// One item past the page tells whether a next page exists without another query.
+		ask := *in // each call its own input
+		ask.Limit = aws.Int32(int32(limit + 1 - len(items)))
+		res, err := db.Client.Query(ctx, &ask)
+		if err != nil {
+			return nil, false, err
+		}
+		addRead(ctx, one(res.ConsumedCapacity)...)
+		if items == nil {
+			items = res.Items
+		} else {
+			items = append(items, res.Items...)
+		}
+		switch {
+		case len(items) > limit:
+			return items[:limit], true, nil
+		case res.LastEvaluatedKey == nil:
+			return items, false, nil
+		case !whole && len(items) < limit:
+			return items, true, nil
+		}
+		// The answer ended by size: the rest of the page follows its last item.
+		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
-	return items, false, nil
 }
 
 // QueryAll reads every item of a partition (for small, bounded collections such as the
-// children of one parent). It pages internally. attrs, when given, limits the attributes read.
+// children of one parent), following DynamoDB's answers to the end. attrs, when given, limits
+// the attributes read.
 func (db *DB) QueryAll(ctx context.Context, partition string, attrs ...string) (_ []Item, err error) {
 	defer derrors.Wrap(&err, "store.QueryAll(%s)", partition)
 	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)), 0, attrs)
@@ -182,6 +216,8 @@ func (db *DB) QueryBelow(ctx context.Context, partition, bound string, limit int
 	return db.queryAll(ctx, expression.Key(AttrPK).Equal(expression.Value(partition)).And(expression.Key(AttrSK).LessThan(expression.Value(bound))), limit, nil)
 }
 
+// queryAll reads the items of kc in sort key order, at most limit of them when limit > 0,
+// following DynamoDB's answers (each at most 1 MB) and asking each for no more than remain.
 func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, limit int, attrs []string) ([]Item, error) {
 	b := expression.NewBuilder().WithKeyCondition(kc)
 	if len(attrs) > 0 {
@@ -204,23 +240,23 @@ func (db *DB) queryAll(ctx context.Context, kc expression.KeyConditionBuilder, l
 		ConsistentRead:            aws.Bool(true),
 		ReturnConsumedCapacity:    capacity(ctx),
 	}
-	if limit > 0 {
-		in.Limit = aws.Int32(int32(limit))
-	}
 	var out []Item
-	p := dynamodb.NewQueryPaginator(db.Client, in)
-	for p.HasMorePages() {
-		res, err := p.NextPage(ctx)
+	for {
+		ask := *in
+		if limit > 0 {
+			ask.Limit = aws.Int32(int32(limit - len(out)))
+		}
+		res, err := db.Client.Query(ctx, &ask)
 		if err != nil {
 			return nil, err
 		}
 		addRead(ctx, one(res.ConsumedCapacity)...)
 		out = append(out, res.Items...)
-		if limit > 0 && len(out) >= limit {
-			return out[:limit], nil
+		if res.LastEvaluatedKey == nil || (limit > 0 && len(out) >= limit) {
+			return out, nil
 		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
-	return out, nil
 }
 
 // Put writes item unconditionally and outside any transaction. It is for bookkeeping that

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/platform/api"
@@ -206,6 +208,86 @@ func TestPageQuery(t *testing.T) {
 	f.Fail(fakedb.OpQuery, fakedb.Throttled())
 	if _, _, err := db.PageQuery(ctx, part, "", 1); err == nil || !strings.Contains(err.Error(), "store.PageQuery(") {
 		t.Errorf("throttled page: %v", err)
+	}
+}
+
+// queryLimits are the Limit of each Query f received, in order.
+func queryLimits(f *fakedb.Table) []int32 {
+	var out []int32
+	for _, c := range f.Calls() {
+		if in, ok := c.Input.(*dynamodb.QueryInput); ok {
+			out = append(out, aws.ToInt32(in.Limit))
+		}
+	}
+	return out
+}
+
+// TestPageQueryFollowsAnswers: DynamoDB ends an answer at 1 MB whatever its Limit (the fake
+// here after two items). A page asks again from where an answer ended, each time for no more
+// than the page and the one item that tells more still need, until it holds them;
+// PageQueryStart returns what one answer holds, with more when DynamoDB ended it, and asks
+// again only for the item that tells more; QueryBelow and QueryAll follow answers to their
+// limit or the end.
+func TestPageQueryFollowsAnswers(t *testing.T) {
+	ctx := context.Background()
+	f, db, all := seeded(5)
+	f.EndAnswersAfter(2)
+	part := store.Collection("acct", ids.APIKey)
+	ids := func(items []store.Item) (out []string) {
+		for _, raw := range items {
+			var it thing
+			if err := store.Unmarshal(raw, &it); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, it.ID)
+		}
+		return out
+	}
+	idsOf := func(things ...*thing) (out []string) {
+		for _, it := range things {
+			out = append(out, it.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		read     func() ([]store.Item, bool, error)
+		want     []string
+		wantMore bool
+		limits   []int32
+	}{
+		{"the whole collection", func() ([]store.Item, bool, error) { return db.PageQuery(ctx, part, "", 100) },
+			idsOf(all[4], all[3], all[2], all[1], all[0]), false, []int32{101, 99, 97}},
+		{"a page and the item after it", func() ([]store.Item, bool, error) { return db.PageQuery(ctx, part, "", 3) },
+			idsOf(all[4], all[3], all[2]), true, []int32{4, 2}},
+		{"a page that ends the collection", func() ([]store.Item, bool, error) { return db.PageQuery(ctx, part, all[3].ID, 3) },
+			idsOf(all[2], all[1], all[0]), false, []int32{4, 2}},
+		{"the start of a page", func() ([]store.Item, bool, error) { return db.PageQueryStart(ctx, part, "", 100) },
+			idsOf(all[4], all[3]), true, []int32{101}},
+		{"the start of a page that holds it", func() ([]store.Item, bool, error) { return db.PageQueryStart(ctx, part, all[1].ID, 100) },
+			idsOf(all[0]), false, []int32{101}},
+		{"the start of a page of one answer and the item after it", func() ([]store.Item, bool, error) {
+			return db.PageQueryStart(ctx, part, "", 2)
+		}, idsOf(all[4], all[3]), true, []int32{3, 1}},
+		{"items below a bound", func() ([]store.Item, bool, error) {
+			items, err := db.QueryBelow(ctx, part, all[4].ID, 3)
+			return items, false, err
+		}, idsOf(all[0], all[1], all[2]), false, []int32{3, 1}},
+		{"every item", func() ([]store.Item, bool, error) { items, err := db.QueryAll(ctx, part); return items, false, err },
+			idsOf(all[0], all[1], all[2], all[3], all[4]), false, []int32{0, 0, 0}},
+	}
+	for _, tc := range tests {
+		before := len(queryLimits(f))
+		items, more, err := tc.read()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := ids(items); fmt.Sprint(got) != fmt.Sprint(tc.want) || more != tc.wantMore {
+			t.Errorf("%s: got %v more=%v, want %v more=%v", tc.name, got, more, tc.want, tc.wantMore)
+		}
+		if got := queryLimits(f)[before:]; fmt.Sprint(got) != fmt.Sprint(tc.limits) {
+			t.Errorf("%s: queries with limits %v, want %v", tc.name, got, tc.limits)
+		}
 	}
 }
 

@@ -30,7 +30,9 @@ const MaxBuckets = 128
 var DefaultCircuitBreaker = CircuitBreaker{Enabled: true, TrippedDuration: 10, RollingWindow: 10,
 	NumBuckets: 10, VolumeThreshold: 20, ErrorThresholdPercentage: 0.5}
 
-// Check validates a circuit_breaker module.
+// Check validates a circuit_breaker module: tripped_duration > 0 (7016), rolling_window > 0
+// (7017), num_buckets 1–128 (7018), error_threshold_percentage 0.0–1.0 (7011), volume_threshold
+// ≥ 0. Absent members take the platform's defaults (DefaultCircuitBreaker).
 func (in CircuitBreakerIn) Check(field string) (CircuitBreaker, error) {
 	c := DefaultCircuitBreaker
 	c.Enabled = enabled(in.Enabled)

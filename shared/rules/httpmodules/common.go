@@ -66,8 +66,11 @@ func nonNegative(field string, v *int64) (int64, error) {
 	return *v, nil
 }
 
-// Secret is a write-only value. Plain exists only in memory, between the request and
-// SealSecrets: it has no attribute, so an unsealed secret is never stored.
+// Secret is a write-only value: webhook, OAuth and OIDC client secrets and the SAML request
+// signing key. Plain exists only in memory, between the request and SealSecrets: it has no
+// attribute, so an unsealed secret is never stored. SealSecrets seals it with the account's
+// sealer, bound to the account, the route and the member; responses render every secret as
+// null.
 type Secret struct {
 	Plain  string       `dynamodbav:"-" json:"-"`
 	Sealed *seal.Sealed `dynamodbav:"sealed,omitempty" json:"-"`
@@ -121,7 +124,7 @@ type sessionCodes struct {
 }
 
 // Session is the session configuration common to oauth, oidc and saml, in its stored and its
-// response form.
+// response form: inactivity_timeout at most one year (7092); integers are not negative (215).
 type Session struct {
 	OptionsPassthrough bool   `dynamodbav:"options_passthrough" json:"options_passthrough"`
 	CookiePrefix       string `dynamodbav:"cookie_prefix" json:"cookie_prefix"`

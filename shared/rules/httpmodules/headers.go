@@ -31,7 +31,11 @@ type HeadersJSON struct {
 	Remove  []string          `json:"remove"`
 }
 
-// Check validates a request_headers (request true) or response_headers module.
+// Check validates a request_headers (request true) or response_headers module: names are HTTP
+// tokens (7023) of at most MaxHeaderNameBytes (7105); added values are valid field values (7024)
+// of at most MaxHeaderValueBytes (7106); at most MaxHeaders added and MaxHeaders removed (7015);
+// one name added twice with different casing is 7069; removing Host from a request needs a
+// replacement in add (7164).
 func (in HeadersIn) Check(field string, request bool) (Headers, error) {
 	h := Headers{Enabled: enabled(in.Enabled), Add: map[string]string{}, Remove: []string{}}
 	add := path(field, "add")

@@ -92,7 +92,16 @@ type OAuthJSON struct {
 
 var oauthSession = sessionCodes{cookieFormat: CodeCookiePrefix, cookieLong: CodeOAuthCookieLong, maxDuration: CodeOAuthDurationLong}
 
-// Check validates an oauth module.
+// Check validates an oauth module: exactly one provider (none 7037, several 7036); client_id and
+// client_secret both or neither (7033); scopes only with the account's own app (7034); every
+// provider has a managed app. Lists: empty entries (7051–7054), duplicates (7046–7049), too many
+// (7056–7058, 7060, 7061), too long (7139–7141, 7144, 7145); email addresses and domains valid
+// (7043, 7039), lowercase (7067, 7068), with valid punycode (7045, 7044); GitHub teams are a
+// numeric id or org/team (7040), and with the account's own app and its own scopes, teams or
+// organizations need read:org and email rules need user:email (7038). cookie_prefix
+// alphanumeric with periods (7042) of at most MaxCookiePrefixBytes (7136); auth_check_interval
+// 0 (the default) or MinAuthCheckInterval–MaxSessionSeconds (7035, 7158); maximum_duration at
+// most MaxSessionSeconds (7161).
 func (in OAuthIn) Check(field string) (OAuth, error) {
 	o := OAuth{Enabled: enabled(in.Enabled)}
 	var err error

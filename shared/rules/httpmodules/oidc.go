@@ -41,7 +41,9 @@ type OIDCJSON struct {
 
 var oidcSession = sessionCodes{cookieFormat: CodeCookiePrefix, cookieLong: CodeOIDCCookieLong, maxDuration: CodeOIDCDurationLong}
 
-// Check validates an oidc module.
+// Check validates an oidc module: issuer required (7088), an absolute http(s) URL (215) of at
+// most MaxIssuerBytes (7087); client_id (7089, 7148) and client_secret (7090, 7149) required;
+// scopes (7150, 7151); cookie_prefix (7042, 7153); maximum_duration (7162).
 func (in OIDCIn) Check(field string) (OIDC, error) {
 	o := OIDC{Enabled: enabled(in.Enabled)}
 	var err error

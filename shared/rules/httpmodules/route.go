@@ -12,7 +12,7 @@ const (
 	PathPrefix = "path_prefix"
 )
 
-// CheckMatchType validates a route's match_type.
+// CheckMatchType validates a route's match_type: exact_path or path_prefix (7130).
 func CheckMatchType(field, t string) error {
 	if t != ExactPath && t != PathPrefix {
 		return api.BadRequest(CodeMatchType, field, `%s must be "exact_path" or "path_prefix"`, field)
@@ -20,8 +20,8 @@ func CheckMatchType(field, t string) error {
 	return nil
 }
 
-// CheckMatch validates a route's match: a path beginning with "/", of visible ASCII without a
-// query or fragment.
+// CheckMatch validates a route's match: required (7123), a path beginning with "/" (7131), of
+// visible ASCII without a query or fragment, of at most MaxMatchBytes (7135).
 func CheckMatch(field, m string) error {
 	switch {
 	case m == "":
@@ -44,8 +44,8 @@ func visibleASCII(s string) bool {
 }
 
 // CheckAuth validates the authentication modules a route would have: at most one of oauth,
-// oidc and saml (field names the one being set), only on a path route, and oauth only on the
-// route whose match is "/".
+// oidc and saml (7079; field names the one being set), only on a path route (7134), and oauth
+// only on the route whose match is "/" (7127).
 func CheckAuth(field, matchType, match string, oauth, oidc, saml bool) error {
 	n := 0
 	for _, b := range []bool{oauth, oidc, saml} {

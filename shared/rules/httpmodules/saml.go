@@ -86,7 +86,13 @@ type SAMLJSON struct {
 
 var samlSession = sessionCodes{cookieFormat: CodeCookiePrefix, cookieLong: api.CodeBadFieldValue, maxDuration: api.CodeBadFieldValue}
 
-// Check validates a saml module: the IdP metadata is parsed with crewjam/saml.
+// Check validates a saml module: idp_metadata required (7091), at most MaxIdPMetadataBytes
+// (7080), parsed with crewjam/saml as an IdP EntityDescriptor (or an EntitiesDescriptor holding
+// one) that has an IDPSSODescriptor with a single sign-on service (7083); nameid_format one of
+// NameIDFormats; authorized_groups non-empty names. The service provider's entity_id and
+// metadata_url, assertion_consumer_service_url and single_logout_url are on the route's edge's
+// first hostport (SPURLs); request_signing_certificate_pem is the certificate of an RSA key pair
+// generated for the route (NewSigningKey), whose private key is sealed.
 func (in SAMLIn) Check(field string) (SAML, error) {
 	s := SAML{Enabled: enabled(in.Enabled), NameIDFormat: NameIDFormats[0]}
 	var err error

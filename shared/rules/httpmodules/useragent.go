@@ -29,7 +29,8 @@ type UserAgentFilterJSON struct {
 	Deny    []string `json:"deny"`
 }
 
-// Check validates a user_agent_filter module. The count and size of the expressions are
+// Check validates a user_agent_filter module: allow and deny are RE2 regular expressions (215
+// naming the entry). The count and size of the expressions are
 // checked before any is compiled, so a request costs at most MaxUserAgentRegexes compilations
 // of MaxUserAgentRegexBytes each (RE2 compiles in time linear in the pattern, and refuses
 // repetitions that would expand beyond its program size limit).

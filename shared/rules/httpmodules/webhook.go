@@ -46,7 +46,10 @@ type WebhookVerificationJSON struct {
 	Secret   *string `json:"secret"`
 }
 
-// Check validates a webhook_verification module.
+// Check validates a webhook_verification module: provider one of Providers, case-insensitive,
+// stored as given (missing 7029, unknown 7030); sns refuses a secret (7026), every other
+// provider requires one (7027) of at most MaxWebhookSecretBytes (7154); sendgrid's is its base64
+// ECDSA public verification key (7107).
 func (in WebhookVerificationIn) Check(field string) (WebhookVerification, error) {
 	w := WebhookVerification{Enabled: enabled(in.Enabled)}
 	pf, sf := path(field, "provider"), path(field, "secret")

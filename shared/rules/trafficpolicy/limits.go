@@ -3,9 +3,10 @@ package trafficpolicy
 import "time"
 
 // Limits on the work one validation does. Each is checked before the step it protects (the
-// size before parsing, the depth and value count while reading the tree before checking it, an
-// expression's size and the document's expression totals before compiling), so the work of a
-// refusal is bounded by the limit, not by the input. A limit hit is a 400 naming the field, the
+// size first; the depth and value count in one pass over the text before the YAML or JSON
+// parser runs, and again while reading its tree before checking it; an expression's size and
+// the document's expression totals before compiling), so the work of a refusal is bounded by
+// the limit, not by the input. A limit hit is a 400 naming the field, the
 // path and the limit.
 const (
 	// MaxBytes bounds a document.
@@ -34,10 +35,10 @@ const (
 	MaxExpressionCost = 1_000_000_000
 	// MaxRegexBytes bounds a regular expression in a config field (from of url-rewrite, …).
 	MaxRegexBytes = 4096
-	// Budget bounds the CPU time of one validation, checked before each expression and regular
-	// expression is compiled: the bound for documents that stay within every limit above and are
-	// still costly (a document uses a few milliseconds typically). The request's context bounds
-	// the validation too: a cancelled request stops it at the next check.
+	// Budget bounds the CPU time of one validation (the thread's own, from getrusage), checked
+	// before each expression and regular expression is compiled: the bound for documents that
+	// stay within every limit above and are still costly. The request's context bounds the
+	// validation too: a cancelled request stops it at the next check.
 	Budget = 100 * time.Millisecond
 
 	maxValueSize = 1024

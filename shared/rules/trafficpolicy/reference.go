@@ -12,7 +12,20 @@ import (
 
 // referenceJSON is the documented surface of traffic policies (phases, actions and their config
 // fields, variables, functions, legacy names), normalised from the platform's documentation by
-// the generator in reference_gen_test.go; a test proves it equals what the generator makes.
+// the generator in reference_gen_test.go from the project's copy of the documentation's facts
+// (testdata/traffic-policy.yaml); TestReferenceIsCurrent proves it equals what the generator
+// makes.
+//
+// Where the documentation names one thing twice both names are accepted (never both at once):
+// custom-response content for body, oidc for openid-connect, webhook-validation for
+// verify-webhook, idle_session_timeout and idle_session_duration in oauth and openid-connect,
+// error_threshold_percentage and rolling_window in circuit-breaker. Where its examples disagree
+// with its tables, both forms are accepted: jwt-validation keys and sources as one object or a
+// list, basic-auth credentials as {username, password}, set-vars vars as a plain mapping and the
+// example keys beside it, deny body, forward-internal binding, redirect location, an action
+// written directly in a phase list, and add-header for add-headers. A field the documentation
+// marks required but gives a default is optional. ai-gateway and saml have no documented config:
+// their listed fields are checked and other fields accepted.
 //
 //go:embed reference.json
 var referenceJSON []byte

@@ -86,6 +86,8 @@ type Table struct {
 	fail        map[string][]error
 	unprocessed int
 	calls       []Call
+	// answerItems, when positive, ends every Query's and Scan's answer after that many items.
+	answerItems int
 }
 
 // New returns an empty table.
@@ -107,6 +109,15 @@ func (t *Table) LeaveUnprocessed(n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.unprocessed += n
+}
+
+// EndAnswersAfter makes every later Query and Scan end its answer after n items, with the key to
+// continue from, as DynamoDB ends one at 1 MB of items whatever its Limit; 0 ends them by Limit
+// only again.
+func (t *Table) EndAnswersAfter(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.answerItems = n
 }
 
 // Calls returns the requests received so far, in order.
@@ -417,8 +428,8 @@ func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynam
 	})
 }
 
-// page orders items by key, skips to after start, and cuts at limit; last is the key to
-// resume from when items remain.
+// page orders items by key, skips to after start, and cuts at limit (or EndAnswersAfter's
+// count); last is the key to resume from when items remain.
 func (t *Table) page(items []item, forward bool, start item, limit *int32) (page []item, last item, err error) {
 	keyed := make([][2]string, len(items))
 	for i, it := range items {
@@ -454,6 +465,9 @@ func (t *Table) page(items []item, forward bool, start item, limit *int32) (page
 	n := len(idx)
 	if limit != nil && int(*limit) < n {
 		n = int(*limit)
+	}
+	if t.answerItems > 0 && t.answerItems < n {
+		n = t.answerItems
 	}
 	for _, j := range idx[:n] {
 		page = append(page, items[j])

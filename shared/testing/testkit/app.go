@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"sort"
+	"strings"
 	"testing"
 
 	"tunnelapi/shared/app"
@@ -40,4 +42,37 @@ func AppTwoAccounts(tb testing.TB) (*Stack, *Account, *Account) {
 	tb.Helper()
 	s := App(tb)
 	return s, s.NewAccount(tb), s.NewAccount(tb)
+}
+
+// FunctionRoutes are the routes f's families declare (resource.Descriptor.Routes), sorted.
+func FunctionRoutes(f app.Function) []string {
+	var out []string
+	for _, d := range f.Families {
+		out = append(out, d.Routes()...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AppRoutes is every route of every function, in a stable order.
+func AppRoutes() []string {
+	var out []string
+	for _, f := range app.Functions() {
+		out = append(out, FunctionRoutes(f)...)
+	}
+	return out
+}
+
+// Collections returns the collection paths (no path parameter) served with method.
+func Collections(method string) []string {
+	var out []string
+	for _, f := range app.Functions() {
+		for _, route := range FunctionRoutes(f) {
+			m, path, _ := strings.Cut(route, " ")
+			if m == method && !strings.Contains(path, "{") {
+				out = append(out, path)
+			}
+		}
+	}
+	return out
 }

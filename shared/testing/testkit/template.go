@@ -85,3 +85,29 @@ func TemplateVariables(t testing.TB, path string) map[string][]string {
 	}
 	return out
 }
+
+// TemplateMap reads the template at path as generic YAML.
+func TemplateMap(t testing.TB, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl map[string]any
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+// Dig follows keys through nested string-keyed maps (nil when one is missing).
+func Dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}

@@ -24,6 +24,15 @@ import (
 )
 
 // Issuer obtains certificates from one ACME directory with the deployment's account there.
+//
+// It uses github.com/mholt/acmez (v3), rather than go-acme/lego. Both are well kept and both run
+// against pebble in their own tests; acmez is the ACME core of Caddy's CertMagic, a library
+// rather than a tool: it needs only golang.org/x/crypto and x/net (lego pulls in its DNS
+// providers' framework and a DNS library), so the worker's zip and cold start stay close to the
+// others', and it leaves DNS to the caller through one small interface (Solver: Present,
+// CleanUp), which is where this package's rules live — which record to write, when the user's
+// CNAME is missing — and it reports the authority's errors as typed RFC 8555 problems, from
+// which a failure is told DNS_ERROR or INTERNAL_ERROR (classify).
 type Issuer struct {
 	Directory string
 	// HTTPClient reaches the directory (its TLS roots include ACME_CA_FILE's locally).

@@ -2,6 +2,8 @@ package certs_test
 
 import (
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"net/http"
 	"net/url"
 	"os"
@@ -332,4 +334,46 @@ func TestLostJobRequestedAgain(t *testing.T) {
 		t.Fatalf("the account has %d TLS certificates, want 1", len(ids))
 	}
 	h.checkCertificate(t, ids[0], regionDomains(body))
+}
+
+// A domain created with an uploaded certificate that does not cover it (accepted, as on the
+// platform) keeps its DNS (cname_target, the _acme-challenge CNAME) and its renewals working:
+// a policy set later takes the certificate's place (it is released and can be deleted), the
+// worker issues a certificate for the domain through the CNAME, and the scheduler renews it.
+func TestUncoveringCertificateThenPolicyIssuedAndRenewed(t *testing.T) {
+	h := newHarness(t, func(w *certs.Worker) { w.RenewBefore = 91 * 24 * time.Hour })
+	other := uploadCN(t, h.a, "example.com")
+	name := testkit.UniqueName("myapp", "example.com")
+	created := h.a.Do(t, "POST", "/reserved_domains", map[string]any{"domain": name, "certificate_id": other}).Expect(t, http.StatusCreated)
+	id, cname := created["id"].(string), created["cname_target"].(string)
+	if ref, _ := created["certificate"].(map[string]any); ref == nil || ref["id"] != other {
+		t.Fatalf("certificate %v, want a ref to %s", created["certificate"], other)
+	}
+	h.setCNAME(t, name, strings.Replace(cname, ".", ".acme.", 1))
+	patched := h.a.Do(t, "PATCH", "/reserved_domains/"+id, withPolicy).Expect(t, http.StatusOK)
+	if patched["certificate"] != nil || patched["cname_target"] != cname {
+		t.Fatalf("after setting the policy: certificate %v, cname_target %v (was %s)", patched["certificate"], patched["cname_target"], cname)
+	}
+	h.a.Do(t, "DELETE", "/tls_certificates/"+other, nil).Expect(t, http.StatusNoContent)
+	first := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, issued)["certificate"].(map[string]any)["id"].(string)
+	h.checkCertificate(t, first, []string{name})
+	if n, err := (&scheduler.Scheduler{DB: h.s.DB}).Run(context.Background(), time.Now()); err != nil || n != 1 {
+		t.Fatalf("the scheduler requested %d renewals (%v), want 1", n, err)
+	}
+	body := h.waitFor(t, "/reserved_domains/"+id, 30*time.Second, func(b map[string]any) bool {
+		ref, _ := b["certificate"].(map[string]any)
+		return issued(b) && ref != nil && ref["id"] != first
+	})
+	h.checkCertificate(t, body["certificate"].(map[string]any)["id"].(string), []string{name})
+	h.noOrphans(t)
+}
+
+// uploadCN stores a self-signed certificate whose only name is its subject's common name (no
+// SANs), as the platform's recorded examples upload.
+func uploadCN(t *testing.T, a *testkit.Account, cn string) string {
+	t.Helper()
+	certPEM, keyPEM, _ := testkit.SelfSigned(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(0, 3, 0), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	return a.Do(t, "POST", "/tls_certificates", map[string]any{"certificate_pem": certPEM, "private_key_pem": keyPEM}).Expect(t, http.StatusCreated)["id"].(string)
 }

@@ -29,6 +29,13 @@ type Syncer interface {
 // management API locally. The service's zone holds custom domains'
 // acme_challenge_cname_targets; an agent ingress domain, delegated to the service, has a zone
 // of its own.
+//
+// Agent ingress domains are delegated to the service: the challenge record is written at
+// _acme-challenge.<region domain> in the ingress domain's own zone (IngressZone). A custom
+// reserved domain is validated through the user's CNAME from _acme-challenge.<domain> to its
+// acme_challenge_cname_target, which the worker checks first (a missing or wrong CNAME is
+// DNS_ERROR naming the record to create) and then writes the record at the target, in the
+// service's zone (ServiceZone). Locally challtestsrv is every zone at once.
 type DNS interface {
 	ServiceZone() Records
 	// IngressZone returns the zone of the agent ingress id's domain, creating it the first time.

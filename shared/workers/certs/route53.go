@@ -14,7 +14,7 @@ import (
 )
 
 // Route53API is the part of the Route 53 client the worker calls. template.yaml grants the
-// certificate worker's role exactly these actions (a test in shared/app holds them equal).
+// certificate worker's role exactly these actions (a test in infra/samtemplate holds them equal).
 type Route53API interface {
 	CreateHostedZone(ctx context.Context, in *route53.CreateHostedZoneInput, opts ...func(*route53.Options)) (*route53.CreateHostedZoneOutput, error)
 	ListHostedZonesByName(ctx context.Context, in *route53.ListHostedZonesByNameInput, opts ...func(*route53.Options)) (*route53.ListHostedZonesByNameOutput, error)
@@ -31,12 +31,19 @@ type Route53API interface {
 // set, created by its first job (CallerReference: the ingress id, so a retried or concurrent
 // creation finds the zone instead of making a second) and deleted after the ingress is.
 // Challenge records are short-lived: TTL 60.
+//
+// Records are written with UPSERT (TXT values quoted), waited for until INSYNC once every
+// challenge of the order is presented (acmez's Waiter), and deleted exactly as listed back. A
+// zone Route 53 refuses because another ingress's domain is its parent or child
+// (ConflictingDomainExists; the same name servers cannot serve both) is DNS_ERROR naming the
+// domain; the same name left by a deleted ingress whose zone is not deleted yet, throttling and
+// every other Route 53 error are INTERNAL_ERROR.
 type Route53 struct {
 	Client          Route53API
 	ZoneID          string
 	DelegationSetID string
 	// SyncTimeout bounds the wait for a record to be served by every name server (default 2
-	// minutes; Route 53 usually takes under one).
+	// minutes).
 	SyncTimeout time.Duration
 
 	zones   sync.Map // ingress id → its hosted zone's id, once found or created

@@ -20,9 +20,6 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// The worker seals certificate and account keys with KMS in AWS.
-func init() { kmsseal.Register() }
-
 // FromConfig builds the worker configured by c with no network I/O.
 func FromConfig(ctx context.Context, c config.CertWorker, log *slog.Logger) (*Worker, error) {
 	cfg := c.AWSConfig()
@@ -30,6 +27,8 @@ func FromConfig(ctx context.Context, c config.CertWorker, log *slog.Logger) (*Wo
 	if err != nil {
 		return nil, err
 	}
+	// The worker seals certificate and account keys, with KMS in AWS.
+	c.Seal.NewKMS = kmsseal.New
 	return New(db, queue.NewClient(cfg, c.SQSEndpoint), seal.New(cfg, c.Seal), c, log)
 }
 

@@ -46,6 +46,35 @@ const schedulerGrace = 15 * time.Minute
 var ErrCrashed = errors.New("certs: worker stopped by an injected fault")
 
 // Worker runs certificate jobs from the certificate jobs queue.
+//   - Setting or changing a policy (the API) records the job on its resource (cert_pending: a
+//     fresh job id, the names, the key type) and writes the job's item (J#…, payload the job) in
+//     the same transaction; the table's stream carries the item's insert to the certificate jobs
+//     queue (CertJobsPipe in AWS, the local stream reader otherwise), as committed events leave.
+//   - The worker runs a job only while it is its resource's pending job (every write it makes is
+//     conditional on cert_pending.job_id and bumps the item's version), so a superseded,
+//     redelivered or duplicated message does nothing. It writes provisioning_job (started_at,
+//     msg) while it runs; success is store, failure fail.
+//   - Deleting an agent ingress writes a job of kind delete_zone (domains.JobDeleteZone) in the
+//     deletion's transaction; the worker deletes the zone's records other than its SOA and NS,
+//     then the zone (no zone is success), retried by redelivery until it succeeds. A job still
+//     running when its ingress is deleted may create the zone after that cleanup looked: when its
+//     last write finds the ingress gone, it deletes the zone itself.
+//   - The due entries (D#due, sort key <time>#<account>#<resource>) hold each resource's next
+//     time: its renewal, its failed job's retry, or, for a job just requested, domains.JobGrace
+//     later, the net for a job message lost on its way. The scheduler queries the entries up to
+//     now (reading only those) and, per entry, sets a fresh pending job on the condition that
+//     the resource's cert_due is still that entry, deleting the entry and writing the job's item
+//     in the same transaction; a concurrent or repeated run finds the condition false and
+//     requests nothing.
+//
+// Environment: CERT_JOBS_QUEUE_URL; the domains configuration (BASE_DOMAIN, DNS_ZONE,
+// NAME_SERVERS, REGIONS: an agent ingress's event shows its ns_targets and region_domains);
+// ACME_DIRECTORY (default Let's Encrypt) and ACME_CA_FILE (extra roots for the directory's TLS,
+// pebble's locally); HOSTED_ZONE_ID and DELEGATION_SET_ID (Route 53) or CHALLTESTSRV_URL
+// (pebble-challtestsrv's management API) for the challenge records; DNS_RESOLVER (host:port of
+// the DNS server CNAMEs are checked through; default the system's); CERT_RENEW_BEFORE (default
+// 720h), CERT_RETRY_BACKOFF (1m), CERT_RETRY_MAX_BACKOFF (6h), CERT_DNS_RETRY (24h), all Go
+// durations.
 type Worker struct {
 	DB       *store.DB
 	SQS      queue.API
@@ -348,6 +377,15 @@ func classify(err error, names []string) (code, msg string) {
 // fail records a failed job: DNS_ERROR retried after DNSRetry (or a PATCH of the policy),
 // INTERNAL_ERROR after a backoff that doubles with every attempt. The due entry moves to
 // retries_at, so the scheduler retries the job even if its message is lost.
+//
+// A temporary failure (authority or DNS provider unreachable, throttled, rate limited) is
+// INTERNAL_ERROR: retries_at is a backoff that doubles with each receive (CERT_RETRY_BACKOFF, up
+// to CERT_RETRY_MAX_BACKOFF), the message hidden until then, so it is retried without any user
+// action; its due entry is schedulerGrace after retries_at, so the scheduler requests it again
+// only if the message was lost (dead-lettered after the queue's receive limit). A failure the
+// owner must fix (missing or wrong CNAME, NXDOMAIN, wrong TXT, CAA refusal) is DNS_ERROR, msg
+// naming the record: retried when the policy is PATCHed (a new job) and otherwise by the
+// scheduler after CERT_DNS_RETRY.
 func (w *Worker) fail(ctx context.Context, t *domains.Managed, job domains.CertJobMessage, started int64, attempt int, cause error) (wait time.Duration, stale bool, err error) {
 	code, msg := classify(cause, t.Cert.Pending.Domains)
 	meta := t.Item.Base()
@@ -390,6 +428,13 @@ const storeAttempts = 8
 // certificate starts with one reference, its holder's, so DELETE /tls_certificates refuses it
 // as it refuses an uploaded certificate a domain uses. A job no longer pending stores nothing
 // (stale).
+//
+// The new certificate is a TLS certificate of the account with issued_at set and its private
+// key sealed; renews_at is the leaf's expiry minus CERT_RENEW_BEFORE; cert_pending and
+// provisioning_job are cleared and the renewal's due entry written, each event's object as GET
+// returns it. The transaction holds only at the resource's version read (and the replaced
+// certificate's), so the events show exactly what was stored; a resource changed meanwhile is
+// read again (the job still pending) and the store retried (storeIn).
 func (w *Worker) store(ctx context.Context, job domains.CertJobMessage, chainPEM string, key crypto.Signer) (stale bool, err error) {
 	chain, err := tlscerts.ParseChain(chainPEM)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,13 @@ func (m Message) Queued(id string, delay int32) queue.Message {
 
 // ParseMessage reads a delivery message as the queue delivers it.
 func ParseMessage(m lambdaevents.SQSMessage) (Message, error) {
+	msg, _, err := parseMessage(m)
+	return msg, err
+}
+
+// parseMessage is ParseMessage, also returning the time of the event's id, read in the same
+// parse of the id as its check.
+func parseMessage(m lambdaevents.SQSMessage) (Message, time.Time, error) {
 	attr := func(k string) string {
 		if a, ok := m.MessageAttributes[k]; ok && a.StringValue != nil {
 			return *a.StringValue
@@ -60,12 +68,31 @@ func ParseMessage(m lambdaevents.SQSMessage) (Message, error) {
 		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body), Stored: attr(AttrStored) != ""}
 	v, verr := strconv.ParseInt(attr(AttrDestinationVersion), 10, 64)
 	n, nerr := strconv.Atoi(attr(AttrAttempts))
-	if verr != nil || nerr != nil || n < 1 || !ids.Is(out.DestinationID, ids.EventDestination) ||
-		!ids.Is(out.AccountID, ids.Account) || !ids.Is(out.EventID, ids.Event) || out.EventType == "" || len(out.Event) == 0 {
-		return out, errors.New("the delivery lacks its routing attributes")
+	kind, event, eerr := ids.Parse(out.EventID)
+	if verr != nil || nerr != nil || eerr != nil || n < 1 || kind != ids.Event || !shaped(out.DestinationID, ids.EventDestination) ||
+		!shaped(out.AccountID, ids.Account) || out.EventType == "" || len(out.Event) == 0 {
+		return out, time.Time{}, errors.New("the delivery lacks its routing attributes")
 	}
 	out.DestinationVersion, out.Attempt = v, n
-	return out, nil
+	// Event ids carry their creation second, which is the envelope's event_timestamp.
+	return out, event.Time().UTC(), nil
+}
+
+// shaped reports whether id has the shape of an id of the kind prefix: the prefix, '_' and 27
+// base62 characters. Only the event id is decoded (its time is the record's); decoding the
+// account and destination ids, which the worker's own fan-out wrote, would add only that their
+// characters fit a KSUID's 20 bytes, and an id that names no destination finds none.
+func shaped(id, prefix string) bool {
+	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(rest) != 27 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // pendingDelivery is a delivery message with its parsed routing and the record it carries.
@@ -76,12 +103,10 @@ type pendingDelivery struct {
 }
 
 func parseDelivery(m lambdaevents.SQSMessage) (pendingDelivery, error) {
-	msg, err := ParseMessage(m)
+	msg, t, err := parseMessage(m)
 	if err != nil {
 		return pendingDelivery{id: m.MessageId}, err
 	}
-	// Event ids carry their creation second, which is the envelope's event_timestamp.
-	t, _ := ids.Time(msg.EventID)
 	return pendingDelivery{id: m.MessageId, msg: msg, rec: Record{EventID: msg.EventID, EventType: msg.EventType, Time: t, Data: msg.Event}}, nil
 }
 
@@ -145,12 +170,21 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 	return append(failed, concurrently(live, func(g *group) []string {
 		errs := w.send(ctx, g.dest, g.ps)
 		var failed []string
+		lines := w.Metrics.Batch()
+		lines.Reserve(metrics.Delivery, len(g.ps)+1) // and the usage line, shorter
+		c := counter{lines: lines, sink: g.dest.Target.Kind, maxAttempts: w.MaxAttempts}
 		for i, p := range g.ps {
 			if errs[i] != nil && !w.retry(ctx, p, errs[i]) {
 				failed = append(failed, p.id)
 			}
-			w.count(g.dest.Target.Kind, p, errs[i])
+			c.count(p, errs[i])
 		}
+		// One usage line for the batch's events delivered to the destination: the usage
+		// worker sums them, so it counts what a line per event would.
+		if c.delivered > 0 {
+			lines.EmitUsage(metrics.Usage{Account: g.account, Events: c.delivered})
+		}
+		lines.Flush()
 		return failed
 	})...)
 }
@@ -210,26 +244,42 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 	return errs
 }
 
-// count emits the metrics of one delivery attempt to a destination of sink kind: its outcome,
-// and its latency from the event's commit; and, when it was delivered, the usage line of an
-// event delivered for its account.
-func (w *Worker) count(sink string, p pendingDelivery, err error) {
+// counter emits the metric lines of a batch's delivery attempts to a destination of kind sink,
+// one per attempt, into lines (written at once when the batch is done), and counts those
+// delivered.
+type counter struct {
+	lines       *metrics.Batch
+	sink        string
+	maxAttempts int
+	dims        map[string]map[string]string // by outcome
+	delivered   int
+}
+
+// count adds the line of one delivery attempt: its outcome, and its latency from the event's
+// commit to the batch's end.
+func (c *counter) count(p pendingDelivery, err error) {
 	outcome := metrics.Delivered
 	if err != nil {
 		outcome = metrics.Retried
-		if p.msg.Attempt >= w.MaxAttempts {
+		if p.msg.Attempt >= c.maxAttempts {
 			outcome = metrics.DeadLettered
 		}
+	} else {
+		c.delivered++
 	}
 	var latency time.Duration
 	if !p.rec.Time.IsZero() {
-		latency = max(time.Since(p.rec.Time), 0)
+		latency = max(c.lines.At().Sub(p.rec.Time), 0)
 	}
-	w.Metrics.Emit(metrics.Delivery, map[string]string{metrics.DimSink: sink, metrics.DimOutcome: outcome},
-		1, float64(latency.Milliseconds()))
-	if outcome == metrics.Delivered {
-		w.Metrics.EmitUsage(metrics.Usage{Account: p.msg.AccountID, Events: 1})
+	dims := c.dims[outcome]
+	if dims == nil {
+		dims = map[string]string{metrics.DimSink: c.sink, metrics.DimOutcome: outcome}
+		if c.dims == nil {
+			c.dims = map[string]map[string]string{}
+		}
+		c.dims[outcome] = dims
 	}
+	c.lines.Emit(metrics.Delivery, dims, 1, float64(latency.Milliseconds()))
 }
 
 // retry schedules the next attempt of a failed delivery with a backoff delay, or after the

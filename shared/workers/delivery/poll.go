@@ -11,9 +11,6 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Secrets of this family are sealed with KMS in AWS.
-func init() { kmsseal.Register() }
-
 // Poll runs the worker the way Lambda's SQS trigger does (queue.Poll), for the local server
 // and tests. It returns when ctx ends.
 func (w *Worker) Poll(ctx context.Context, batch int) {
@@ -27,6 +24,8 @@ func FromConfig(ctx context.Context, c config.EventWorker, log *slog.Logger) (*W
 	if err != nil {
 		return nil, err
 	}
+	// The destinations' secrets are sealed, with KMS in AWS.
+	c.Seal.NewKMS = kmsseal.New
 	w := New(db, queue.NewClient(cfg, c.SQSEndpoint), seal.New(cfg, c.Seal), cfg, c)
 	w.Log = log
 	return w, nil

@@ -123,12 +123,27 @@ func kindOf(m lambdaevents.SQSMessage) string {
 // messages that must be received again; every other message is done (delivered, scheduled
 // for a retry, or in the dead-letter queue).
 func (w *Worker) Handle(ctx context.Context, ev lambdaevents.SQSEvent) (lambdaevents.SQSEventResponse, error) {
-	var evs, dels []lambdaevents.SQSMessage
+	// A batch is mostly of one kind, taken as it is; a mixed one is split.
+	n := 0
 	for _, m := range ev.Records {
 		if kindOf(m) == audit.KindDelivery {
-			dels = append(dels, m)
-		} else {
-			evs = append(evs, m)
+			n++
+		}
+	}
+	var evs, dels []lambdaevents.SQSMessage
+	switch n {
+	case 0:
+		evs = ev.Records
+	case len(ev.Records):
+		dels = ev.Records
+	default:
+		evs, dels = make([]lambdaevents.SQSMessage, 0, len(ev.Records)-n), make([]lambdaevents.SQSMessage, 0, n)
+		for _, m := range ev.Records {
+			if kindOf(m) == audit.KindDelivery {
+				dels = append(dels, m)
+			} else {
+				evs = append(evs, m)
+			}
 		}
 	}
 	var failed []string

@@ -1,7 +1,8 @@
 // Package operator is the operator's interface to a deployment's tenants, apart from the
 // tenants' API and never reachable with a tenant's key: its Routes are authorized in AWS by API
-// Gateway's IAM authorization (template.yaml) and locally by a Verifier of the local
-// credentials' signature.
+// Gateway's IAM authorization (template.yaml), then by the function for the principals it
+// admits (Principals, on every request), and locally by a Verifier of the signature of the
+// local server's own credentials.
 //
 // A tenant is created (principals.Bootstrap: its first admin key shown once), listed, read,
 // suspended (its keys refused with ERR_NGROK_205; the event worker leaves its events on the
@@ -18,5 +19,8 @@
 // tenant. Import orders creates by the ids each object names and remaps them; values a read
 // never renders (secret values, private keys, credentials, binding requests) are named in each
 // line's Supply and must be filled in; tokens, SSH CA keys and reserved address ports are new.
+// Import refuses a file with a line whose path is not a family's collection before it sends
+// anything, and Client sends only to its base URL's origin and follows no redirect, so the
+// tenant's admin key never leaves for a URL a file names.
 // Domains and SSH keys are unique in a deployment: a tenant moved within one is deleted first.
 package operator

@@ -22,7 +22,9 @@ var ErrUnfinished = errors.New("operator: the tenant's erasure is not finished")
 // eraseMargin is the part of a deadline an erasure leaves unused, to answer in.
 const eraseMargin = 2 * time.Second
 
-// erasePage is how many items an erasure reads at once.
+// erasePage is how many items an erasure reads at once, or fewer: each read is one of
+// DynamoDB's answers (store.PageQueryStart), at most about 1 MB, so a partition of large items
+// is erased a megabyte at a time.
 const erasePage = 100
 
 // Erase deletes every item of the tenant account: first its status becomes deleting, which
@@ -88,7 +90,7 @@ func timeLeft(ctx context.Context) error {
 func (o *Operator) eraseResources(ctx context.Context, account, prefix string, release resource.Releaser) (err error) {
 	defer derrors.Wrap(&err, "operator.eraseResources(%s)", prefix)
 	for {
-		items, _, err := o.DB.PageQuery(ctx, store.Collection(account, prefix), "", erasePage)
+		items, _, err := o.DB.PageQueryStart(ctx, store.Collection(account, prefix), "", erasePage)
 		if err != nil || len(items) == 0 {
 			return err
 		}
@@ -116,7 +118,7 @@ func (o *Operator) eraseResources(ctx context.Context, account, prefix string, r
 func (o *Operator) eraseLog(ctx context.Context, account, partition string) (err error) {
 	defer derrors.Wrap(&err, "operator.eraseLog")
 	for {
-		items, _, err := o.DB.PageQuery(ctx, partition, "", erasePage/2)
+		items, _, err := o.DB.PageQueryStart(ctx, partition, "", erasePage/2)
 		if err != nil || len(items) == 0 {
 			return err
 		}
@@ -140,7 +142,7 @@ func (o *Operator) erasePartition(ctx context.Context, partition string, keep st
 	defer derrors.Wrap(&err, "operator.erasePartition(%s)", partition)
 	before := ""
 	for {
-		items, more, err := o.DB.PageQuery(ctx, partition, before, erasePage)
+		items, more, err := o.DB.PageQueryStart(ctx, partition, before, erasePage)
 		if err != nil {
 			return err
 		}

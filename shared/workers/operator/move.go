@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,8 +128,19 @@ type Imported struct {
 // (and every other value an object was given anew, such as a reserved address). A member its
 // create refuses as unknown is one no create takes and is left out. It writes one Imported line
 // per object created to out.
-func Import(ctx context.Context, c *TenantAPI, into Exported, r io.Reader, out io.Writer) (err error) {
+//
+// Every line is read and checked before anything is sent: a line whose path is not the
+// collection path of one of families that creates (Descriptor.Path, as Export writes it) is
+// refused, naming the line, so that the tenant's admin key goes only to the creates of the
+// tenant's API, never to a URL or a route a file names.
+func Import(ctx context.Context, c *TenantAPI, families []*resource.Descriptor, into Exported, r io.Reader, out io.Writer) (err error) {
 	defer derrors.Wrap(&err, "operator.Import(%s)", into.ID)
+	creates := map[string]bool{}
+	for _, d := range families {
+		if d.Offers(resource.OpCreate) {
+			creates[d.Path] = true
+		}
+	}
 	var lines []Line
 	remap := map[string]string{}
 	sc := bufio.NewScanner(r)
@@ -141,6 +153,8 @@ func Import(ctx context.Context, c *TenantAPI, into Exported, r io.Reader, out i
 		switch {
 		case l.Tenant != nil:
 			remap[l.Tenant.ID], remap[l.Tenant.AdminUserID] = into.ID, into.AdminUserID
+		case l.Path != "" && !creates[l.Path]:
+			return fmt.Errorf("line %d: path %q is not the collection of a family that creates (as /api_keys is): nothing was sent", n, l.Path)
 		case l.Path != "" && l.Object != nil:
 			for m, v := range l.Supply {
 				if v == nil {
@@ -196,7 +210,7 @@ func Import(ctx context.Context, c *TenantAPI, into Exported, r io.Reader, out i
 			list, _ := l.Object[ch.member].([]any)
 			for _, o := range list {
 				obj, _ := o.(map[string]any)
-				cl := Line{Path: fmt.Sprintf(ch.path, id), Object: obj}
+				cl := Line{Path: fmt.Sprintf(ch.path, url.PathEscape(id)), Object: obj}
 				made, err := create(ctx, c, cl, remap)
 				if err != nil {
 					return err

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -26,6 +27,8 @@ type Operator struct {
 	Log         *slog.Logger
 	// Budget is how long a request may run: the template's Timeout of the function.
 	Budget time.Duration
+	// Principals are the IAM principals its Lambda handler admits (Lambda); none admits no one.
+	Principals Principals
 	// Regions are the regions a tunnel-server key may name (REGIONS; empty: its default).
 	Regions []string
 }
@@ -141,22 +144,40 @@ func Main(collections ...Collection) {
 		if err != nil {
 			return nil, err
 		}
-		return &Operator{DB: db, Collections: collections, Log: log, Regions: c.Regions}, nil
+		if len(c.Principals) == 0 {
+			return nil, errors.New("operator: OPERATOR_PRINCIPALS names no principal: no request could be admitted")
+		}
+		return &Operator{DB: db, Collections: collections, Log: log, Principals: c.Principals, Regions: c.Regions}, nil
 	})
 	lambda.Start(o.Lambda())
 }
 
-// Lambda is o's routes as a Lambda handler behind API Gateway's IAM authorization: an event
-// API Gateway did not authorize with IAM (ByIAM) is refused with 403.
-func (o *Operator) Lambda() func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
+// Handler serves o's routes, each request authorized by authorize; a path that is not
+// canonical (api.Canonical) or that no route matches is a 404 in the error envelope.
+func (o *Operator) Handler(authorize Authorize) http.Handler {
 	mux := http.NewServeMux()
-	o.Register(mux, func(*http.Request, []byte) error { return nil })
-	proxy := httpadapter.NewV2(mux).ProxyWithContext
+	o.Register(mux, authorize)
+	mux.Handle("/", (&api.Server{}).NotFound())
+	return api.Canonical(mux)
+}
+
+// Lambda is o's routes as a Lambda handler behind API Gateway's IAM authorization: an event
+// API Gateway did not authorize with IAM (ByIAM) is refused with 403, and so is one signed by a
+// principal that is not one of o.Principals (checked on every request).
+func (o *Operator) Lambda() func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
+	proxy := httpadapter.NewV2(o.Handler(func(*http.Request, []byte) error { return nil })).ProxyWithContext
+	refuse := func(e *api.Error) lambdaevents.APIGatewayV2HTTPResponse {
+		return lambdaevents.APIGatewayV2HTTPResponse{StatusCode: http.StatusForbidden,
+			Headers: map[string]string{"Content-Type": "application/json"},
+			Body:    `{"error_code":"` + e.Code + `","status_code":403,"msg":"` + e.Msg + `","details":{}}`}
+	}
 	return func(ctx context.Context, ev lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
 		if !ByIAM(ev) {
-			return lambdaevents.APIGatewayV2HTTPResponse{StatusCode: http.StatusForbidden,
-				Headers: map[string]string{"Content-Type": "application/json"},
-				Body:    `{"error_code":"` + ErrNotSigned.Code + `","status_code":403,"msg":"` + ErrNotSigned.Msg + `","details":{}}`}, nil
+			return refuse(ErrNotSigned), nil
+		}
+		if caller := ev.RequestContext.Authorizer.IAM.UserARN; !o.Principals.Admits(caller) {
+			o.logger().Warn("operator request refused: not an operator principal", "caller", caller, "path", ev.RawPath)
+			return refuse(ErrNotOperator), nil
 		}
 		return proxy(ctx, ev)
 	}

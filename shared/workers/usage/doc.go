@@ -6,8 +6,13 @@
 // capacity DynamoDB reported for the calls it made anyway (store.Open asks for it in the same
 // round trips). In AWS a subscription filter on every function's log group (template.yaml,
 // generated from package app's lists) sends the lines to the usage worker (Main), which sums
-// them per account and day and adds each sum to that day's item with one transaction per
-// batch of lines, so a batch retried by CloudWatch Logs is counted once. Locally the same sums
+// them per account and day (lines of the stack's own log groups only: Sources) and adds each sum
+// to that day's item with one transaction per
+// batch of lines, so a batch delivered again is counted once. A transaction checks the tenant's
+// entry in the operator's list, which no tenant request touches, and is tried again when it
+// loses to a concurrent one; a batch the worker still cannot write fails its invocation, which
+// Lambda retries and then sends to the function's on-failure destination (template.yaml: a
+// queue with an alarm), so no batch is dropped unseen. Locally the same sums
 // are fed the lines in process (Aggregator as the emitters' tee) and flushed on an interval and
 // on demand.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,10 +128,15 @@ type marker struct {
 
 // Write adds the sums to their days' items, in transactions of at most batchChunk days, each
 // with a marker of batch (an id the same lines always get) that makes it apply once: a chunk
-// whose marker exists is already counted and is skipped. A day is added only while its account
+// whose marker exists is already counted and is skipped. A day is added only while its tenant
 // exists and is not being deleted (a check in the same transaction), so that lines arriving
 // after a tenant's erasure began never write an item the erasure would leave behind; such
 // days are dropped and the rest of their chunk written.
+//
+// A chunk that loses to a concurrent transaction (another batch adding to the same day, the
+// operator changing the tenant) or whose attempt may or may not have applied (a dependency
+// failure) is tried again (writeRetrying); its marker keeps an attempt after one that applied
+// from counting twice.
 func Write(ctx context.Context, db *store.DB, batch string, s Sums) error {
 	keys := make([]accountDay, 0, len(s))
 	for k := range s {
@@ -142,27 +148,76 @@ func Write(ctx context.Context, db *store.DB, batch string, s Sums) error {
 	for i := 0; i < len(keys); i += batchChunk {
 		mk := marker{Key: store.StreamCheckpointKey(batchConsumer, fmt.Sprintf("%s#%d", batch, i/batchChunk)),
 			TTL: time.Now().Add(BatchRetention).Unix()}
-		if err := writeChunk(ctx, db, keys[i:min(i+batchChunk, len(keys))], s, mk); err != nil {
+		if err := writeRetrying(ctx, db, keys[i:min(i+batchChunk, len(keys))], s, mk); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// live is the condition on an account item that its usage may be added: it exists and is not
-// being deleted.
-func live() expression.ConditionBuilder {
-	return expression.And(store.Exists(), expression.Name("status").NotEqual(expression.Value(auth.StatusDeleting)))
+// How a chunk is tried again: after a wait drawn between half and all of a backoff that starts
+// at firstBackoff and doubles up to maxBackoff, at most maxAttempts times in all, and only while
+// the context's deadline leaves retryMargin after the wait (the Lambda answers within its
+// timeout, and a batch it could not write is retried by Lambda, then sent to the function's
+// on-failure destination).
+const (
+	maxAttempts  = 10
+	firstBackoff = 25 * time.Millisecond
+	maxBackoff   = time.Second
+	retryMargin  = 2 * time.Second
+)
+
+// writeRetrying is writeChunk tried again while it fails in a way another attempt may not
+// (retryable), with bounded backoff.
+func writeRetrying(ctx context.Context, db *store.DB, keys []accountDay, s Sums, mk marker) error {
+	backoff := firstBackoff
+	for attempt := 1; ; attempt++ {
+		err := writeChunk(ctx, db, keys, s, mk)
+		if err == nil || !retryable(err) || attempt == maxAttempts {
+			return err
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait+retryMargin {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
 }
 
-// writeChunk adds the days of keys in one transaction with mk, dropping the days of accounts
+// retryable reports whether a chunk's failure may pass on another attempt: a transaction that
+// lost to a concurrent one, or a dependency that failed (the attempt may have applied, which
+// the marker then shows).
+func retryable(err error) bool {
+	var dep *store.DependencyError
+	return store.IsConflict(err) || errors.As(err, &dep)
+}
+
+// live is the condition on a tenant's entry (store.TenantKey) that its usage may be added: it
+// exists and is not being deleted. The entry is written with the account and changed with its
+// status in the same transactions (principals.Bootstrap, operator.Erase and SetStatus), and no
+// tenant's request touches it, so checking it, rather than the account item every tenant
+// write checks, keeps the usage worker's transactions from conflicting with the tenants'.
+func live() expression.ConditionBuilder {
+	status := expression.Name("status")
+	return expression.And(store.Exists(), expression.Or(expression.AttributeNotExists(status),
+		status.NotEqual(expression.Value(auth.StatusDeleting))))
+}
+
+// writeChunk adds the days of keys in one transaction with mk, dropping the days of tenants
 // gone or being deleted.
 func writeChunk(ctx context.Context, db *store.DB, keys []accountDay, s Sums, mk marker) error {
 	for len(keys) > 0 {
 		tx := &store.Tx{}
 		for _, k := range keys {
-			if label := "account " + k.account; !tx.Touches(store.AccountKey(k.account)) {
-				tx.Check(label, store.AccountKey(k.account), live())
+			if label := "tenant " + k.account; !tx.Touches(store.TenantKey(k.account)) {
+				tx.Check(label, store.TenantKey(k.account), live())
 			}
 			tx.Update("usage "+k.account+" "+k.day, store.UsageKey(k.account, k.day), s[k].update())
 		}
@@ -176,7 +231,7 @@ func writeChunk(ctx context.Context, db *store.DB, keys []accountDay, s Sums, mk
 			return err
 		}
 		n := len(keys)
-		keys = slices.DeleteFunc(keys, func(k accountDay) bool { return slices.Contains(c.Failed, "account "+k.account) })
+		keys = slices.DeleteFunc(keys, func(k accountDay) bool { return slices.Contains(c.Failed, "tenant "+k.account) })
 		if len(keys) == n {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"reflect"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
+	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/store"
@@ -37,9 +39,9 @@ const account = "acct_2Bxz7mWl3jk8UpN5sQ0vR9tYc1a"
 // message and an undecodable delivery add nothing.
 func TestWorkerAddsADeliveryOnce(t *testing.T) {
 	s := testkit.Start(t)
-	w := &usage.Worker{DB: s.DB, Log: testkit.Logger()}
+	w := &usage.Worker{DB: s.DB, Log: testkit.Logger(), Sources: stack}
 	ctx := context.Background()
-	if err := s.DB.Put(ctx, auth.AccountItem{Key: store.AccountKey(account), ID: account}); err != nil {
+	if err := s.DB.Put(ctx, principals.TenantItem{Key: store.TenantKey(account), ID: account}); err != nil {
 		t.Fatal(err)
 	}
 	want := []usage.Day{
@@ -77,7 +79,11 @@ func TestWorkerAddsNothingForAnErasedTenant(t *testing.T) {
 	s := testkit.Start(t)
 	ctx := context.Background()
 	live, deleting, gone := s.NewAccount(t), s.NewAccount(t), "acct_2Bxz7mWl3jk8UpN5sQ0vR9tYc1b"
-	if err := s.DB.Put(ctx, auth.AccountItem{Key: store.AccountKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting}); err != nil {
+	// Marked as the operator's erasure marks it: the account item and the tenant's entry.
+	tx := &store.Tx{}
+	tx.Put("account", auth.AccountItem{Key: store.AccountKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting})
+	tx.Put("tenant", principals.TenantItem{Key: store.TenantKey(deleting.AccountID), ID: deleting.AccountID, Status: auth.StatusDeleting})
+	if err := s.DB.Commit(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2025, 11, 28, 12, 0, 0, 0, time.UTC)
@@ -93,6 +99,56 @@ func TestWorkerAddsNothingForAnErasedTenant(t *testing.T) {
 		if err != nil || len(days) != want {
 			t.Errorf("%s: %+v, %v; want %d days", acct, days, err, want)
 		}
+	}
+}
+
+// stack is the stack testdata/subscription.b64 comes from: its log group
+// tunnelapi-ApiKeysFunctionLogGroup-Q1w2E3r4T5y6 of account 123456789012.
+var stack = &usage.Sources{Owner: "123456789012", Stack: "tunnelapi"}
+
+// The worker adds the lines of its own stack's log groups only: the same delivery from another
+// account, from a stack whose name extends its own, or from a log group CloudFormation did not
+// make for the stack, is dropped (logged, and not returned as a failure to retry).
+func TestWorkerAddsOnlyItsStacksLogGroups(t *testing.T) {
+	s := testkit.Start(t)
+	ctx := context.Background()
+	if err := s.DB.Put(ctx, principals.TenantItem{Key: store.TenantKey(account), ID: account}); err != nil {
+		t.Fatal(err)
+	}
+	w := &usage.Worker{DB: s.DB, Log: testkit.Logger(), Sources: stack}
+	var d lambdaevents.CloudwatchLogsData
+	raw, err := subscription(t).AWSLogs.Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ owner, group string }{
+		{"210987654321", "tunnelapi-ApiKeysFunctionLogGroup-Q1w2E3r4T5y6"},
+		{"123456789012", "tunnelapi-dev-ApiKeysFunctionLogGroup-Q1w2E3r4T5y6"},
+		{"123456789012", "other-ApiKeysFunctionLogGroup-Q1w2E3r4T5y6"},
+		{"123456789012", "/aws/lambda/tunnelapi-ApiKeysFunction-Q1w2E3r4T5y6"},
+		{"123456789012", "tunnelapi-ApiKeysFunctionLogGroup"},
+		{"123456789012", "tunnelapi-ApiKeys/FunctionLogGroup-Q1w2E3r4T5y6"},
+		{"", "tunnelapi-ApiKeysFunctionLogGroup-Q1w2E3r4T5y6"},
+	} {
+		d = raw
+		d.Owner, d.LogGroup = c.owner, c.group
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := lambdaevents.CloudwatchLogsEvent{AWSLogs: lambdaevents.CloudwatchLogsRawData{Data: gzipBase64(t, string(b))}}
+		if err := w.Handle(ctx, ev); err != nil {
+			t.Fatalf("%s of %s: %v", c.group, c.owner, err)
+		}
+		if got, err := usage.Days(ctx, s.DB, account, "2025-11-01", "2025-11-30"); err != nil || len(got) != 0 {
+			t.Fatalf("after a delivery from %s of %q: days %+v, %v; want none", c.group, c.owner, got, err)
+		}
+	}
+	if err := w.Handle(ctx, subscription(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := usage.Days(ctx, s.DB, account, "2025-11-01", "2025-11-30"); err != nil || len(got) != 2 {
+		t.Fatalf("after the stack's own delivery: days %+v, %v; want its two", got, err)
 	}
 }
 

@@ -64,15 +64,15 @@ type EndpointJSON struct {
 // Render returns an endpoint as GET /endpoints/{id} returns it on r's host.
 func Render(r *api.Request, it *EndpointItem) EndpointJSON {
 	u, _ := ParseURL(it.URL)
-	out := EndpointJSON{UpdatedHead: resource.HeadAt(r, Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
+	out := EndpointJSON{UpdatedHead: resource.NewHead(r, Path, &it.Meta, it.Described).Updated(it.UpdatedAt),
 		Type: it.Type, URL: it.URL, PublicURL: it.URL, Proto: u.Scheme,
 		Hostport: u.HostPort(), Bindings: slices.Clone(it.Bindings), PoolingEnabled: it.PoolingEnabled, TrafficPolicy: it.TrafficPolicy,
 	}
 	if it.DomainID != "" {
-		out.Domain = resource.RefAt(r, domains.ReservedDomainsPath, it.DomainID)
+		out.Domain = resource.Ref(r, domains.ReservedDomainsPath, it.DomainID)
 	}
 	if it.AddrID != "" {
-		out.TCPAddr = resource.RefAt(r, domains.ReservedAddrsPath, it.AddrID)
+		out.TCPAddr = resource.Ref(r, domains.ReservedAddrsPath, it.AddrID)
 	}
 	return out
 }

@@ -50,7 +50,7 @@ func (k *KMS) Open(ctx context.Context, s seal.Sealed, aad map[string]string) ([
 	return seal.OpenWith(out.Plaintext, s, aad)
 }
 
-// sealing is RegisterSealing's sealer: KMS's Seal, and an Open that refuses without calling KMS.
+// sealing is NewSealing's sealer: KMS's Seal, and an Open that refuses without calling KMS.
 // It is a KMS by another type, with no method Open of KMS's: a *KMS (a field of that type, too)
 // in an interface keeps KMS.Open, and with it the client's Decrypt, in the binary.
 type sealing KMS
@@ -65,7 +65,7 @@ func (*sealing) Open(context.Context, seal.Sealed, map[string]string) ([]byte, e
 	return nil, errSealOnly
 }
 
-// opening is RegisterOpening's sealer: KMS's Open, and a Seal that refuses without calling KMS
+// opening is NewOpening's sealer: KMS's Open, and a Seal that refuses without calling KMS
 // (as sealing, with KMS.Seal and the client's GenerateDataKey left out).
 type opening KMS
 

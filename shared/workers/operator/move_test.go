@@ -1,4 +1,4 @@
-package app_test
+package operator_test
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestTenantMoves(t *testing.T) {
 		if !f.Families[0].Offers(resource.OpCreate) {
 			continue // reported by a tunnel server, never exported
 		}
-		_, vars, ev := firstSample(t, f.Dir, a)
+		_, vars, ev := testkit.FirstSample(t, root, f.Dir, a)
 		made := a.Do(t, "POST", ev.RawPath, ev.Body).Expect(t, http.StatusCreated)
 		if key, ok := vars["{{key_pem}}"]; ok && ev.RawPath == "/tls_certificates" {
 			secrets[made["id"].(string)] = key
@@ -78,7 +78,7 @@ func TestTenantMoves(t *testing.T) {
 
 	to := createTenant(t, srv)
 	var out bytes.Buffer
-	err := operator.Import(t.Context(), &operator.TenantAPI{Base: s.Server.URL, Token: to.Token},
+	err := operator.Import(t.Context(), &operator.TenantAPI{Base: s.Server.URL, Token: to.Token}, app.Families,
 		operator.Exported{ID: to.AccountID, AdminUserID: to.UserID}, &filled, &out)
 	if err != nil {
 		t.Fatalf("import: %v\n%s\n%s", err, out.String(), original.String())

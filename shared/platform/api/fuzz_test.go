@@ -1,22 +1,12 @@
-package app_test
+package api_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
 )
-
-// allRoutes is every route of every function, in a stable order.
-func allRoutes() []string {
-	var out []string
-	for _, f := range app.Functions() {
-		out = append(out, codeRoutes(f)...)
-	}
-	return out
-}
 
 // FuzzAllRoutes sends arbitrary path values, query strings and bodies to every route of every
 // family on the real stack, with or without request tricks: no input may produce a 5xx, and
@@ -24,7 +14,7 @@ func allRoutes() []string {
 // details carry the operation id. The campaign's inputs are seeds, each checked for its own
 // answer.
 func FuzzAllRoutes(f *testing.F) {
-	routes := allRoutes()
+	routes := testkit.AppRoutes()
 	bodies := []string{`{}`, `{"description":"x","metadata":"y"}`, `{"acl":["bind:*.a.com"]}`, `[`, `null`,
 		`{"cidr":"10.0.0.0/8","action":"deny","ip_policy_id":"ipp_2BxzRWYdf4fWcQOi6JZ7zaSN6Tc"}`,
 		`{"url":"https://a.example.com","traffic_policy":"on_http_request: []"}`,

@@ -1,4 +1,4 @@
-package app_test
+package api_test
 
 import (
 	"bytes"
@@ -12,9 +12,11 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
-// goClientArchive is the official Go client's source beside the checkout, and goClientDir where
-// TestOfficialGoClient unpacks it: infra/goclient/go.mod replaces the client with that folder.
+// root is the checkout, from this package; goClientArchive is the official Go client's source
+// beside the checkout, and goClientDir where TestOfficialGoClient unpacks it:
+// infra/goclient/go.mod replaces the client with that folder.
 const (
+	root            = "../../.."
 	goClientArchive = "../shared/clients/ngrok-api-go-v8.0.0.tar.gz"
 	goClientDir     = ".local/clients/v8"
 )

@@ -1,4 +1,4 @@
-package app_test
+package api_test
 
 import (
 	"bufio"
@@ -46,8 +46,8 @@ func onlyFirstHoldsHostports(i int, body map[string]any) {
 
 // jsMangled are the members whose object keys are data (ids, header names) that the client
 // mangles: it rewrites every key of what it sends from camelCase to snake_case, a map's keys
-// included, so a weighted backend's ids and a header named Content-Type arrive changed (package api,
-// "The official clients"). The client's forms leave them out.
+// included, so a weighted backend's ids and a header named Content-Type arrive changed (package api's
+// doc). The client's forms leave them out.
 var jsMangled = map[string][]string{
 	"/backends/weighted":      {"backends"},
 	"/backends/http_response": {"headers"},
@@ -100,7 +100,7 @@ func TestJavaScriptClient(t *testing.T) {
 	a := s.NewAccount(t)
 	var families []jsFamily
 	var subscription map[string]any
-	for _, form := range sampleForms(t, a) {
+	for _, form := range testkit.SampleForms(t, root, a) {
 		fam := jsFamily{Path: form.Path, Update: form.Update}
 		for name, op := range map[string]resource.Operation{"update": resource.OpUpdate, "list": resource.OpList, "delete": resource.OpDelete} {
 			if form.Family.Offers(op) {

@@ -1,4 +1,4 @@
-package app_test
+package operator_test
 
 import (
 	"encoding/json"
@@ -22,6 +22,9 @@ import (
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/operator"
 )
+
+// root is the checkout, from this package.
+const root = "../../.."
 
 // operatorCreds are the credentials the test's operator interface verifies, as the local server
 // verifies its local AWS credentials.
@@ -84,7 +87,7 @@ func TestTenantLifecycle(t *testing.T) {
 		if !f.Families[0].Offers(resource.OpCreate) {
 			continue // reported by a tunnel server: made by AgentSession below
 		}
-		file, _, ev := firstSample(t, f.Dir, a)
+		file, _, ev := testkit.FirstSample(t, root, f.Dir, a)
 		if ev.RequestContext.HTTP.Method != http.MethodPost {
 			t.Fatalf("%s is not a create", file)
 		}
@@ -333,24 +336,34 @@ func TestTenantDeleteResumesWhenTimeRunsOut(t *testing.T) {
 }
 
 // The operator function's sample events (events/operator/, API Gateway's IAM authorizer in
-// their request context) go through its real Lambda handler in name order, each with its
-// route's status, and cover every route; the same create without the IAM authorizer is a 403.
+// their request context) go through its real Lambda handler in name order, admitted as
+// principals of the samples' account (the template's default, the account's root), each with
+// its route's status, and cover every route; the same create without the IAM authorizer, or
+// for a function admitting only another principal, is a 403.
 func TestOperatorSampleEvents(t *testing.T) {
 	s := testkit.App(t)
-	handler := (&operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families)}).Lambda()
+	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families), Principals: operator.Principals{"arn:aws:iam::123456789012:root"}}
+	handler := o.Lambda()
+	other := *o
+	other.Principals = operator.Principals{"arn:aws:iam::123456789012:role/Operator"}
+	otherHandler := other.Lambda()
 	files, err := app.SampleFiles(root, app.Operator.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	vars, covered := map[string]string{}, map[string]bool{}
 	for i, file := range files {
-		ev := readSample(t, file, vars)
+		ev := testkit.ReadSample(t, file, vars)
 		if i == 0 {
 			unsigned := ev
 			unsigned.RequestContext.Authorizer = nil
 			res, err := handler(t.Context(), unsigned)
 			if err != nil || res.StatusCode != http.StatusForbidden || !strings.Contains(res.Body, operator.ErrNotSigned.Code) {
 				t.Fatalf("%s without IAM authorization: %v %d %s, want 403 %s", file, err, res.StatusCode, res.Body, operator.ErrNotSigned.Code)
+			}
+			res, err = otherHandler(t.Context(), ev)
+			if err != nil || res.StatusCode != http.StatusForbidden || !strings.Contains(res.Body, operator.ErrNotOperator.Msg) {
+				t.Fatalf("%s for a function admitting another principal: %v %d %s, want 403", file, err, res.StatusCode, res.Body)
 			}
 		}
 		res, err := handler(t.Context(), ev)

@@ -1,99 +1,25 @@
-package app_test
+package resource_test
 
 import (
-	"encoding/json"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
 )
 
-// sampleForm is a family's create and update bodies, taken from its sample events.
-type sampleForm struct {
-	Family         *resource.Descriptor
-	Path           string // the collection path
-	Create, Update map[string]any
-	// Modules are the bodies of the item's module PUTs (<path>/{id}/<module>), by module.
-	Modules map[string]map[string]any
-}
-
-// sampleForms returns the create and update bodies of every family's sample events
-// (events/<dir>/), with their setups made in a's account; it fails the test if a family of
-// app.Families has none (no update body for a family that serves no update).
-func sampleForms(t *testing.T, a *testkit.Account) []sampleForm {
-	t.Helper()
-	var out []sampleForm
-	for _, f := range app.Functions() {
-		files, err := app.SampleFiles(root, f.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vars, err := app.SampleSetup(t.Context(), f.Dir, accountCreator(t, a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		forms := map[string]*sampleForm{}
-		for _, file := range files {
-			ev := readSample(t, file, vars)
-			method, path, _ := strings.Cut(ev.RouteKey, " ")
-			var body map[string]any
-			if ev.Body != "" {
-				if err := json.Unmarshal([]byte(ev.Body), &body); err != nil {
-					t.Fatalf("%s: body: %v", file, err)
-				}
-			}
-			coll := strings.TrimSuffix(path, "/{id}")
-			if base, module, ok := strings.Cut(path, "/{id}/"); ok && method == "PUT" && forms[base] != nil && !strings.Contains(module, "/") {
-				if forms[base].Modules == nil {
-					forms[base].Modules = map[string]map[string]any{}
-				}
-				forms[base].Modules[module] = body
-			}
-			if strings.Contains(coll, "{") {
-				continue // a sub-resource
-			}
-			if forms[coll] == nil {
-				forms[coll] = &sampleForm{Path: coll}
-			}
-			switch {
-			case method == "POST" && path == coll:
-				forms[coll].Create = body
-			case method == "PATCH" && path != coll:
-				forms[coll].Update = body
-			}
-		}
-		for _, d := range f.Families {
-			if !d.Offers(resource.OpCreate) {
-				continue // reported, never created through the API (tunnel sessions and tunnels)
-			}
-			form := forms[d.Path]
-			if form == nil || form.Create == nil || (form.Update == nil) == d.Offers(resource.OpUpdate) {
-				t.Fatalf("events/%s has no create sample for %s, or an update sample exactly when the family serves no update", f.Dir, d.Path)
-			}
-			form.Family = d
-			out = append(out, *form)
-		}
-	}
-	return out
-}
-
-// cloudEndpointMembers are the members the platform returns for every cloud endpoint, besides
-// description and metadata when set, domain when the URL's host is on a reserved domain (every
-// public http, https and tls endpoint's is) and tcp_addr when it is a reserved address.
-var cloudEndpointMembers = []string{"id", "uri", "created_at", "updated_at", "type", "url", "public_url", "proto",
-	"hostport", "bindings", "pooling_enabled", "traffic_policy"}
+// root is the checkout, from this package.
+const root = "../../.."
 
 // Every family's responses are shaped as the platform's: description and metadata are omitted
 // when empty (and present once set), in the create, get, list, update and audit forms alike;
 // a cloud endpoint carries exactly its members.
 func TestResponseShapes(t *testing.T) {
 	_, a := testkit.AppAccount(t)
-	for _, form := range sampleForms(t, a) {
+	for _, form := range testkit.SampleForms(t, root, a) {
 		t.Run(strings.TrimPrefix(form.Path, "/"), func(t *testing.T) {
 			create := maps.Clone(form.Create)
 			delete(create, "description")
@@ -133,7 +59,7 @@ func TestResponseShapes(t *testing.T) {
 				if form.Path == "/endpoints" {
 					keys := slices.Sorted(maps.Keys(v))
 					// The sample's URL is public, on the domain its setup reserved.
-					want := append(slices.Clone(cloudEndpointMembers), "domain")
+					want := append(slices.Clone(testkit.CloudEndpointMembers), "domain")
 					if description != "" {
 						want = append(want, "description")
 					}

@@ -1,9 +1,10 @@
-package app_test
+package stream_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ import (
 	"tunnelapi/shared/testing/testkit"
 )
 
+// root is the checkout, from this package.
+const root = "../../.."
+
 // templatePipe is what template.yaml declares for a pipe: its filter and input template
 // compiled by the stream package, and its source and target.
 type templatePipe struct {
@@ -29,21 +33,21 @@ type templatePipe struct {
 }
 
 func templatePipes(t *testing.T) (map[string]templatePipe, map[string]any) {
-	resources := templateMap(t)["Resources"].(map[string]any)
+	resources := testkit.TemplateMap(t, filepath.Join(root, "template.yaml"))["Resources"].(map[string]any)
 	out := map[string]templatePipe{}
 	for name, res := range resources {
 		r := res.(map[string]any)
 		if r["Type"] != "AWS::Pipes::Pipe" {
 			continue
 		}
-		filters, _ := dig(r, "Properties", "SourceParameters", "FilterCriteria", "Filters").([]any)
+		filters, _ := testkit.Dig(r, "Properties", "SourceParameters", "FilterCriteria", "Filters").([]any)
 		if len(filters) != 1 {
 			t.Fatalf("%s: %d filters, want 1", name, len(filters))
 		}
 		pattern, _ := filters[0].(map[string]any)["Pattern"].(string)
-		tmpl, _ := dig(r, "Properties", "TargetParameters", "InputTemplate").(string)
+		tmpl, _ := testkit.Dig(r, "Properties", "TargetParameters", "InputTemplate").(string)
 		out[name] = templatePipe{pattern: pattern, inputTemplate: tmpl,
-			source: dig(r, "Properties", "Source"), target: dig(r, "Properties", "Target")}
+			source: testkit.Dig(r, "Properties", "Source"), target: testkit.Dig(r, "Properties", "Target")}
 	}
 	return out, resources
 }
@@ -64,7 +68,7 @@ func sameJSON(t *testing.T, a, b string) bool {
 // and its target the consumer's queue. The reverse too: no consumer without its Pipe.
 func TestPipesMatchTemplate(t *testing.T) {
 	pipes, resources := templatePipes(t)
-	if v := dig(resources["Table"].(map[string]any), "Properties", "StreamSpecification", "StreamViewType"); v != "NEW_IMAGE" {
+	if v := testkit.Dig(resources["Table"].(map[string]any), "Properties", "StreamSpecification", "StreamViewType"); v != "NEW_IMAGE" {
 		t.Errorf("the table streams %v, want NEW_IMAGE (consumers read the committed item from the record)", v)
 	}
 	seen := map[string]bool{}

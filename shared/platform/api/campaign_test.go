@@ -1,4 +1,4 @@
-package app_test
+package api_test
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ const (
 // the answer it must get.
 type campaignInput struct {
 	name                   string
-	route                  string // "METHOD pattern", as allRoutes lists it
+	route                  string // "METHOD pattern", as testkit.AppRoutes lists it
 	pathValue, query, body string
 	trick                  uint8
 	// needs is the collection whose new resource's id is the path value (set by the table
@@ -195,7 +195,7 @@ func TestCampaign(t *testing.T) {
 		}
 	})
 
-	routes := allRoutes()
+	routes := testkit.AppRoutes()
 	// Bodies strict decoding refuses, each naming the member (or the body) at fault.
 	bodies := map[string]string{
 		"member name in capitals":        `{"DESCRIPTION":"x"}`,

@@ -1,4 +1,4 @@
-package app_test
+package config_test
 
 import (
 	"path/filepath"
@@ -9,6 +9,9 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/testing/testkit"
 )
+
+// root is the checkout, from this package.
+const root = "../../.."
 
 // template.yaml's hand-written functions (app.Workers, app.Operator) and package config's
 // declaration agree: every variable one gets is declared as read by its kind of process (a

@@ -1,4 +1,4 @@
-package app_test
+package derrors_test
 
 import (
 	"go/ast"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 )
+
+// root is the checkout, from this package.
+const root = "../../.."
 
 // Errors are wrapped one way (the derrors package doc): a function names its operation in a
 // deferred derrors.Wrap, so no fmt.Errorf with %w outside derrors starts with its package's name

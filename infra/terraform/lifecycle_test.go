@@ -1,4 +1,4 @@
-package app_test
+package terraform_test
 
 import (
 	"crypto/x509"

@@ -1,9 +1,10 @@
-package app_test
+package samtemplate_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/metrics"
+	"tunnelapi/shared/testing/testkit"
 )
 
 // dimRule says what a dimension's value must be: a reference to a resource of type Resource
@@ -61,6 +63,11 @@ var dimRules = map[string]dimRule{
 type metricUse struct {
 	where, namespace, name string
 	dims                   map[string]any
+}
+
+// templateMap is template.yaml as generic YAML.
+func templateMap(t *testing.T) map[string]any {
+	return testkit.TemplateMap(t, filepath.Join(root, "template.yaml"))
 }
 
 func resourcesOf(t *testing.T) map[string]map[string]any {

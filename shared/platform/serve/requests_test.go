@@ -1,19 +1,53 @@
-package app_test
+package serve_test
 
 import (
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"gopkg.in/yaml.v3"
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/testing/testkit"
 )
+
+// root is the checkout, from this package.
+const root = "../../.."
+
+type template struct {
+	Resources map[string]struct {
+		Type       string `yaml:"Type"`
+		Properties struct {
+			Events map[string]struct {
+				Type       string `yaml:"Type"`
+				Properties struct {
+					Method                string   `yaml:"Method"`
+					Path                  string   `yaml:"Path"`
+					FunctionResponseTypes []string `yaml:"FunctionResponseTypes"`
+				} `yaml:"Properties"`
+			} `yaml:"Events"`
+		} `yaml:"Properties"`
+	} `yaml:"Resources"`
+}
+
+func readTemplate(t *testing.T) template {
+	b, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl template
+	if err := yaml.Unmarshal(b, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
 
 // deployment sends one request to one way of serving the API and returns the response.
 type deployment struct {

@@ -1,4 +1,4 @@
-package app_test
+package audit_test
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package app_test
+package operator_test
 
 import (
 	"encoding/json"
