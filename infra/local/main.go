@@ -250,20 +250,17 @@ Ctrl-C stops the server.
 }
 
 // withOperator serves the operator's routes (under /operator/, each request's signature
-// verified by authorize) and the tunnel servers' plugin beside the tenants' API h. It chooses
-// by path, not with an http.ServeMux, which would redirect a path that is not canonical before
-// any handler answered it with a 404 (api.Canonical).
+// verified by authorize) and the tunnel servers' plugin beside the tenants' API h. It chooses by
+// prefix, not with an http.ServeMux, which would redirect a path that is not canonical before
+// either handler answered it with a 404 (api.Canonical).
 func withOperator(h http.Handler, o *operator.Operator, plugin *frpplugin.Plugin, authorize operator.Authorize) http.Handler {
 	op := o.Handler(authorize)
-	frp := http.NewServeMux()
-	plugin.Register(frp)
-	_, frpPath, _ := strings.Cut(frpplugin.Route, " ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/operator/"):
 			op.ServeHTTP(w, r)
-		case r.URL.Path == frpPath:
-			frp.ServeHTTP(w, r)
+		case r.Method == http.MethodPost && r.URL.Path == frpplugin.Path:
+			plugin.ServeHTTP(w, r)
 		default:
 			h.ServeHTTP(w, r)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
 )
 
@@ -70,7 +71,7 @@ func TestNonCanonicalPathsAreNotFound(t *testing.T) {
 	s := testkit.App(t)
 	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families)}
 	refuse := func(*http.Request, []byte) error { return errors.New("the operator's authorization ran") }
-	local := httptest.NewServer(withOperator(s.Deps.Mux(app.Families...), o, refuse))
+	local := httptest.NewServer(withOperator(s.Deps.Mux(app.Families...), o, &frpplugin.Plugin{DB: s.DB}, refuse))
 	defer local.Close()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	lambdas := map[string]func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error){

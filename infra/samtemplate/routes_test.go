@@ -10,6 +10,7 @@ import (
 
 	"tunnelapi/infra/samtemplate"
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
 )
 
@@ -59,6 +60,7 @@ func codeRoutes() (map[string]string, []string) {
 	for _, r := range operator.Routes {
 		routes[r.Method+" "+r.Pattern] = app.Operator.Name
 	}
+	routes[frpplugin.Route] = app.TunnelPlugin.Name
 	var problems []string
 	for _, f := range app.Functions() {
 		if len(f.Families) > 0 && len(f.Families[0].Routes()) == 0 {

@@ -31,7 +31,8 @@ func number(v any) (float64, bool) {
 // triggerProblems holds every worker to its trigger: an SQS trigger reports batch item failures
 // and reads a queue with a dead-letter queue and a visibility timeout of at least six times the
 // function's timeout (AWS's advice, so a batch that times out is not read twice at once); a
-// scheduled worker is a rule's target; the worker fed by logs is the destination of a filter
+// scheduled worker is a rule's target; one serving HTTP API routes of its own may be invoked by
+// API Gateway; the worker fed by logs is the destination of a filter
 // of the usage lines on every other function's log group, and CloudWatch Logs may invoke it.
 func triggerProblems(tpl *samtemplate.Template) []string {
 	var problems []string
@@ -68,6 +69,9 @@ func triggerProblems(tpl *samtemplate.Template) []string {
 				if r.Properties["FilterPattern"] != metrics.UsageFilterPattern {
 					problems = append(problems, fmt.Sprintf("%s: %s filters %q, want %q", w.Name, name, r.Properties["FilterPattern"], metrics.UsageFilterPattern))
 				}
+			case w.Trigger == "HttpApi" && r.Type == "AWS::Lambda::Permission" && r.Properties["Principal"] == "apigateway.amazonaws.com" &&
+				(dig(r.Properties, "FunctionName", "Ref") == w.Name || getAttOf(r.Properties["FunctionName"]) == w.Name):
+				found++
 			case w.Trigger == "Schedule" && r.Type == "AWS::Events::Rule":
 				targets, _ := r.Properties["Targets"].([]any)
 				for _, tg := range targets {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
+	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/scheduler"
 	"tunnelapi/shared/workers/usage"
 )
@@ -45,6 +47,11 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 				t.Fatal(err)
 			}
 			vars[app.TokenPlaceholder] = a.Token
+			if f.Dir == "tunnel_sessions" || f.Dir == "tunnels" {
+				// Reported by a tunnel server, never created through the API.
+				sid, tid := testkit.AgentSession(t, s, a)
+				vars[app.IDPlaceholder] = map[string]string{"tunnel_sessions": sid, "tunnels": tid}[f.Dir]
+			}
 			covered := map[string]bool{}
 			for _, file := range files {
 				ev := testkit.ReadSample(t, file, vars)
@@ -53,6 +60,11 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 					t.Fatalf("%s: %v", file, err)
 				}
 				want := app.SampleStatus(ev.RequestContext.HTTP.Method)
+				for _, d := range f.Families {
+					if st := d.Status(ev.RouteKey); st != 0 && ev.RequestContext.HTTP.Method == "POST" && strings.Count(ev.RouteKey, "/") > 2 {
+						want = st // an action on an item, with a status of its own
+					}
+				}
 				if res.StatusCode != want {
 					t.Fatalf("%s: status %d, want %d: %s", file, res.StatusCode, want, res.Body)
 				}
@@ -127,6 +139,19 @@ func workerHandlers(t *testing.T, s *testkit.Stack) map[string]func(ctx context.
 			return err
 		},
 		"event_worker": sqsHandler(w.Handle),
+		// The plugin's samples name no key the table holds: each answers 401, never a 5xx.
+		"tunnel_plugin": func(ctx context.Context, raw []byte) error {
+			var ev events.APIGatewayV2HTTPRequest
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return err
+			}
+			p := &frpplugin.Plugin{DB: s.DB, Domains: *s.Deps.Kit.Settings.Domains, Log: s.Deps.Kit.Log}
+			res, err := p.Lambda()(ctx, ev)
+			if err == nil && res.StatusCode != http.StatusUnauthorized {
+				err = fmt.Errorf("status %d, want 401: %s", res.StatusCode, res.Body)
+			}
+			return err
+		},
 		"usage_worker": func(ctx context.Context, raw []byte) error {
 			var ev events.CloudwatchLogsEvent
 			if err := json.Unmarshal(raw, &ev); err != nil {

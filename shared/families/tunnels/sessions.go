@@ -71,10 +71,11 @@ var TunnelSessionsDescriptor = &resource.Descriptor{
 	Operations: resource.OpList | resource.OpGet,
 	Reported:   audit.AllVerbs,
 	Binding: func() resource.Binding {
-		return resource.Bind[Sessions](
+		return resource.Bind(newSessions,
 			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/stop", Status: http.StatusNoContent, Handle: Sessions.stop},
 			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/restart", Status: http.StatusNoContent, Handle: Sessions.restart},
-			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/update", Status: http.StatusNoContent, Handle: Sessions.update},
+			// Update never succeeds: its answer for a session of the account is errNoUpdate.
+			resource.Route[Sessions]{Method: http.MethodPost, Pattern: "/{id}/update", Status: http.StatusBadRequest, Handle: Sessions.update},
 		)
 	},
 	Release: SessionRelease{},
@@ -85,6 +86,8 @@ type Sessions struct {
 	*resource.Family[SessionItem, *SessionItem]
 }
 
+func newSessions(f *resource.Family[SessionItem, *SessionItem]) Sessions { return Sessions{f} }
+
 // Render returns a session as GET returns it.
 func (f Sessions) Render(r *api.Request, it *SessionItem) any {
 	return RenderSession(r, it)
@@ -92,9 +95,9 @@ func (f Sessions) Render(r *api.Request, it *SessionItem) any {
 
 // RenderSession is a session's wire form on r's host, for the plugin's events.
 func RenderSession(r *api.Request, it *SessionItem) SessionJSON {
-	return SessionJSON{AgentVersion: it.AgentVersion, Credential: *resource.RefAt(r, "/credentials", it.CredentialID),
+	return SessionJSON{AgentVersion: it.AgentVersion, Credential: *resource.Ref(r, "/credentials", it.CredentialID),
 		ID: it.ID, IP: it.IP, Metadata: it.Metadata, OS: it.OS, Region: it.Region, StartedAt: api.Timestamp(it.CreatedAt),
-		Transport: Transport, URI: resource.URIAt(r, TunnelSessionsDescriptor.Path, it.ID)}
+		Transport: Transport, URI: resource.URI(r, TunnelSessionsDescriptor.Path, it.ID)}
 }
 
 // errReported refuses a create: sessions are reported by tunnel servers. No route reaches it

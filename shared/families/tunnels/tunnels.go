@@ -28,15 +28,18 @@ type TunnelItem struct {
 
 // TunnelJSON is the wire form of a tunnel, in the platform's member order.
 type TunnelJSON struct {
-	ID            string            `json:"id"`
-	PublicURL     string            `json:"public_url"`
-	StartedAt     string            `json:"started_at"`
-	Metadata      string            `json:"metadata,omitempty"`
-	Proto         string            `json:"proto"`
-	Region        string            `json:"region"`
-	TunnelSession api.Ref           `json:"tunnel_session"`
-	Labels        map[string]string `json:"labels,omitempty"`
-	ForwardsTo    string            `json:"forwards_to,omitempty"`
+	ID            string  `json:"id"`
+	PublicURL     string  `json:"public_url"`
+	StartedAt     string  `json:"started_at"`
+	Metadata      string  `json:"metadata,omitempty"`
+	Proto         string  `json:"proto"`
+	Region        string  `json:"region"`
+	TunnelSession api.Ref `json:"tunnel_session"`
+	// Endpoint is null: live tunnels are not yet listed as ephemeral endpoints.
+	Endpoint   *api.Ref          `json:"endpoint"`
+	Labels     map[string]string `json:"labels"`
+	Backends   []api.Ref         `json:"backends"`
+	ForwardsTo string            `json:"forwards_to"`
 }
 
 // TunnelsDescriptor is the /tunnels family.
@@ -45,7 +48,7 @@ var TunnelsDescriptor = &resource.Descriptor{
 	Function: "TunnelsFunction", Dir: "tunnels",
 	Operations: resource.OpList | resource.OpGet,
 	Reported:   audit.Created | audit.Deleted,
-	Binding:    func() resource.Binding { return resource.Bind[Tunnels]() },
+	Binding:    func() resource.Binding { return resource.Bind(newTunnels) },
 }
 
 // Tunnels is the tunnel family's rules.
@@ -53,14 +56,24 @@ type Tunnels struct {
 	*resource.Family[TunnelItem, *TunnelItem]
 }
 
+func newTunnels(f *resource.Family[TunnelItem, *TunnelItem]) Tunnels { return Tunnels{f} }
+
 // Render returns a tunnel as GET returns it.
 func (Tunnels) Render(r *api.Request, it *TunnelItem) any { return RenderTunnel(r, it) }
 
 // RenderTunnel is a tunnel's wire form on r's host, for the plugin's events.
 func RenderTunnel(r *api.Request, it *TunnelItem) TunnelJSON {
 	return TunnelJSON{ID: it.ID, PublicURL: it.PublicURL, StartedAt: api.Timestamp(it.CreatedAt), Metadata: it.Metadata,
-		Proto: it.Proto, Region: it.Region, TunnelSession: *resource.RefAt(r, TunnelSessionsDescriptor.Path, it.SessionID),
-		Labels: it.Labels, ForwardsTo: it.ForwardsTo}
+		Proto: it.Proto, Region: it.Region, TunnelSession: *resource.Ref(r, TunnelSessionsDescriptor.Path, it.SessionID),
+		Labels: labels(it.Labels), Backends: []api.Ref{}, ForwardsTo: it.ForwardsTo}
+}
+
+// labels is a tunnel's labels as the wire shows them: an object, empty when it has none.
+func labels(l map[string]string) map[string]string {
+	if l == nil {
+		return map[string]string{}
+	}
+	return l
 }
 
 // Create refuses: see errReported.

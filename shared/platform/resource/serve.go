@@ -170,3 +170,14 @@ func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 		handle(rt.endpoint, rt.handle)
 	}
 }
+
+// Status is the status a success of the family's route answers with ("POST
+// /tunnel_sessions/{id}/stop", as Routes lists it); 0 for a route the family does not serve.
+func (d *Descriptor) Status(route string) int {
+	for _, e := range append(append([]endpoint{}, operations...), d.Binding().extra...) {
+		if (e.op == 0 || d.Offers(e.op)) && e.method+" "+d.Path+e.pattern == route {
+			return e.status
+		}
+	}
+	return 0
+}

@@ -24,8 +24,11 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Route is the plugin's one route, on the API's base URL.
-const Route = "POST /frp/plugin"
+// Path is the plugin's path on the API's base URL; Route its one route.
+const (
+	Path  = "/frp/plugin"
+	Route = "POST " + Path
+)
 
 // The operations frps asks about.
 const (

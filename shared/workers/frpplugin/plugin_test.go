@@ -371,3 +371,23 @@ func TestHeartbeatsOutliveTheStore(t *testing.T) {
 	fs.Proxy.Clear()
 	g.expect(frpplugin.OpPing, ping(u), true, "stopped through the API")
 }
+
+// Suspending the account ends its sessions at their next heartbeat, and refuses its logins.
+func TestSuspendedAccount(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	g := newRig(t, s)
+	token := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)["token"].(string)
+	_, login := g.login(token, "")
+	g.expect(frpplugin.OpPing, ping(user(login)), false, "")
+	mux := http.NewServeMux()
+	(&operator.Operator{DB: s.DB}).Register(mux, func(*http.Request, []byte) error { return nil })
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/operator/tenants/"+a.AccountID+"/suspend", nil))
+	if w.Code != http.StatusOK {
+		t.Fatalf("suspending answered %d %s", w.Code, w.Body)
+	}
+	g.expect(frpplugin.OpPing, ping(user(login)), true, "is suspended")
+	if res, _ := g.login(token, ""); !res.Reject || !strings.Contains(res.RejectReason, "suspended") {
+		t.Fatalf("a suspended account's login answered %+v", res)
+	}
+}

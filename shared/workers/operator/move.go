@@ -72,7 +72,9 @@ func Export(ctx context.Context, c *TenantAPI, families []*resource.Descriptor, 
 		return err
 	}
 	for _, d := range families {
-		if !d.Offers(resource.OpList) {
+		// What a family lists but never creates (tunnel sessions and tunnels, which tunnel
+		// servers report) cannot be imported: it comes back when its agents reconnect.
+		if !d.Offers(resource.OpList) || !d.Offers(resource.OpCreate) {
 			continue
 		}
 		var objs []map[string]any
