@@ -64,12 +64,14 @@ func traversalCases() []traversalCase {
 }
 
 // Paths that are not canonical are a 404 in the error envelope, never a redirect, before any
-// credential is looked at: from the local server's handler (the families' API beside the
+// credential is verified: from the local server's handler (the families' API beside the
 // operator's routes, withOperator) and on the Lambda path from each HTTP function's handler and
-// the operator function's, for every route of every family and of the operator.
+// the operator function's (for an operator principal, whom API Gateway authorized), for every
+// route of every family and of the operator.
 func TestNonCanonicalPathsAreNotFound(t *testing.T) {
 	s := testkit.App(t)
-	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families)}
+	o := &operator.Operator{DB: s.DB, Collections: operator.CollectionsOf(app.Families),
+		Principals: operator.Principals{"arn:aws:iam::123456789012:root"}}
 	refuse := func(*http.Request, []byte) error { return errors.New("the operator's authorization ran") }
 	local := httptest.NewServer(withOperator(s.Deps.Mux(app.Families...), o, &frpplugin.Plugin{DB: s.DB}, refuse))
 	defer local.Close()

@@ -43,7 +43,9 @@ var wiring = map[string][]string{
 	"shared/platform/resource/serve.go": {"api.Mux", "api.Server", ".Handle("},
 	"shared/platform/serve":             {"api.Server", "http.NewServeMux", ".Handle("},
 	// The operator's interface is no family: its routes are IAM-authorized, not a tenant's.
-	"shared/workers/operator/serve.go": {"api.Mux", "http.NewServeMux", ".Handle("},
+	"shared/workers/operator/serve.go": {"api.Mux", "api.Server", "http.NewServeMux", ".Handle("},
+	// Nor is the tunnel servers' plugin: its callers are frps nodes, authorized by their keys.
+	"shared/workers/frpplugin/plugin.go": {"api.Mux", ".Handle("},
 }
 
 // No code outside the wiring places above registers a route or holds what registering one

@@ -435,12 +435,12 @@ func TestConcurrentRulesWithOneCIDR(t *testing.T) {
 			}
 		}
 		n := 0
-		for _, r := range testkit.QueryAll[access.RuleItem](t, s.DB, store.Collection(a.AccountID, ids.IPPolicyRule)) {
+		for _, r := range testkit.QueryAll[access.IPPolicyRuleItem](t, s.DB, store.Collection(a.AccountID, ids.IPPolicyRule)) {
 			if r.PolicyID == p {
 				n++
 			}
 		}
-		var pol access.PolicyItem
+		var pol access.IPPolicyItem
 		if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, p), &pol); err != nil {
 			t.Fatal(err)
 		}
@@ -487,9 +487,9 @@ func TestDeleteOfPolicyWithTooManyRulesIsRefused(t *testing.T) {
 
 // fillPolicy indexes n made-up rules on a's policy p directly in the table (thousands of rules
 // through the API would take minutes on the test stack) and returns the policy item as stored.
-func fillPolicy(t *testing.T, s *testkit.Stack, a *testkit.Account, p string, n int) access.PolicyItem {
+func fillPolicy(t *testing.T, s *testkit.Stack, a *testkit.Account, p string, n int) access.IPPolicyItem {
 	t.Helper()
-	var pol access.PolicyItem
+	var pol access.IPPolicyItem
 	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, p), &pol); err != nil {
 		t.Fatal(err)
 	}

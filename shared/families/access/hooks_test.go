@@ -15,7 +15,7 @@ import (
 
 func TestIPPoliciesHooks(t *testing.T) {
 	f := resource.HooksOf[access.IPPolicies](access.IPPoliciesDescriptor, nil)
-	it := &access.PolicyItem{Meta: store.Meta{ID: "ipp_1", CreatedAt: 0}, Described: resource.Described{Description: "office", Metadata: "m"}}
+	it := &access.IPPolicyItem{Meta: store.Meta{ID: "ipp_1", CreatedAt: 0}, Described: resource.Described{Description: "office", Metadata: "m"}}
 	want := `{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1","created_at":"1970-01-01T00:00:00Z","description":"office","metadata":"m"}`
 	hooktest.WantJSON(t, f.Render(hooktest.Request(""), it), want)
 	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{}`), it, nil), "ERR_NGROK_606", "body")
@@ -38,10 +38,10 @@ func TestIPPolicyRulesHooks(t *testing.T) {
 		{`{"cidr":"10.0.0.0/8","action":"deny","ip_policy_id":"ak_1"}`, access.CodePolicyNotFound, "ip_policy_id"},
 	}
 	for _, c := range cases {
-		_, err := f.Create(ctx, hooktest.Request(c.body), &access.RuleItem{}, nil)
+		_, err := f.Create(ctx, hooktest.Request(c.body), &access.IPPolicyRuleItem{}, nil)
 		hooktest.WantCode(t, err, c.code, c.field)
 	}
-	it := &access.RuleItem{Meta: store.Meta{ID: "ipr_1"}, CIDR: "10.0.0.0/8", Action: access.ActionAllow, PolicyID: "ipp_1"}
+	it := &access.IPPolicyRuleItem{Meta: store.Meta{ID: "ipr_1"}, CIDR: "10.0.0.0/8", Action: access.ActionAllow, PolicyID: "ipp_1"}
 	hooktest.WantCode(t, f.Update(ctx, hooktest.Request(`{"action":"deny"}`), it, nil), access.CodeActionNotAllowed, "action")
 	// The action cannot change, so an empty update does not name it among the changeable fields.
 	if e, ok := api.AsError(f.Update(ctx, hooktest.Request(`{}`), it, nil)); !ok || e.Code != api.CodeEmptyUpdate ||
@@ -63,10 +63,10 @@ func TestIPRestrictionsHooks(t *testing.T) {
 		{`{"type":"api","ip_policy_ids":["ak_1"]}`, "ip_policy_ids"},
 	}
 	for _, c := range cases {
-		_, err := f.Create(ctx, hooktest.Request(c.body), &access.RestrictionItem{}, nil)
+		_, err := f.Create(ctx, hooktest.Request(c.body), &access.IPRestrictionItem{}, nil)
 		hooktest.WantCode(t, err, "ERR_NGROK_215", c.field)
 	}
-	it := &access.RestrictionItem{Meta: store.Meta{ID: "ipx_1"}, Type: access.TypeAgent, PolicyIDs: []string{"ipp_1", "ipp_2"}}
+	it := &access.IPRestrictionItem{Meta: store.Meta{ID: "ipx_1"}, Type: access.TypeAgent, PolicyIDs: []string{"ipp_1", "ipp_2"}}
 	hooktest.WantCode(t, f.Update(ctx, hooktest.Request(`{}`), it, nil), "ERR_NGROK_606", "body")
 	want := `{"id":"ipx_1","uri":"https://api.example.com/ip_restrictions/ipx_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"enforced":false,"type":"agent","ip_policies":[{"id":"ipp_1","uri":"https://api.example.com/ip_policies/ipp_1"},` +

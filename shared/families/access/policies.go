@@ -26,10 +26,10 @@ const (
 
 var textCodes = api.TextCodes{Description: CodeTextTooLong, Metadata: CodeTextTooLong}
 
-// PolicyItem is a stored IP policy. Its rules are also indexed on it (normalised CIDR → rule),
+// IPPolicyItem is a stored IP policy. Its rules are also indexed on it (normalised CIDR → rule),
 // so that adding a rule conditions on the CIDR being new to the policy, deleting the policy
 // knows every rule to delete with it, and compiling a restriction needs one read per policy.
-type PolicyItem struct {
+type IPPolicyItem struct {
 	store.Meta
 	resource.Described
 	// Rules maps cidrKey(cidr) to "<rule id> <action> <cidr>"; never nil once stored, as
@@ -40,8 +40,8 @@ type PolicyItem struct {
 // attrRules is the attribute of a policy's rule index.
 const attrRules = "rules"
 
-// PolicyJSON is the wire form of an IP policy.
-type PolicyJSON struct {
+// IPPolicyJSON is the wire form of an IP policy.
+type IPPolicyJSON struct {
 	resource.Head
 }
 
@@ -64,18 +64,18 @@ var IPPoliciesDescriptor = &resource.Descriptor{
 
 // IPPolicies is the IP policy family's rules.
 type IPPolicies struct {
-	*resource.Family[PolicyItem, *PolicyItem]
+	*resource.Family[IPPolicyItem, *IPPolicyItem]
 }
 
-func newIPPolicies(f *resource.Family[PolicyItem, *PolicyItem]) IPPolicies { return IPPolicies{f} }
+func newIPPolicies(f *resource.Family[IPPolicyItem, *IPPolicyItem]) IPPolicies { return IPPolicies{f} }
 
 // Render returns an IP policy as GET returns it.
-func (f IPPolicies) Render(r *api.Request, it *PolicyItem) any {
-	return PolicyJSON{resource.NewHead(r, f.Path, &it.Meta, it.Described)}
+func (f IPPolicies) Render(r *api.Request, it *IPPolicyItem) any {
+	return IPPolicyJSON{resource.NewHead(r, f.Path, &it.Meta, it.Described)}
 }
 
 // Create fills a new IP policy, with an empty rule index, from the request body.
-func (IPPolicies) Create(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) (any, error) {
+func (IPPolicies) Create(ctx context.Context, r *api.Request, it *IPPolicyItem, m *resource.Mutation) (any, error) {
 	if err := it.DecodeCreate(r, textCodes, &api.Text{}); err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (IPPolicies) Create(ctx context.Context, r *api.Request, it *PolicyItem, m 
 }
 
 // Update applies a PATCH body of description and metadata.
-func (IPPolicies) Update(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
+func (IPPolicies) Update(ctx context.Context, r *api.Request, it *IPPolicyItem, m *resource.Mutation) error {
 	if err := it.UpdateText(r, textCodes); err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (IPPolicies) Update(ctx context.Context, r *api.Request, it *PolicyItem, m 
 
 // Delete refuses a policy still used, or with more rules than one transaction can delete, and
 // deletes its rules with it.
-func (IPPolicies) Delete(ctx context.Context, r *api.Request, it *PolicyItem, m *resource.Mutation) error {
+func (IPPolicies) Delete(ctx context.Context, r *api.Request, it *IPPolicyItem, m *resource.Mutation) error {
 	// References bump the policy's version, so this read is current at commit or the delete retries.
 	if it.Refs > 0 {
 		return api.BadRequest(CodePolicyReferred, "id",
@@ -134,7 +134,7 @@ func parseEntry(e string) (id string, rule iprestrict.Rule, ok bool) {
 }
 
 // rules returns the policy's rules for compiling.
-func (p *PolicyItem) rules() []iprestrict.Rule {
+func (p *IPPolicyItem) rules() []iprestrict.Rule {
 	out := make([]iprestrict.Rule, 0, len(p.Rules))
 	for _, e := range p.Rules {
 		if _, r, ok := parseEntry(e); ok {
@@ -145,7 +145,7 @@ func (p *PolicyItem) rules() []iprestrict.Rule {
 }
 
 // ruleAt returns the rule id holding cidr key in the policy, if any.
-func (p *PolicyItem) ruleAt(key string) (string, bool) {
+func (p *IPPolicyItem) ruleAt(key string) (string, bool) {
 	e, ok := p.Rules[key]
 	if !ok {
 		return "", false

@@ -25,8 +25,8 @@ var restrictionTypes = []string{TypeDashboard, TypeAPI, TypeAgent, TypeEndpoints
 // one BatchGetItem call.
 const MaxPoliciesPerRestriction = 50
 
-// RestrictionItem is a stored IP restriction.
-type RestrictionItem struct {
+// IPRestrictionItem is a stored IP restriction.
+type IPRestrictionItem struct {
 	store.Meta
 	resource.Described
 	Enforced  bool     `dynamodbav:"enforced"`
@@ -34,8 +34,8 @@ type RestrictionItem struct {
 	PolicyIDs []string `dynamodbav:"policies"`
 }
 
-// RestrictionJSON is the wire form of an IP restriction.
-type RestrictionJSON struct {
+// IPRestrictionJSON is the wire form of an IP restriction.
+type IPRestrictionJSON struct {
 	resource.Head
 	Enforced   bool      `json:"enforced"`
 	Type       string    `json:"type"`
@@ -64,25 +64,25 @@ var IPRestrictionsDescriptor = &resource.Descriptor{
 // IPRestrictions is the IP restriction family's rules. A restriction references each of its
 // policies (Mutation.Reference), and one of type api changes the compiled state.
 type IPRestrictions struct {
-	*resource.Family[RestrictionItem, *RestrictionItem]
+	*resource.Family[IPRestrictionItem, *IPRestrictionItem]
 }
 
-func newIPRestrictions(f *resource.Family[RestrictionItem, *RestrictionItem]) IPRestrictions {
+func newIPRestrictions(f *resource.Family[IPRestrictionItem, *IPRestrictionItem]) IPRestrictions {
 	return IPRestrictions{f}
 }
 
 // Render returns a restriction as GET returns it.
-func (f IPRestrictions) Render(r *api.Request, it *RestrictionItem) any {
+func (f IPRestrictions) Render(r *api.Request, it *IPRestrictionItem) any {
 	refs := make([]api.Ref, 0, len(it.PolicyIDs))
 	for _, p := range it.PolicyIDs {
 		refs = append(refs, policyRef(r, p))
 	}
-	return RestrictionJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
+	return IPRestrictionJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Enforced: it.Enforced, Type: it.Type, IPPolicies: refs}
 }
 
 // Create fills a new restriction from the request body; an api restriction reads its policies
 // with the items that verify the caller in one round trip, to compile their rules.
-func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) (any, error) {
+func (f IPRestrictions) Create(ctx context.Context, r *api.Request, it *IPRestrictionItem, m *resource.Mutation) (any, error) {
 	var in restrictionCreate
 	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
@@ -154,12 +154,12 @@ func (IPRestrictions) UpdateReads(r *api.Request, account string) []store.Key {
 
 // Update applies a PATCH body: a new policy list references the policies added and releases
 // those removed.
-func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
+func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *IPRestrictionItem, m *resource.Mutation) error {
 	var in restrictionUpdate
 	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
 	}
-	var added []*PolicyItem
+	var added []*IPPolicyItem
 	changed := in.Enforced != nil && *in.Enforced != it.Enforced
 	if in.IPPolicyIDs != nil {
 		pids, err := checkPolicyIDs(*in.IPPolicyIDs)
@@ -181,14 +181,14 @@ func (f IPRestrictions) Update(ctx context.Context, r *api.Request, it *Restrict
 
 // repoint references the policies of pids that it does not use yet (read here, and returned)
 // and releases those it stops using.
-func (f IPRestrictions) repoint(ctx context.Context, m *resource.Mutation, it *RestrictionItem, pids []string) ([]*PolicyItem, error) {
+func (f IPRestrictions) repoint(ctx context.Context, m *resource.Mutation, it *IPRestrictionItem, pids []string) ([]*IPPolicyItem, error) {
 	var newIDs []string
 	for _, p := range pids {
 		if !slices.Contains(it.PolicyIDs, p) {
 			newIDs = append(newIDs, p)
 		}
 	}
-	var added []*PolicyItem
+	var added []*IPPolicyItem
 	if len(newIDs) > 0 {
 		items, err := m.GetMany(ctx, policyKeys(it.AccountID, newIDs)...)
 		if err != nil {
@@ -211,7 +211,7 @@ func (f IPRestrictions) repoint(ctx context.Context, m *resource.Mutation, it *R
 
 // Delete releases the restriction's policies and, for an api restriction, removes it from the
 // compiled state.
-func (f IPRestrictions) Delete(ctx context.Context, r *api.Request, it *RestrictionItem, m *resource.Mutation) error {
+func (f IPRestrictions) Delete(ctx context.Context, r *api.Request, it *IPRestrictionItem, m *resource.Mutation) error {
 	for _, p := range it.PolicyIDs {
 		m.Reference(p, -1, nil)
 	}
@@ -223,7 +223,7 @@ func (f IPRestrictions) Delete(ctx context.Context, r *api.Request, it *Restrict
 
 // syncAPI puts an api restriction into the compiled state; read holds the policies whose rules
 // the state may not have yet. A change of enforced alone names that field in a lockout.
-func (f IPRestrictions) syncAPI(ctx context.Context, r *api.Request, m *resource.Mutation, it *RestrictionItem, read []*PolicyItem, onlyEnforced bool) error {
+func (f IPRestrictions) syncAPI(ctx context.Context, r *api.Request, m *resource.Mutation, it *IPRestrictionItem, read []*IPPolicyItem, onlyEnforced bool) error {
 	if it.Type != TypeAPI {
 		return nil
 	}
@@ -241,7 +241,7 @@ func (f IPRestrictions) syncAPI(ctx context.Context, r *api.Request, m *resource
 
 // reference counts restriction it as a referrer of policy p. For an api restriction the
 // policy's rules are compiled from this read, so its version must not have moved at commit.
-func reference(m *resource.Mutation, it *RestrictionItem, p *PolicyItem, delta int64) {
+func reference(m *resource.Mutation, it *IPRestrictionItem, p *IPPolicyItem, delta int64) {
 	if it.Type == TypeAPI {
 		m.Reference(p.ID, delta, nil, store.AtVersion(p.Version))
 		return
@@ -284,13 +284,13 @@ func checkPolicyIDs(in []string) ([]string, error) {
 }
 
 // policiesOf decodes the policies read for pids; a missing one is a 400 naming it.
-func policiesOf(pids []string, items []store.Item) ([]*PolicyItem, error) {
-	out := make([]*PolicyItem, len(pids))
+func policiesOf(pids []string, items []store.Item) ([]*IPPolicyItem, error) {
+	out := make([]*IPPolicyItem, len(pids))
 	for i, it := range items {
 		if it == nil {
 			return nil, errNoPolicy(pids[i])
 		}
-		out[i] = &PolicyItem{}
+		out[i] = &IPPolicyItem{}
 		if err := store.Unmarshal(it, out[i]); err != nil {
 			return nil, err
 		}

@@ -19,8 +19,8 @@ const (
 	ActionDeny  = "deny"
 )
 
-// RuleItem is a stored IP policy rule.
-type RuleItem struct {
+// IPPolicyRuleItem is a stored IP policy rule.
+type IPPolicyRuleItem struct {
 	store.Meta
 	resource.Described
 	CIDR     string `dynamodbav:"cidr"`
@@ -28,8 +28,8 @@ type RuleItem struct {
 	PolicyID string `dynamodbav:"policy"`
 }
 
-// RuleJSON is the wire form of an IP policy rule.
-type RuleJSON struct {
+// IPPolicyRuleJSON is the wire form of an IP policy rule.
+type IPPolicyRuleJSON struct {
 	resource.Head
 	CIDR     string  `json:"cidr"`
 	IPPolicy api.Ref `json:"ip_policy"`
@@ -61,21 +61,23 @@ var IPPolicyRulesDescriptor = &resource.Descriptor{
 }
 
 // IPPolicyRules is the IP policy rule family's rules. A rule is also indexed on its policy (see
-// PolicyItem), and a rule of a policy an api restriction uses changes the compiled state.
+// IPPolicyItem), and a rule of a policy an api restriction uses changes the compiled state.
 type IPPolicyRules struct {
-	*resource.Family[RuleItem, *RuleItem]
+	*resource.Family[IPPolicyRuleItem, *IPPolicyRuleItem]
 }
 
-func newIPPolicyRules(f *resource.Family[RuleItem, *RuleItem]) IPPolicyRules { return IPPolicyRules{f} }
+func newIPPolicyRules(f *resource.Family[IPPolicyRuleItem, *IPPolicyRuleItem]) IPPolicyRules {
+	return IPPolicyRules{f}
+}
 
 // Render returns a rule as GET returns it.
-func (f IPPolicyRules) Render(r *api.Request, it *RuleItem) any {
-	return RuleJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
+func (f IPPolicyRules) Render(r *api.Request, it *IPPolicyRuleItem) any {
+	return IPPolicyRuleJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), CIDR: it.CIDR, IPPolicy: policyRef(r, it.PolicyID), Action: it.Action}
 }
 
 // Create fills a new rule from the request body and adds it to its policy's index, refusing a
 // CIDR the policy already has.
-func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem, m *resource.Mutation) (any, error) {
+func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *IPPolicyRuleItem, m *resource.Mutation) (any, error) {
 	var in ruleCreate
 	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
@@ -103,7 +105,7 @@ func (f IPPolicyRules) Create(ctx context.Context, r *api.Request, it *RuleItem,
 		if old == nil {
 			return errPolicyNotFound(policyID)
 		}
-		var pol PolicyItem
+		var pol IPPolicyItem
 		if store.Unmarshal(old, &pol) != nil {
 			return nil
 		}
@@ -158,7 +160,7 @@ func errPolicyNotFound(id string) error {
 }
 
 // Update applies a PATCH body; a changed CIDR moves the rule in its policy's index.
-func (f IPPolicyRules) Update(ctx context.Context, r *api.Request, it *RuleItem, m *resource.Mutation) error {
+func (f IPPolicyRules) Update(ctx context.Context, r *api.Request, it *IPPolicyRuleItem, m *resource.Mutation) error {
 	var in ruleUpdate
 	if err := textCodes.DecodePatch(r, &in); err != nil {
 		return err
@@ -189,7 +191,7 @@ func (f IPPolicyRules) Update(ctx context.Context, r *api.Request, it *RuleItem,
 }
 
 // Delete removes the rule from its policy's index and from the compiled state.
-func (f IPPolicyRules) Delete(ctx context.Context, r *api.Request, it *RuleItem, m *resource.Mutation) error {
+func (f IPPolicyRules) Delete(ctx context.Context, r *api.Request, it *IPPolicyRuleItem, m *resource.Mutation) error {
 	prefix, err := netip.ParsePrefix(it.CIDR)
 	if err != nil {
 		return err
@@ -204,7 +206,7 @@ func (f IPPolicyRules) Delete(ctx context.Context, r *api.Request, it *RuleItem,
 // policy first: the policy exists while its rule does (deleting a policy deletes its rules in
 // the same transaction, which fails this one's version check on the rule, so it is read again
 // and is a 404), and a CIDR it already has fails the index's condition alone: the 400.
-func (f IPPolicyRules) move(ctx context.Context, r *api.Request, m *resource.Mutation, it *RuleItem, old, next netip.Prefix) error {
+func (f IPPolicyRules) move(ctx context.Context, r *api.Request, m *resource.Mutation, it *IPPolicyRuleItem, old, next netip.Prefix) error {
 	key := cidrKey(next)
 	m.Touch(labelPolicy, store.ResourceKey(it.AccountID, it.PolicyID), expression.Remove(ruleMapPath(cidrKey(old))).
 		Set(ruleMapPath(key), expression.Value(ruleEntry(it.ID, it.Action, next))),

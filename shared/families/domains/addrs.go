@@ -22,8 +22,8 @@ const (
 
 var addrTextCodes = api.TextCodes{Description: "ERR_NGROK_504", Metadata: "ERR_NGROK_505", Empty: "ERR_NGROK_506"}
 
-// AddrItem is a stored reserved address.
-type AddrItem struct {
+// ReservedAddrItem is a stored reserved address.
+type ReservedAddrItem struct {
 	store.Meta
 	resource.Described
 	Addr   string `dynamodbav:"addr"`
@@ -33,8 +33,8 @@ type AddrItem struct {
 	alloc *allocation `dynamodbav:"-"`
 }
 
-// AddrJSON is the wire form of a reserved address.
-type AddrJSON struct {
+// ReservedAddrJSON is the wire form of a reserved address.
+type ReservedAddrJSON struct {
 	resource.Head
 	Addr   string `json:"addr"`
 	Region string `json:"region"`
@@ -80,18 +80,18 @@ var ReservedAddrsDescriptor = &resource.Descriptor{
 
 // ReservedAddrs is the reserved address family's rules.
 type ReservedAddrs struct {
-	*resource.Family[AddrItem, *AddrItem]
+	*resource.Family[ReservedAddrItem, *ReservedAddrItem]
 	Config *Config
 }
 
 // newReservedAddrs makes the family's hooks with the configuration of its kit (ConfigOf).
-func newReservedAddrs(f *resource.Family[AddrItem, *AddrItem]) ReservedAddrs {
+func newReservedAddrs(f *resource.Family[ReservedAddrItem, *ReservedAddrItem]) ReservedAddrs {
 	return ReservedAddrs{Family: f, Config: ConfigOf(f.Kit)}
 }
 
 // Render returns a reserved address as GET returns it.
-func (f ReservedAddrs) Render(r *api.Request, it *AddrItem) any {
-	return AddrJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
+func (f ReservedAddrs) Render(r *api.Request, it *ReservedAddrItem) any {
+	return ReservedAddrJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Addr: it.Addr, Region: it.Region}
 }
 
 // InUse is the refusal to delete an address a cloud endpoint or a TCP edge still references
@@ -101,7 +101,7 @@ func (ReservedAddrs) InUse() *api.Error {
 }
 
 // Prepare checks the body once per request and starts the search for a free address.
-func (f ReservedAddrs) Prepare(ctx context.Context, r *api.Request, it *AddrItem) error {
+func (f ReservedAddrs) Prepare(ctx context.Context, r *api.Request, it *ReservedAddrItem) error {
 	var in addrCreate
 	if err := api.Decode(r, &in); err != nil {
 		return err
@@ -123,7 +123,7 @@ func (f ReservedAddrs) Prepare(ctx context.Context, r *api.Request, it *AddrItem
 
 // Create claims the next candidate address with a guard in the reservation's transaction; a
 // candidate taken in the meantime makes the whole create run again with the next one.
-func (ReservedAddrs) Create(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) (any, error) {
+func (ReservedAddrs) Create(ctx context.Context, r *api.Request, it *ReservedAddrItem, m *resource.Mutation) (any, error) {
 	addr, err := it.alloc.next(ctx)
 	if err != nil {
 		return nil, err
@@ -135,12 +135,12 @@ func (ReservedAddrs) Create(ctx context.Context, r *api.Request, it *AddrItem, m
 }
 
 // Update changes description and metadata, the only mutable fields.
-func (ReservedAddrs) Update(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) error {
+func (ReservedAddrs) Update(ctx context.Context, r *api.Request, it *ReservedAddrItem, m *resource.Mutation) error {
 	return it.UpdateText(r, addrTextCodes)
 }
 
 // Delete frees the address for another reservation, in the deletion's transaction.
-func (ReservedAddrs) Delete(ctx context.Context, r *api.Request, it *AddrItem, m *resource.Mutation) error {
+func (ReservedAddrs) Delete(ctx context.Context, r *api.Request, it *ReservedAddrItem, m *resource.Mutation) error {
 	m.Delete("addr.release", addrGuardKey(it.Addr))
 	return nil
 }

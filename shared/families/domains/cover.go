@@ -54,7 +54,7 @@ func (f ReservedDomains) coverParent(name Name) string {
 // claimCover adds the reservation's write of its cover guard to m (see coverKey), refused with
 // 417 when another account's wildcard covers the name, or another account's name is covered by
 // the wildcard.
-func claimCover(m *resource.Mutation, it *DomainItem) {
+func claimCover(m *resource.Mutation, it *ReservedDomainItem) {
 	if it.CoverParent == "" {
 		return
 	}
@@ -73,7 +73,7 @@ func claimCover(m *resource.Mutation, it *DomainItem) {
 }
 
 // releaseCover undoes claimCover in the deletion's transaction.
-func releaseCover(m *resource.Mutation, it *DomainItem) {
+func releaseCover(m *resource.Mutation, it *ReservedDomainItem) {
 	if it.CoverParent == "" {
 		return
 	}

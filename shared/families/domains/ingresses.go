@@ -20,16 +20,16 @@ const (
 
 var ingressTextCodes = api.TextCodes{Description: "ERR_NGROK_6700", Metadata: "ERR_NGROK_6701"}
 
-// IngressItem is a stored agent ingress.
-type IngressItem struct {
+// AgentIngressItem is a stored agent ingress.
+type AgentIngressItem struct {
 	store.Meta
 	resource.Described
 	Domain string `dynamodbav:"domain"`
 	CertManagement
 }
 
-// IngressJSON is the wire form of an agent ingress.
-type IngressJSON struct {
+// AgentIngressJSON is the wire form of an agent ingress.
+type AgentIngressJSON struct {
 	ID  string `json:"id"`
 	URI string `json:"uri"`
 	resource.DescribedJSON
@@ -78,19 +78,19 @@ var AgentIngressesDescriptor = &resource.Descriptor{
 
 // AgentIngresses is the agent ingress family's rules.
 type AgentIngresses struct {
-	*resource.Family[IngressItem, *IngressItem]
+	*resource.Family[AgentIngressItem, *AgentIngressItem]
 	Config *Config
 }
 
 // newAgentIngresses makes the family's hooks with the configuration of its kit (ConfigOf).
-func newAgentIngresses(f *resource.Family[IngressItem, *IngressItem]) AgentIngresses {
+func newAgentIngresses(f *resource.Family[AgentIngressItem, *AgentIngressItem]) AgentIngresses {
 	return AgentIngresses{Family: f, Config: ConfigOf(f.Kit)}
 }
 
 // Render returns an agent ingress as GET returns it; its name servers and region domains come
 // from the configuration, so they follow it as regions are added.
-func (f AgentIngresses) Render(r *api.Request, it *IngressItem) any {
-	out := IngressJSON{ID: it.ID, URI: resource.URI(r, f.Path, it.ID), DescribedJSON: it.Described.Rendered(),
+func (f AgentIngresses) Render(r *api.Request, it *AgentIngressItem) any {
+	out := AgentIngressJSON{ID: it.ID, URI: resource.URI(r, f.Path, it.ID), DescribedJSON: it.Described.Rendered(),
 		Domain: it.Domain, NSTargets: append([]string{}, f.Config.NameServers...), RegionDomains: f.Config.regionDomains(it.Domain),
 		CreatedAt: api.Timestamp(it.CreatedAt)}
 	out.CertificateManagementPolicy, out.CertificateManagementStatus = it.CertManagement.render()
@@ -107,7 +107,7 @@ func (c *Config) regionDomains(domain string) []string {
 }
 
 // Create checks the body and claims the domain with a guard across all accounts (6706).
-func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) (any, error) {
+func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *AgentIngressItem, m *resource.Mutation) (any, error) {
 	var in ingressCreate
 	if err := api.Decode(r, &in); err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func (f AgentIngresses) Create(ctx context.Context, r *api.Request, it *IngressI
 }
 
 // Update applies a PATCH body; a policy given records a new job, null stops management.
-func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
+func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *AgentIngressItem, m *resource.Mutation) error {
 	var in ingressUpdate
 	if err := it.DecodePatch(r, ingressTextCodes, &in); err != nil {
 		return err
@@ -151,7 +151,7 @@ func (f AgentIngresses) Update(ctx context.Context, r *api.Request, it *IngressI
 // Delete releases the domain's guard, deletes the managed certificate (with its deleted event)
 // and requests the deletion of the domain's DNS zone (the certificate worker's, through the job
 // queue: a hosted zone is deleted record by record, too slow for a request).
-func (f AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressItem, m *resource.Mutation) error {
+func (f AgentIngresses) Delete(ctx context.Context, r *api.Request, it *AgentIngressItem, m *resource.Mutation) error {
 	m.Delete("ingress.release", ingressGuardKey(it.Domain))
 	if err := it.release(ctx, f.Kit, r, m, it.AccountID); err != nil {
 		return err
@@ -164,7 +164,7 @@ func (f AgentIngresses) Delete(ctx context.Context, r *api.Request, it *IngressI
 
 // setPolicy checks a supplied policy (private key type rsa by default), set by r's caller, and
 // records the job for every region domain, writing the job's item in m's transaction.
-func (f AgentIngresses) setPolicy(r *api.Request, it *IngressItem, in *CertPolicyJSON, m *resource.Mutation) error {
+func (f AgentIngresses) setPolicy(r *api.Request, it *AgentIngressItem, in *CertPolicyJSON, m *resource.Mutation) error {
 	if in == nil {
 		return nil
 	}

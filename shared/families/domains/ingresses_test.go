@@ -47,7 +47,7 @@ func TestAgentIngressShape(t *testing.T) {
 		fmt.Sprint(got["certificate_management_status"]) != "map[provisioning_job:<nil> renews_at:<nil>]" {
 		t.Fatalf("after setting a policy: %v", got)
 	}
-	var item domains.IngressItem
+	var item domains.AgentIngressItem
 	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func (c *CertManagement) dropCertificate(ctx context.Context, kit *resource.Kit,
 // it: the whole item, so that the worker records the updated event an HTTP update of it
 // records, with the resource as GET returns it.
 type Managed struct {
-	// Item is the stored item (*DomainItem or *IngressItem); Cert its automation state.
+	// Item is the stored item (*ReservedDomainItem or *AgentIngressItem); Cert its automation state.
 	Item store.Resource
 	Cert *CertManagement
 	// Domain is its name; ACMETarget the name a custom domain's _acme-challenge CNAME must
@@ -84,19 +84,19 @@ func LoadManaged(ctx context.Context, db *store.DB, cfg *Config, account, id str
 	key := store.ResourceKey(account, id)
 	switch {
 	case ids.Is(id, ids.ReservedDomain):
-		var it DomainItem
+		var it ReservedDomainItem
 		if err := db.Get(ctx, key, &it); err != nil {
 			return nil, notFoundIsNil(err)
 		}
-		f := ReservedDomains{&resource.Family[DomainItem, *DomainItem]{Descriptor: ReservedDomainsDescriptor}, cfg}
+		f := ReservedDomains{&resource.Family[ReservedDomainItem, *ReservedDomainItem]{Descriptor: ReservedDomainsDescriptor}, cfg}
 		return &Managed{Item: &it, Cert: &it.CertManagement, Domain: it.Domain, ACMETarget: it.ACMETarget,
 			kind: ReservedDomainsDescriptor.EventKind, render: func(r *api.Request) any { return f.Render(r, &it) }}, nil
 	case ids.Is(id, ids.AgentIngress):
-		var it IngressItem
+		var it AgentIngressItem
 		if err := db.Get(ctx, key, &it); err != nil {
 			return nil, notFoundIsNil(err)
 		}
-		f := AgentIngresses{&resource.Family[IngressItem, *IngressItem]{Descriptor: AgentIngressesDescriptor}, cfg}
+		f := AgentIngresses{&resource.Family[AgentIngressItem, *AgentIngressItem]{Descriptor: AgentIngressesDescriptor}, cfg}
 		return &Managed{Item: &it, Cert: &it.CertManagement, Domain: it.Domain,
 			kind: AgentIngressesDescriptor.EventKind, render: func(r *api.Request) any { return f.Render(r, &it) }}, nil
 	}

@@ -38,8 +38,8 @@ const (
 
 var domainTextCodes = api.TextCodes{Description: "ERR_NGROK_420", Metadata: "ERR_NGROK_421", Empty: "ERR_NGROK_422"}
 
-// DomainItem is a stored reserved domain.
-type DomainItem struct {
+// ReservedDomainItem is a stored reserved domain.
+type ReservedDomainItem struct {
 	store.Meta
 	resource.Described
 	Domain     string   `dynamodbav:"domain"`
@@ -57,8 +57,8 @@ type DomainItem struct {
 	CertManagement
 }
 
-// DomainJSON is the wire form of a reserved domain.
-type DomainJSON struct {
+// ReservedDomainJSON is the wire form of a reserved domain.
+type ReservedDomainJSON struct {
 	resource.Head
 	Domain string `json:"domain"`
 	// Region is "" when the domain has none, as in the platform's recorded responses.
@@ -168,18 +168,18 @@ var ReservedDomainsDescriptor = &resource.Descriptor{
 
 // ReservedDomains is the reserved domain family's rules.
 type ReservedDomains struct {
-	*resource.Family[DomainItem, *DomainItem]
+	*resource.Family[ReservedDomainItem, *ReservedDomainItem]
 	Config *Config
 }
 
 // newReservedDomains makes the family's hooks with the configuration of its kit (ConfigOf).
-func newReservedDomains(f *resource.Family[DomainItem, *DomainItem]) ReservedDomains {
+func newReservedDomains(f *resource.Family[ReservedDomainItem, *ReservedDomainItem]) ReservedDomains {
 	return ReservedDomains{Family: f, Config: ConfigOf(f.Kit)}
 }
 
 // Render returns a reserved domain as GET returns it.
-func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
-	out := DomainJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Domain: it.Domain,
+func (f ReservedDomains) Render(r *api.Request, it *ReservedDomainItem) any {
+	out := ReservedDomainJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Domain: it.Domain,
 		Region: it.Region, CNAMETarget: optional(it.CNAMETarget)}
 	for _, v := range it.ResolvesTo {
 		out.ResolvesTo = append(out.ResolvesTo, ResolvesToJSON{Value: v})
@@ -196,7 +196,7 @@ func (f ReservedDomains) Render(r *api.Request, it *DomainItem) any {
 
 // shownCertificate is the id of the certificate the domain serves and reads show: the uploaded
 // one, else the managed one ("" when it has neither).
-func (it *DomainItem) shownCertificate() string {
+func (it *ReservedDomainItem) shownCertificate() string {
 	if it.CertificateID != "" {
 		return it.CertificateID
 	}
@@ -209,7 +209,7 @@ func (ReservedDomains) InUse() *api.Error {
 }
 
 // Prepare checks the body and the certificate it names, once per request.
-func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *DomainItem) error {
+func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *ReservedDomainItem) error {
 	var in domainCreate
 	if err := api.Decode(r, &in); err != nil {
 		return err
@@ -260,7 +260,7 @@ func (f ReservedDomains) Prepare(ctx context.Context, r *api.Request, it *Domain
 // one per account and name (its failed condition is 413) and one per name across all accounts
 // (414), then its parent's cover guard (417, claimCover). The account's guard is written first,
 // so an account reserving its own name again gets 413 even though both conditions fail.
-func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) (any, error) {
+func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *ReservedDomainItem, m *resource.Mutation) (any, error) {
 	m.Put(labelMine, guard{Key: accountGuardKey(it.AccountID, it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
 	m.Refuse(labelMine, api.BadRequest(CodeDomainMine, "domain", "%s is already reserved by this account", it.Domain))
 	m.Put(labelName, guard{Key: nameGuardKey(it.Domain), AccountID: it.AccountID, ID: it.ID}, store.Absent())
@@ -277,7 +277,7 @@ func (ReservedDomains) Create(ctx context.Context, r *api.Request, it *DomainIte
 // certificate the domain shows ("" when it shows none) is no change: infrastructure-as-code
 // tools send back every member they read, the managed certificate's id beside its policy
 // included.
-func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
+func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *ReservedDomainItem, m *resource.Mutation) error {
 	var in domainUpdate
 	if err := it.DecodePatch(r, domainTextCodes, &in); err != nil {
 		return err
@@ -328,7 +328,7 @@ func (f ReservedDomains) Update(ctx context.Context, r *api.Request, it *DomainI
 
 // Delete releases the name's guards and the certificate reference, and deletes the managed
 // certificate (with its deleted event).
-func (f ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainItem, m *resource.Mutation) error {
+func (f ReservedDomains) Delete(ctx context.Context, r *api.Request, it *ReservedDomainItem, m *resource.Mutation) error {
 	m.Delete("domain.release", nameGuardKey(it.Domain))
 	m.Delete("domain.release.account", accountGuardKey(it.AccountID, it.Domain))
 	releaseCover(m, it)
@@ -343,7 +343,7 @@ func (f ReservedDomains) Delete(ctx context.Context, r *api.Request, it *DomainI
 // (436, as the platform does: detach the policy), and once the policy is detached it is
 // detached and deleted, with its deleted event, since nothing else holds it.
 func (f ReservedDomains) detachCertificate(ctx context.Context, r *api.Request) (any, error) {
-	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *DomainItem, m *resource.Mutation) error {
+	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *ReservedDomainItem, m *resource.Mutation) error {
 		if it.Policy != nil {
 			return api.BadRequest(CodeDetachPolicy, "id", "the certificate is managed by the domain's certificate_management_policy; detach the policy instead")
 		}
@@ -363,7 +363,7 @@ func (f ReservedDomains) detachCertificate(ctx context.Context, r *api.Request) 
 // PATCH of the policy to null: automatic management stops (no pending job, no status); a
 // certificate already issued stays attached.
 func (f ReservedDomains) detachPolicy(ctx context.Context, r *api.Request) (any, error) {
-	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *DomainItem, m *resource.Mutation) error {
+	_, err := f.Modify(ctx, r, r.PathValue("id"), nil, func(it *ReservedDomainItem, m *resource.Mutation) error {
 		it.CertManagement.stop(m.Tx)
 		return nil
 	})
@@ -394,7 +394,7 @@ func (f ReservedDomains) classify(name Name) (custom bool, err error) {
 // certificate of the account (1965 missing). Whether its names cover the domain is not checked,
 // as the platform does not (see the package doc).
 // It returns the supplied policy with its defaults filled (private key type ecdsa).
-func (f ReservedDomains) checkCertificates(it *DomainItem, certID *string, policy *CertPolicyJSON) (*CertPolicy, error) {
+func (f ReservedDomains) checkCertificates(it *ReservedDomainItem, certID *string, policy *CertPolicyJSON) (*CertPolicy, error) {
 	base := it.CNAMETarget == ""
 	switch {
 	case certID != nil && policy != nil,
@@ -433,7 +433,7 @@ func certMissing(id string) error {
 }
 
 // setResolvesTo replaces resolves_to with a supplied list of configured regions or "global".
-func (it *DomainItem) setResolvesTo(c *Config, in *[]ResolvesToJSON) error {
+func (it *ReservedDomainItem) setResolvesTo(c *Config, in *[]ResolvesToJSON) error {
 	if in == nil {
 		return nil
 	}

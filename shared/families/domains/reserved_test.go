@@ -64,7 +64,7 @@ func TestReservedDomainShapes(t *testing.T) {
 	}
 	id := got["id"].(string)
 	// The job the certificate worker is to run is recorded on the item.
-	var item domains.DomainItem
+	var item domains.ReservedDomainItem
 	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestReservedDomainPolicyReplacesCertificate(t *testing.T) {
 	if got["certificate"] != nil || fmt.Sprint(got["certificate_management_policy"]) != "map[authority:letsencrypt private_key_type:ecdsa]" {
 		t.Fatalf("after setting a policy: certificate %v, policy %v; want null and the policy", got["certificate"], got["certificate_management_policy"])
 	}
-	var item domains.DomainItem
+	var item domains.ReservedDomainItem
 	if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &item); err != nil {
 		t.Fatal(err)
 	}

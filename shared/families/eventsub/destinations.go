@@ -12,9 +12,9 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// DestinationItem is a stored event destination. Meta.Refs counts the subscriptions that
+// EventDestinationItem is a stored event destination. Meta.Refs counts the subscriptions that
 // reference it.
-type DestinationItem struct {
+type EventDestinationItem struct {
 	store.Meta
 	resource.Described
 	Format string `dynamodbav:"format"`
@@ -27,8 +27,8 @@ func SealAAD(account, id string) map[string]string {
 	return map[string]string{"account": account, "id": id}
 }
 
-// DestinationJSON is the wire form of an event destination.
-type DestinationJSON struct {
+// EventDestinationJSON is the wire form of an event destination.
+type EventDestinationJSON struct {
 	ID string `json:"id"`
 	resource.DescribedJSON
 	CreatedAt string     `json:"created_at"`
@@ -66,21 +66,21 @@ var EventDestinationsDescriptor = &resource.Descriptor{
 // EventDestinations is the event destination family's rules. Subscriptions reference
 // destinations, so a destination still in use is not deleted.
 type EventDestinations struct {
-	*resource.Family[DestinationItem, *DestinationItem]
+	*resource.Family[EventDestinationItem, *EventDestinationItem]
 }
 
-func newEventDestinations(f *resource.Family[DestinationItem, *DestinationItem]) EventDestinations {
+func newEventDestinations(f *resource.Family[EventDestinationItem, *EventDestinationItem]) EventDestinations {
 	return EventDestinations{f}
 }
 
 // Render returns a destination as GET returns it: its target's secret is never shown.
-func (f EventDestinations) Render(r *api.Request, it *DestinationItem) any {
-	return DestinationJSON{ID: it.ID, DescribedJSON: it.Described.Rendered(), CreatedAt: api.Timestamp(it.CreatedAt),
+func (f EventDestinations) Render(r *api.Request, it *EventDestinationItem) any {
+	return EventDestinationJSON{ID: it.ID, DescribedJSON: it.Described.Rendered(), CreatedAt: api.Timestamp(it.CreatedAt),
 		Format: it.Format, Target: it.Target.JSON(), URI: resource.URI(r, f.Path, it.ID)}
 }
 
 // Create fills a new destination from the request body, sealing its target's secret.
-func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) (any, error) {
+func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *EventDestinationItem, m *resource.Mutation) (any, error) {
 	var in destinationBody
 	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (f EventDestinations) Create(ctx context.Context, r *api.Request, it *Desti
 
 // Update applies a PATCH body; at least one member must be given. A target given keeps the
 // stored secret unless it supplies a new one.
-func (f EventDestinations) Update(ctx context.Context, r *api.Request, it *DestinationItem, m *resource.Mutation) error {
+func (f EventDestinations) Update(ctx context.Context, r *api.Request, it *EventDestinationItem, m *resource.Mutation) error {
 	var in destinationBody
 	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
@@ -125,7 +125,7 @@ func setFormat(dst *string, in *string) error {
 }
 
 // setTarget validates the supplied target and seals its new secret, if any, to the item.
-func (f EventDestinations) setTarget(ctx context.Context, it *DestinationItem, in *TargetJSON, prev *Target) error {
+func (f EventDestinations) setTarget(ctx context.Context, it *EventDestinationItem, in *TargetJSON, prev *Target) error {
 	deployment := ""
 	if f.Kit != nil && f.Kit.Settings.Deployment != nil {
 		deployment = f.Kit.Settings.Deployment.AccountID

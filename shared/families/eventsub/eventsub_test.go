@@ -107,7 +107,7 @@ func TestTargetKindsAndRedaction(t *testing.T) {
 			}
 			// The secret is sealed at rest: not in the stored item, and it opens only with
 			// this destination's account and id.
-			var it eventsub.DestinationItem
+			var it eventsub.EventDestinationItem
 			if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &it); err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +213,7 @@ func TestDestinationPatchSecrets(t *testing.T) {
 	id := newDestination(t, a)
 	path := "/event_destinations/" + id
 	secretOf := func() []byte {
-		var it eventsub.DestinationItem
+		var it eventsub.EventDestinationItem
 		if err := s.DB.Get(t.Context(), store.ResourceKey(a.AccountID, id), &it); err != nil {
 			t.Fatal(err)
 		}

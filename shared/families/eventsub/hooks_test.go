@@ -14,7 +14,7 @@ import (
 
 func TestSubscriptionRender(t *testing.T) {
 	f := resource.HooksOf[EventSubscriptions](EventSubscriptionsDescriptor, nil)
-	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Described: resource.Described{Metadata: "m"},
+	it := &EventSubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Described: resource.Described{Metadata: "m"},
 		Sources: []string{"api_key_created.v0"}, Destinations: []string{"ed_1"}}
 	want := `{"id":"esb_1","uri":"https://api.example.com/event_subscriptions/esb_1","created_at":"1970-01-01T00:00:00Z",` +
 		`"metadata":"m",` +
@@ -25,7 +25,7 @@ func TestSubscriptionRender(t *testing.T) {
 
 func TestSubscriptionUpdateRefusals(t *testing.T) {
 	var f EventSubscriptions
-	it := &SubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
+	it := &EventSubscriptionItem{Meta: store.Meta{ID: "esb_1"}, Sources: []string{"api_key_created.v0"}}
 	// Each refusal comes before anything is added to the mutation, so none is needed here.
 	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
 	hooktest.WantCode(t, f.Update(t.Context(), hooktest.Request(`{"sources":[{"type":"nope"}]}`), it, nil), CodeBadType, "sources[0].type")
@@ -38,7 +38,7 @@ func TestSubscriptionUpdateRefusals(t *testing.T) {
 }
 
 func TestSourceEdits(t *testing.T) {
-	it := &SubscriptionItem{Sources: []string{"a.v0", "b.v0"}}
+	it := &EventSubscriptionItem{Sources: []string{"a.v0", "b.v0"}}
 	hooktest.WantCode(t, it.addSource("a.v0"), CodeDuplicateSource, "type")
 	hooktest.WantCode(t, it.removeSource("c.v0"), CodeSourceNotFound, "type")
 	if err := it.addSource("c.v0"); err != nil {
@@ -54,8 +54,8 @@ func TestSourceEdits(t *testing.T) {
 
 func TestDestinationHooks(t *testing.T) {
 	f := resource.HooksOf[EventDestinations](EventDestinationsDescriptor, nil)
-	it := &DestinationItem{Meta: store.Meta{ID: "ed_1"}, Format: FormatJSON, Target: Target{Kind: KindKinesis}}
-	r, ok := f.Render(hooktest.Request(""), it).(DestinationJSON)
+	it := &EventDestinationItem{Meta: store.Meta{ID: "ed_1"}, Format: FormatJSON, Target: Target{Kind: KindKinesis}}
+	r, ok := f.Render(hooktest.Request(""), it).(EventDestinationJSON)
 	if !ok || r.URI != "https://api.example.com/event_destinations/ed_1" || r.Format != "json" || r.Target.Kinesis == nil {
 		t.Fatalf("rendered %+v", r)
 	}

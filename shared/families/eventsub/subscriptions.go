@@ -25,9 +25,9 @@ const (
 	MaxSubscriptionDests = 20
 )
 
-// SubscriptionItem is a stored event subscription: the event types it matches (its sources, in
+// EventSubscriptionItem is a stored event subscription: the event types it matches (its sources, in
 // the order they were added) and the destinations those events go to.
-type SubscriptionItem struct {
+type EventSubscriptionItem struct {
 	store.Meta
 	resource.Described
 	Sources      []string `dynamodbav:"sources"`
@@ -40,8 +40,8 @@ const (
 	AttrDestinations = "dests"
 )
 
-// SubscriptionJSON is the wire form of an event subscription.
-type SubscriptionJSON struct {
+// EventSubscriptionJSON is the wire form of an event subscription.
+type EventSubscriptionJSON struct {
 	resource.Head
 	Sources      []SourceJSON `json:"sources"`
 	Destinations []api.Ref    `json:"destinations"`
@@ -87,16 +87,16 @@ var sourceRoutes = []resource.Route[EventSubscriptions]{
 // EventSubscriptions is the event subscription family's rules. A subscription references each
 // of its destinations, in the subscription's own transaction.
 type EventSubscriptions struct {
-	*resource.Family[SubscriptionItem, *SubscriptionItem]
+	*resource.Family[EventSubscriptionItem, *EventSubscriptionItem]
 }
 
-func newEventSubscriptions(f *resource.Family[SubscriptionItem, *SubscriptionItem]) EventSubscriptions {
+func newEventSubscriptions(f *resource.Family[EventSubscriptionItem, *EventSubscriptionItem]) EventSubscriptions {
 	return EventSubscriptions{f}
 }
 
 // Render returns a subscription as GET returns it.
-func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
-	out := SubscriptionJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Sources: f.renderSources(r, it),
+func (f EventSubscriptions) Render(r *api.Request, it *EventSubscriptionItem) any {
+	out := EventSubscriptionJSON{Head: resource.NewHead(r, f.Path, &it.Meta, it.Described), Sources: f.renderSources(r, it),
 		Destinations: make([]api.Ref, 0, len(it.Destinations))}
 	for _, d := range it.Destinations {
 		out.Destinations = append(out.Destinations, api.Ref{ID: d, URI: resource.URI(r, destinationsPath, d)})
@@ -105,7 +105,7 @@ func (f EventSubscriptions) Render(r *api.Request, it *SubscriptionItem) any {
 }
 
 // Create fills a new subscription from the request body.
-func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) (any, error) {
+func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *EventSubscriptionItem, m *resource.Mutation) (any, error) {
 	var in subscriptionBody
 	if err := it.DecodeCreate(r, textCodes, &in); err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (EventSubscriptions) Create(ctx context.Context, r *api.Request, it *Subscr
 
 // Update applies a PATCH body; at least one member must be given. Sources and destinations
 // given replace the stored lists.
-func (EventSubscriptions) Update(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
+func (EventSubscriptions) Update(ctx context.Context, r *api.Request, it *EventSubscriptionItem, m *resource.Mutation) error {
 	var in subscriptionBody
 	if err := it.DecodePatch(r, textCodes, &in); err != nil {
 		return err
@@ -131,14 +131,14 @@ func (EventSubscriptions) Update(ctx context.Context, r *api.Request, it *Subscr
 }
 
 // Delete drops the subscription's references to its destinations.
-func (EventSubscriptions) Delete(ctx context.Context, r *api.Request, it *SubscriptionItem, m *resource.Mutation) error {
+func (EventSubscriptions) Delete(ctx context.Context, r *api.Request, it *EventSubscriptionItem, m *resource.Mutation) error {
 	for _, d := range it.Destinations {
 		m.Reference(d, -1, nil)
 	}
 	return nil
 }
 
-func (f EventSubscriptions) renderSources(r *api.Request, it *SubscriptionItem) []SourceJSON {
+func (f EventSubscriptions) renderSources(r *api.Request, it *EventSubscriptionItem) []SourceJSON {
 	out := make([]SourceJSON, 0, len(it.Sources))
 	for _, t := range it.Sources {
 		out = append(out, f.source(r, it.ID, t))
@@ -152,7 +152,7 @@ func (f EventSubscriptions) source(r *api.Request, sub, typ string) SourceJSON {
 }
 
 // setSources replaces the sources with a supplied list.
-func (it *SubscriptionItem) setSources(in *[]sourceIn) error {
+func (it *EventSubscriptionItem) setSources(in *[]sourceIn) error {
 	if in == nil {
 		return nil
 	}
@@ -184,7 +184,7 @@ func badType(field string, t *string) error {
 // setDestinations replaces the destinations with a supplied list: each added destination gets
 // a reference (which also proves it exists in this account) and each dropped one loses it, in
 // the subscription's own transaction.
-func (it *SubscriptionItem) setDestinations(m *resource.Mutation, in *[]string) error {
+func (it *EventSubscriptionItem) setDestinations(m *resource.Mutation, in *[]string) error {
 	if in == nil {
 		return nil
 	}
@@ -253,7 +253,7 @@ func (f EventSubscriptions) createSource(ctx context.Context, r *api.Request) (a
 	if in.Type == nil || !KnownType(*in.Type) {
 		return nil, badType("type", in.Type)
 	}
-	it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
+	it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *EventSubscriptionItem, m *resource.Mutation) error {
 		return it.addSource(*in.Type)
 	})
 	if err != nil {
@@ -293,7 +293,7 @@ func (f EventSubscriptions) updateSource(ctx context.Context, r *api.Request) (a
 		return nil, err
 	}
 	typ := r.PathValue("type")
-	it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
+	it, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *EventSubscriptionItem, m *resource.Mutation) error {
 		if !slices.Contains(it.Sources, typ) {
 			return errNoSource(typ)
 		}
@@ -307,14 +307,14 @@ func (f EventSubscriptions) updateSource(ctx context.Context, r *api.Request) (a
 
 func (f EventSubscriptions) deleteSource(ctx context.Context, r *api.Request) (any, error) {
 	typ := r.PathValue("type")
-	_, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *SubscriptionItem, m *resource.Mutation) error {
+	_, err := f.Modify(ctx, r, r.PathValue("subscription_id"), errNoSubscription, func(it *EventSubscriptionItem, m *resource.Mutation) error {
 		return it.removeSource(typ)
 	})
 	return nil, err
 }
 
 // addSource appends the event type typ to the sources.
-func (it *SubscriptionItem) addSource(typ string) error {
+func (it *EventSubscriptionItem) addSource(typ string) error {
 	if slices.Contains(it.Sources, typ) {
 		return api.BadRequest(CodeDuplicateSource, "type", "event type %s is already a source of this subscription", typ)
 	}
@@ -323,7 +323,7 @@ func (it *SubscriptionItem) addSource(typ string) error {
 }
 
 // removeSource deletes the source typ.
-func (it *SubscriptionItem) removeSource(typ string) error {
+func (it *EventSubscriptionItem) removeSource(typ string) error {
 	i := slices.Index(it.Sources, typ)
 	if i < 0 {
 		return errNoSource(typ)

@@ -343,7 +343,7 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*
 				out[r.key()] = nil
 				continue
 			}
-			var it eventsub.DestinationItem
+			var it eventsub.EventDestinationItem
 			if err := store.Unmarshal(raw, &it); err != nil {
 				return nil, err
 			}

@@ -243,9 +243,9 @@ func (p *Plugin) agentRestrictions(ctx context.Context, account string) (map[str
 	if err != nil {
 		return nil, err
 	}
-	var enforced []access.RestrictionItem
+	var enforced []access.IPRestrictionItem
 	for _, raw := range items {
-		var x access.RestrictionItem
+		var x access.IPRestrictionItem
 		if err := store.Unmarshal(raw, &x); err != nil {
 			return nil, err
 		}
@@ -262,7 +262,7 @@ func (p *Plugin) agentRestrictions(ctx context.Context, account string) (map[str
 	}
 	byPolicy := map[string][]iprestrict.Rule{}
 	for _, raw := range raws {
-		var rule access.RuleItem
+		var rule access.IPPolicyRuleItem
 		if err := store.Unmarshal(raw, &rule); err != nil {
 			return nil, err
 		}

@@ -155,7 +155,7 @@ func (p *Plugin) tcpBinding(ctx context.Context, in *proxyContent, account strin
 	}
 	var found []string
 	for _, raw := range items {
-		var ra domains.AddrItem
+		var ra domains.ReservedAddrItem
 		if err := store.Unmarshal(raw, &ra); err != nil {
 			return "", "", err
 		}
