@@ -36,12 +36,12 @@ const (
 
 // checkBudget refuses an edge whose deletion would not fit one transaction or whose item would
 // not fit DynamoDB's item size; field names what grew it.
-func checkBudget(it *HTTPSEdgeItem, field string) (err error) {
+func checkBudget(modules *edges.Set[HTTPSEdgeItem], it *HTTPSEdgeItem, field string) (err error) {
 	defer derrors.Wrap(&err, "httpsedges.checkBudget")
 	if n := len(it.Routes); n > MaxRoutes {
 		return api.BadRequest(CodeEdgeFull, field, "an HTTPS edge has at most %d routes", MaxRoutes)
 	}
-	if w := deleteWrites(it); w > maxTransactWrites {
+	if w := deleteWrites(modules, it); w > maxTransactWrites {
 		return api.BadRequest(CodeEdgeFull, field, "the edge's hostports, modules and routes would reference %d distinct resources; "+
 			"deleting an edge is one transaction of at most %d writes, so an edge holds at most %d hostports and references together",
 			w-deleteOverhead, maxTransactWrites, maxTransactWrites-deleteOverhead)
@@ -71,15 +71,15 @@ var sizing = &api.Request{HTTP: &http.Request{Host: strings.Repeat("h", 253) + "
 
 // deleteWrites is the number of writes deleting it takes: one per distinct reference (the
 // reserved domains of its hostports, its modules' and its routes' modules' referenced
-// resources), one per hostport guard, and deleteOverhead.
-func deleteWrites(it *HTTPSEdgeItem) int {
+// resources, modules being the edge's module set), one per hostport guard, and deleteOverhead.
+func deleteWrites(modules *edges.Set[HTTPSEdgeItem], it *HTTPSEdgeItem) int {
 	var c edges.Claim
 	for _, hp := range it.Hostports {
 		if id := it.Reservations[hp]; id != "" {
 			c.Reference(id, nil)
 		}
 	}
-	edgeModules.Claim(&c, it)
+	modules.Claim(&c, it)
 	for _, rt := range it.Routes {
 		routeModules.Claim(&c, rt)
 	}

@@ -75,14 +75,10 @@ var TLSTerminationAtEdgeModule = &edges.Kind[tlsTerminationAtEdge, edges.TLSTerm
 var (
 	edgeMutualTLS      = edges.Attach(edges.MutualTLSModule, func(it *HTTPSEdgeItem) **edges.MutualTLS { return &it.MutualTLS })
 	edgeTLSTermination = edges.Attach(TLSTerminationAtEdgeModule, func(it *HTTPSEdgeItem) **edges.TLSTermination { return &it.TLSTermination })
-	edgeModules        = edges.NewSet(edgeMutualTLS, edgeTLSTermination)
+	// The edge's own writes (create, PATCH, module PUT) must leave it within its limits too.
+	edgeModules = edges.NewSet(edgeMutualTLS, edgeTLSTermination).Rule(
+		func(s *edges.Set[HTTPSEdgeItem], it *HTTPSEdgeItem) error { return checkBudget(s, it, "hostports") })
 )
-
-// The edge's own writes (create, PATCH, module PUT) must leave it within its limits too; the
-// rule is added here because the budget counts the set's own references.
-func init() {
-	edgeModules.Rule(func(_ *edges.Set[HTTPSEdgeItem], it *HTTPSEdgeItem) error { return checkBudget(it, "hostports") })
-}
 
 // HTTPSEdgesDescriptor is the /edges/https family: edges on reserved domains of the account at
 // port 443 with the mutual_tls and tls_termination modules, and their routes

@@ -304,7 +304,7 @@ func (h *routes) settle(ctx context.Context, r *api.Request, it *HTTPSEdgeItem, 
 		}
 	}
 	derive(it, rt)
-	return checkBudget(it, "routes")
+	return checkBudget(edgeModules, it, "routes")
 }
 
 func (h *routes) get(ctx context.Context, r *api.Request) (any, error) {
