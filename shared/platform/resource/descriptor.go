@@ -64,18 +64,14 @@ type Descriptor struct {
 	// its hooks implement Updater exactly when it serves OpUpdate.
 	Operations Operation
 	// Binding returns how the family is served: its hooks and any routes beyond the five
-	// operations, as Bind declares them (func() resource.Binding { return resource.Bind(…) }).
-	// It is a function so that a descriptor is data the compiler lays out, with no code run at
-	// package initialisation: the linker then keeps only the families a function's main reaches,
-	// not every family of the package.
+	// operations, as Bind declares them (func() resource.Binding { return resource.Bind(…) }),
+	// built when the family is registered rather than when its package is initialised.
 	Binding func() Binding
 	// Release, for a family whose stored resources hold items outside their account's
 	// partitions (uniqueness guards, tokens, certificate due entries and jobs), adds to tx the
 	// writes that free what a stored item holds, so that erasing the account (package operator)
-	// deletes them with it (Free); nil when they hold none. It is a Releaser, a type's method,
-	// rather than a func value: the functions serving the family never call it, and the linker
-	// leaves out a method that no code calls through an interface, where a func value held here
-	// would be linked into each of them.
+	// deletes them with it (Free); nil when they hold none. Only the operator's function calls
+	// it.
 	Release Releaser
 }
 
