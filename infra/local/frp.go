@@ -39,18 +39,14 @@ func frpHeartbeat(lease time.Duration) time.Duration {
 }
 
 // startFrp mints a tunnel-server key named "local" in the first region through the operator's
-// interface at base, writes frps.toml and frpc.toml into c.StateDir (frpc's authtoken is a new
+// interface (op, signed with the local server's operator credentials), writes frps.toml and frpc.toml into c.StateDir (frpc's authtoken is a new
 // credential of the admin account, made through the tenants' API with adminToken), and starts
 // frps from frps.toml, its output in frps.log. The session lease (TUNNEL_LEASE) is frps's
 // heartbeat timeout; frpc's interval is a third of it.
-func startFrp(ctx context.Context, c config.Local, lease time.Duration, base, adminToken string) (*frpNode, error) {
+func startFrp(ctx context.Context, c config.Local, lease time.Duration, base, adminToken string, op *operatorClient) (*frpNode, error) {
 	bin, err := exec.LookPath("frps")
 	if err != nil {
 		return nil, fmt.Errorf("frps is not on PATH (infra/frp/build.sh builds it into .local/bin/): %w", err)
-	}
-	op, err := newOperatorClient(base)
-	if err != nil {
-		return nil, err
 	}
 	region := c.HTTP.Families.Domains.Regions[0]
 	_, out, err := op.send(ctx, http.MethodPost, "/operator/tunnel_servers", map[string]string{"name": "local", "region": region})
@@ -194,10 +190,10 @@ frpc's configuration for the admin account: %s; add [[proxies]] and run
 // wait in the listener's backlog until it serves); the returned stop ends it and revokes its key,
 // and must be called while the server still serves. Without frps the API still serves, and log
 // says why.
-func goFrp(ctx context.Context, c config.Local, lease time.Duration, base, adminToken string, log *slog.Logger) (stop func()) {
+func goFrp(ctx context.Context, c config.Local, lease time.Duration, base, adminToken string, op *operatorClient, log *slog.Logger) (stop func()) {
 	started := make(chan *frpNode, 1)
 	go func() {
-		n, err := startFrp(ctx, c, lease, base, adminToken)
+		n, err := startFrp(ctx, c, lease, base, adminToken, op)
 		if err != nil {
 			log.Warn("no tunnel server: frps not started", "err", err.Error())
 			started <- nil

@@ -233,7 +233,8 @@ go run ./infra/local operator … reads):
   secret access key %[9]s
 Ctrl-C stops the server.
 `, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL, credsFile, opCreds.AccessKeyID, opCreds.Region, opCreds.SecretAccessKey)
-	stopFrp := goFrp(ctx, c, c.TunnelPlugin.Lease, "http://"+addr, b.Token, log)
+	op := &operatorClient{operator.Client{Base: "http://" + addr, Authorize: operator.SignedBy(opCreds.aws(), opCreds.Region)}}
+	stopFrp := goFrp(ctx, c, c.TunnelPlugin.Lease, "http://"+addr, b.Token, op, log)
 	go func() {
 		<-ctx.Done()
 		stopFrp() // while the server still answers: it revokes frps's key

@@ -35,6 +35,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"gopkg.in/yaml.v3"
@@ -57,6 +59,8 @@ import (
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
+	"tunnelapi/shared/workers/frpplugin"
+	"tunnelapi/shared/workers/operator"
 )
 
 const (
@@ -157,6 +161,8 @@ func (s Stack) values(reach func(string) (string, error)) (_ map[string]string, 
 	// The operator admits the principals of the account SAM's pseudo-parameters and the sample
 	// events name.
 	v["OPERATOR_PRINCIPALS"] = "arn:aws:iam::123456789012:root"
+	// Tunnel sessions live as long as the template's default lease.
+	v["TUNNEL_LEASE"] = ""
 	urls := map[string]string{"DYNAMODB_ENDPOINT": s.DynamoDBEndpoint, "SQS_ENDPOINT": s.SQSEndpoint}
 	for _, name := range []string{"ACME_DIRECTORY", "CHALLTESTSRV_URL"} {
 		if u := s.Settings[name]; u != "" {
@@ -354,13 +360,22 @@ func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string,
 		vars[app.TokenPlaceholder] = o.Token
 		return vars, nil
 	}
-	own, err := setup()
-	if err != nil {
-		return nil, err
-	}
-	id, err := createWithSample(ctx, o.Deps.Handler(f.Families...), files, own)
-	if err != nil {
-		return nil, err
+	var id string
+	if reported := map[string]int{"tunnel_sessions": 0, "tunnels": 1}; f.Dir == "tunnel_sessions" || f.Dir == "tunnels" {
+		// Sessions and tunnels are reported by tunnel servers, never created through the API.
+		ids, err := reportSession(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		id = ids[reported[f.Dir]]
+	} else {
+		own, err := setup()
+		if err != nil {
+			return nil, err
+		}
+		if id, err = createWithSample(ctx, o.Deps.Handler(f.Families...), files, own); err != nil {
+			return nil, err
+		}
 	}
 	vars, err := setup()
 	if err != nil {
@@ -484,4 +499,74 @@ func creator(d *serve.Deps, token string) app.Creator {
 		}
 		return out, nil
 	}
+}
+
+// reportSession has the tunnel servers' plugin report an agent of o.Token's account as frps
+// would: a tunnel-server key minted, a credential and a reserved domain made through the API, a
+// login and an http proxy on the domain. It returns the session's and the tunnel's ids.
+func reportSession(ctx context.Context, o Options) (_ [2]string, err error) {
+	defer derrors.Wrap(&err, "samlocal.reportSession")
+	var out [2]string
+	create := creator(o.Deps, o.Token)
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	domain := "sam-local-" + hex.EncodeToString(suffix) + ".example.com"
+	if _, err := create(ctx, "/reserved_domains", map[string]any{"domain": domain}); err != nil {
+		return out, err
+	}
+	cred, err := create(ctx, "/credentials", map[string]any{})
+	if err != nil {
+		return out, err
+	}
+	settings := o.Deps.Kit.Settings.Domains
+	if settings == nil || len(settings.Regions) == 0 {
+		return out, errors.New("the deployment's domain settings are not parsed")
+	}
+	key, err := operator.MintTunnelServer(ctx, o.Deps.Kit.DB, "sam-local", settings.Regions[0])
+	if err != nil {
+		return out, err
+	}
+	p := &frpplugin.Plugin{DB: o.Deps.Kit.DB, Domains: *settings, Lease: time.Hour}
+	send := func(op string, content any) (map[string]any, error) {
+		body, _ := json.Marshal(map[string]any{"version": "0.1.0", "op": op, "content": content})
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/frp/plugin?op="+op+"&version=0.1.0", bytes.NewReader(body))
+		req.SetBasicAuth(key.Name+"."+key.Region, key.Secret)
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		var res struct {
+			Reject  bool           `json:"reject"`
+			Reason  string         `json:"reject_reason"`
+			Content map[string]any `json:"content"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &res); rec.Code != http.StatusOK || err != nil || res.Reject {
+			return nil, fmt.Errorf("%s: %d %s", op, rec.Code, rec.Body)
+		}
+		return res.Content, nil
+	}
+	login, err := send(frpplugin.OpLogin, map[string]any{"version": "0.70.1", "os": "linux", "arch": "amd64",
+		"metas": map[string]any{"authtoken": cred["token"]}, "client_address": "127.0.0.1:40000"})
+	if err != nil {
+		return out, err
+	}
+	user := map[string]any{"user": "", "metas": login["metas"], "run_id": login["run_id"]}
+	if _, err := send(frpplugin.OpNewProxy, map[string]any{"user": user, "proxy_name": "web", "proxy_type": "http",
+		"custom_domains": []string{domain}}); err != nil {
+		return out, err
+	}
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/tunnels", nil)
+	req.Header.Set("Authorization", "Bearer "+o.Token)
+	req.Header.Set("Ngrok-Version", "2")
+	rec := httptest.NewRecorder()
+	o.Deps.Mux(app.Families...).ServeHTTP(rec, req)
+	var list struct {
+		Tunnels []struct {
+			ID string `json:"id"`
+		} `json:"tunnels"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || len(list.Tunnels) == 0 {
+		return out, fmt.Errorf("no tunnel listed after the proxy: %d %s", rec.Code, rec.Body)
+	}
+	out[0], _ = login["run_id"].(string)
+	out[1] = list.Tunnels[0].ID
+	return out, nil
 }

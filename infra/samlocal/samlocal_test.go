@@ -201,7 +201,7 @@ func TestSamLocalEnvironmentRunsEveryFunction(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", ev.RouteKey, err)
 				}
-				if want := app.SampleStatus(ev.RequestContext.HTTP.Method); res.StatusCode != want {
+				if want := app.SampleStatusOf(f.Families, ev.RequestContext.HTTP.Method, ev.RouteKey); res.StatusCode != want {
 					t.Fatalf("%s (%s): status %d, want %d: %s", ev.RouteKey, ev.RawPath, res.StatusCode, want, res.Body)
 				}
 			}

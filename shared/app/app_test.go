@@ -59,12 +59,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", file, err)
 				}
-				want := app.SampleStatus(ev.RequestContext.HTTP.Method)
-				for _, d := range f.Families {
-					if st := d.Status(ev.RouteKey); st != 0 && ev.RequestContext.HTTP.Method == "POST" && strings.Count(ev.RouteKey, "/") > 2 {
-						want = st // an action on an item, with a status of its own
-					}
-				}
+				want := app.SampleStatusOf(f.Families, ev.RequestContext.HTTP.Method, ev.RouteKey)
 				if res.StatusCode != want {
 					t.Fatalf("%s: status %d, want %d: %s", file, res.StatusCode, want, res.Body)
 				}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"tunnelapi/shared/platform/resource"
 )
 
 // The sample events of a function are events/<Dir>/*.json: in name order, one walk through its
@@ -96,6 +97,20 @@ func SampleFiles(root, dir string) ([]string, error) {
 // SampleStatus is the documented success status of a sample request with method.
 func SampleStatus(method string) int {
 	return map[string]int{"POST": 201, "GET": 200, "PATCH": 200, "PUT": 200, "DELETE": 204}[method]
+}
+
+// SampleStatusOf is the documented status of a sample request to route (its RouteKey, "POST
+// /tunnel_sessions/{id}/stop") with method, served by families: SampleStatus of its method, or
+// for an action on an item (a POST under an item's path) the status its route declares.
+func SampleStatusOf(families []*resource.Descriptor, method, route string) int {
+	if method == "POST" && strings.Count(route, "/") > 2 {
+		for _, d := range families {
+			if st := d.Status(route); st != 0 {
+				return st
+			}
+		}
+	}
+	return SampleStatus(method)
 }
 
 // FillSample replaces each placeholder of vars in a sample event's text with its value, escaped

@@ -45,7 +45,9 @@ var wiring = map[string][]string{
 	// The operator's interface is no family: its routes are IAM-authorized, not a tenant's.
 	"shared/workers/operator/serve.go": {"api.Mux", "api.Server", "http.NewServeMux", ".Handle("},
 	// Nor is the tunnel servers' plugin: its callers are frps nodes, authorized by their keys.
-	"shared/workers/frpplugin/plugin.go": {"api.Mux", ".Handle("},
+	"shared/workers/frpplugin/plugin.go": {"api.Mux", "api.Server", "http.NewServeMux", ".Handle("},
+	// Test support: a plane of frps, frpc and the plugin on a server of its own.
+	"shared/testing/frptest/plane.go": {"http.NewServeMux", ".Handle("},
 }
 
 // No code outside the wiring places above registers a route or holds what registering one

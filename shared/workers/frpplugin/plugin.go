@@ -199,12 +199,13 @@ func (p *Plugin) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Lambda is the plugin's route as a Lambda handler behind API Gateway.
+// Lambda is the plugin's route as a Lambda handler behind API Gateway; a path that is not
+// canonical is a 404 (api.Canonical), never a redirect.
 func (p *Plugin) Lambda() func(context.Context, lambdaevents.APIGatewayV2HTTPRequest) (lambdaevents.APIGatewayV2HTTPResponse, error) {
 	mux := http.NewServeMux()
 	p.Register(mux)
 	mux.Handle("/", (&api.Server{}).NotFound())
-	return httpadapter.NewV2(mux).ProxyWithContext
+	return httpadapter.NewV2(api.Canonical(mux)).ProxyWithContext
 }
 
 // Main is the plugin function's main.
