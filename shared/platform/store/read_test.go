@@ -32,23 +32,13 @@ func TestPagesPastAMegabyte(t *testing.T) {
 		want = append([]string{it.ID}, want...)
 	}
 	part := store.Collection("big", ids.APIKey)
-	idsOf := func(items []store.Item) (out []string) {
-		for _, raw := range items {
-			var it thing
-			if err := store.Unmarshal(raw, &it); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, it.ID)
-		}
-		return out
-	}
 
 	items, more, err := s.DB.PageQuery(ctx, part, "", 100)
-	if err != nil || !slices.Equal(idsOf(items), want) || more {
+	if err != nil || !slices.Equal(itemIDs(t, items), want) || more {
 		t.Fatalf("a page of 100: %d of %d items, more=%v, %v", len(items), n, more, err)
 	}
 	items, more, err = s.DB.PageQuery(ctx, part, "", n-1)
-	if err != nil || !slices.Equal(idsOf(items), want[:n-1]) || !more {
+	if err != nil || !slices.Equal(itemIDs(t, items), want[:n-1]) || !more {
 		t.Fatalf("a page of %d: %d items, more=%v, %v", n-1, len(items), more, err)
 	}
 
@@ -73,7 +63,7 @@ func TestPagesPastAMegabyte(t *testing.T) {
 			if more = m; walk.fullPages && more && len(items) != walk.limit {
 				t.Errorf("%s: a page that is not the last holds %d items", walk.name, len(items))
 			}
-			page := idsOf(items)
+			page := itemIDs(t, items)
 			got = append(got, page...)
 			if len(page) > 0 {
 				before = page[len(page)-1]
@@ -86,7 +76,7 @@ func TestPagesPastAMegabyte(t *testing.T) {
 	}
 
 	below, err := s.DB.QueryBelow(ctx, part, want[0], n-2)
-	if err != nil || fmt.Sprint(idsOf(below)) != fmt.Sprint(reversed(want[2:])) {
+	if err != nil || fmt.Sprint(itemIDs(t, below)) != fmt.Sprint(reversed(want[2:])) {
 		t.Errorf("QueryBelow of %d: %d items, %v", n-2, len(below), err)
 	}
 	all, err := s.DB.QueryAll(ctx, part)

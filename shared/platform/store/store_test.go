@@ -233,16 +233,6 @@ func TestPageQueryFollowsAnswers(t *testing.T) {
 	f, db, all := seeded(5)
 	f.EndAnswersAfter(2)
 	part := store.Collection("acct", ids.APIKey)
-	ids := func(items []store.Item) (out []string) {
-		for _, raw := range items {
-			var it thing
-			if err := store.Unmarshal(raw, &it); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, it.ID)
-		}
-		return out
-	}
 	idsOf := func(things ...*thing) (out []string) {
 		for _, it := range things {
 			out = append(out, it.ID)
@@ -282,7 +272,7 @@ func TestPageQueryFollowsAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := ids(items); fmt.Sprint(got) != fmt.Sprint(tc.want) || more != tc.wantMore {
+		if got := itemIDs(t, items); fmt.Sprint(got) != fmt.Sprint(tc.want) || more != tc.wantMore {
 			t.Errorf("%s: got %v more=%v, want %v more=%v", tc.name, got, more, tc.want, tc.wantMore)
 		}
 		if got := queryLimits(f)[before:]; fmt.Sprint(got) != fmt.Sprint(tc.limits) {
@@ -510,4 +500,17 @@ func seeded(n int) (*fakedb.Table, *store.DB, []*thing) {
 		f.Seed(it)
 	}
 	return f, store.New(f, "t"), all
+}
+
+// itemIDs decodes items as things and returns their ids, in order.
+func itemIDs(t testing.TB, items []store.Item) (out []string) {
+	t.Helper()
+	for _, raw := range items {
+		var it thing
+		if err := store.Unmarshal(raw, &it); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, it.ID)
+	}
+	return out
 }
