@@ -160,6 +160,8 @@ func runServer(ctx context.Context) error {
 	agg := &usage.Aggregator{DB: db}
 	emitter := &metrics.Emitter{W: io.MultiWriter(os.Stdout, agg)}
 	d.Kit.Metrics, d.Server.Metrics, worker.Metrics = emitter, emitter, emitter
+	// Each family's requests run within its function's timeout, as on Lambda.
+	d.Server.Budgets = app.Budgets()
 	go agg.Run(ctx, usage.LocalFlushEvery)
 	cfg := c.HTTP.AWSConfig()
 	streams := stream.NewClient(cfg, c.HTTP.DynamoDBEndpoint)

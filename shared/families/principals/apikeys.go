@@ -33,8 +33,7 @@ type apiKeyCreate struct {
 // APIKeysDescriptor is the /api_keys family.
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
-	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(newAPIKeys) },
+	Binding: func() resource.Binding { return resource.Bind(newAPIKeys).Keeping(resource.Seals | resource.Opens) },
 	Release: TokenRelease{},
 }
 

@@ -47,8 +47,7 @@ type CredentialCreate struct {
 // CredentialsDescriptor is the /credentials family.
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
-	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(newCredentials) },
+	Binding: func() resource.Binding { return resource.Bind(newCredentials).Keeping(resource.Seals | resource.Opens) },
 	Release: TokenRelease{},
 }
 

@@ -39,7 +39,7 @@ const labelItem = "item"
 // as no auth cache outlives a request), create 1 (TransactWriteItems), update 2 and delete 2
 // (read, transaction), list 2 issued concurrently (the caller's items and the page's Query).
 // A create that derives from another item (Facts) reads it the first time in a process; one
-// that prepares a secret (a Preparer of a family that KeepsSecrets) reads the caller's items
+// that prepares a secret (a Preparer of a family whose Binding keeps secrets) reads the caller's items
 // first. No SQS call on any request.
 //
 // Races answer truthfully: a mutation whose target changed or vanished under it is read and
@@ -61,6 +61,8 @@ type core struct {
 	*Descriptor
 	kit   *Kit
 	hooks erasedHooks
+	// secrets are what the hooks seal and open (Binding.Keeping).
+	secrets Secrets
 }
 
 // core is f's operations, calling f.Hooks.
@@ -95,7 +97,7 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 		// signature): only for a caller verified, checked against the account's IP restriction
 		// and admitted by the rate limit, at the price of that read (auth.Session.VerifyRead)
 		// before the transaction. Other families' Prepare only checks the body.
-		if c.KeepsSecrets() && !session.Verified() {
+		if c.secrets != 0 && !session.Verified() {
 			if _, err := c.kit.Read(ctx, r); err != nil {
 				return nil, err
 			}
