@@ -39,11 +39,11 @@ var APIKeysDescriptor = &resource.Descriptor{
 
 // APIKeys is the API key family's rules.
 type APIKeys struct {
-	secretFamily[APIKeyItem, *APIKeyItem]
+	secretHooks[APIKeyItem, *APIKeyItem]
 }
 
 func newAPIKeys(f *resource.Family[APIKeyItem, *APIKeyItem]) APIKeys {
-	return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
+	return APIKeys{secretHooks[APIKeyItem, *APIKeyItem]{f}}
 }
 
 // Render returns an API key as GET returns it: without its token.

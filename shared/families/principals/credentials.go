@@ -53,11 +53,11 @@ var CredentialsDescriptor = &resource.Descriptor{
 
 // Credentials is the tunnel credential family's rules.
 type Credentials struct {
-	secretFamily[CredentialItem, *CredentialItem]
+	secretHooks[CredentialItem, *CredentialItem]
 }
 
 func newCredentials(f *resource.Family[CredentialItem, *CredentialItem]) Credentials {
-	return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
+	return Credentials{secretHooks[CredentialItem, *CredentialItem]{f}}
 }
 
 // Render returns a credential as GET returns it: without its token.

@@ -37,7 +37,7 @@ type Kit struct {
 	Metrics *metrics.Emitter
 	// Settings are the deployment's settings families read (package config), parsed once at
 	// start: a family turns them into its own types when its routes are registered.
-	Settings config.Families
+	Settings config.FamilySettings
 }
 
 // Read fetches keys of r's account in one consistent round trip together with the items that
