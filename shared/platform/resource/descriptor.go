@@ -127,7 +127,7 @@ type Updater[P store.Resource] interface {
 // Preparer is implemented by families with work that must run once per create request, before
 // any transaction is built, such as generating a key pair or signing. Each transaction attempt's
 // Create starts from a copy of the prepared item. The Prepare of a family that keeps secrets
-// (its Binding declares Secrets) runs only once the caller is verified, checked against the account's IP
+// (Binding.Keeping) runs only once the caller is verified, checked against the account's IP
 // restriction and admitted by the rate limit (one read of the caller's items first): a refused
 // caller never spends a key generation, a KMS call or a signature. Any other family's Prepare
 // must be cheap, as it runs before the caller is verified.
