@@ -24,6 +24,7 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/samples"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
@@ -166,7 +167,7 @@ func lambdaAnswer(t testing.TB, res events.APIGatewayV2HTTPResponse) answer {
 }
 
 // walk is one run through a function's samples on an account of its own: the values its
-// placeholders take (made by app.SampleSetup, then the ids its creates return).
+// placeholders take (made by samples.Setup, then the ids its creates return).
 type walk struct {
 	vars map[string]string
 }
@@ -174,7 +175,7 @@ type walk struct {
 func newWalk(t *testing.T, st *testkit.Stack, dir string) *walk {
 	t.Helper()
 	a := st.NewAccount(t)
-	vars, err := app.SampleSetup(t.Context(), dir, func(_ context.Context, path string, body any) (map[string]any, error) {
+	vars, err := samples.Setup(t.Context(), dir, func(_ context.Context, path string, body any) (map[string]any, error) {
 		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
 	})
 	if err != nil {

@@ -20,9 +20,11 @@ import (
 
 // memoryMB is the memory size template.yaml gives the function serving path.
 func memoryMB(tb testing.TB, path string) int {
-	for _, d := range app.Families {
-		if d.Path == path {
-			return functionMemoryMB(tb, d.Function)
+	for _, f := range app.Functions() {
+		for _, d := range f.Families {
+			if d.Path == path {
+				return functionMemoryMB(tb, f.Name)
+			}
 		}
 	}
 	tb.Fatalf("no family serves %s", path)

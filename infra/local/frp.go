@@ -48,7 +48,7 @@ func startFrp(ctx context.Context, c config.Local, lease time.Duration, base, ad
 	if err != nil {
 		return nil, fmt.Errorf("frps is not on PATH (infra/frp/build.sh builds it into .local/bin/): %w", err)
 	}
-	region := c.HTTP.Families.Domains.Regions[0]
+	region := c.HTTP.FamilySettings.Domains.Regions[0]
 	_, out, err := op.send(ctx, http.MethodPost, "/operator/tunnel_servers", map[string]string{"name": "local", "region": region})
 	if err != nil {
 		return nil, fmt.Errorf("minting the tunnel-server key: %w", err)
@@ -78,8 +78,8 @@ func startFrp(ctx context.Context, c config.Local, lease time.Duration, base, ad
 	}
 	n.ServerFile, n.ClientFile, n.LogFile = filepath.Join(c.StateDir, "frps.toml"), filepath.Join(c.StateDir, "frpc.toml"), filepath.Join(c.StateDir, "frps.log")
 	files := map[string]string{
-		n.ServerFile: frpsTOML(plugin, c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.Families.Domains.BaseDomain, hex.EncodeToString(fleet)),
-		n.ClientFile: frpcTOML(c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.Families.Domains.BaseDomain, hex.EncodeToString(fleet), token, frpHeartbeat(lease)),
+		n.ServerFile: frpsTOML(plugin, c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.FamilySettings.Domains.BaseDomain, hex.EncodeToString(fleet)),
+		n.ClientFile: frpcTOML(c.FRPBindPort, c.FRPVhostHTTPPort, c.HTTP.FamilySettings.Domains.BaseDomain, hex.EncodeToString(fleet), token, frpHeartbeat(lease)),
 	}
 	for file, text := range files {
 		if err := os.WriteFile(file, []byte(text), 0o600); err != nil {

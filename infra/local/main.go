@@ -160,6 +160,8 @@ func runServer(ctx context.Context) error {
 	agg := &usage.Aggregator{DB: db}
 	emitter := &metrics.Emitter{W: io.MultiWriter(os.Stdout, agg)}
 	d.Kit.Metrics, d.Server.Metrics, worker.Metrics = emitter, emitter, emitter
+	// Each family's requests run within its function's timeout, as on Lambda.
+	d.Server.Budgets = app.Budgets()
 	go agg.Run(ctx, usage.LocalFlushEvery)
 	cfg := c.HTTP.AWSConfig()
 	streams := stream.NewClient(cfg, c.HTTP.DynamoDBEndpoint)
@@ -213,9 +215,9 @@ func runServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plugin := &frpplugin.Plugin{DB: db, Domains: *c.HTTP.Families.Domains, Lease: c.TunnelPlugin.Lease, Log: log}
+	plugin := &frpplugin.Plugin{DB: db, Domains: *c.HTTP.FamilySettings.Domains, Lease: c.TunnelPlugin.Lease, Log: log}
 	srv := newServer(withOperator(crashAfterCommit(c.FaultCrashAt, d.Mux(app.Families...)),
-		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log, Regions: c.HTTP.Families.Domains.Regions},
+		&operator.Operator{DB: db, Collections: operator.CollectionsOf(app.Families), Log: log, Regions: c.HTTP.FamilySettings.Domains.Regions},
 		plugin, localVerifier(opCreds)), localTimeouts)
 	fmt.Printf(`
 tunnelapi is listening on http://%[1]s (table %[2]s)

@@ -59,6 +59,7 @@ import (
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
+	"tunnelapi/shared/testing/samples"
 	"tunnelapi/shared/workers/frpplugin"
 	"tunnelapi/shared/workers/operator"
 )
@@ -353,7 +354,7 @@ func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string,
 		return nil, err
 	}
 	setup := func() (map[string]string, error) {
-		vars, err := app.SampleSetup(ctx, f.Dir, creator(o.Deps, o.Token))
+		vars, err := samples.Setup(ctx, f.Dir, creator(o.Deps, o.Token))
 		if err != nil {
 			return nil, err
 		}
@@ -480,7 +481,7 @@ func copySamples(o Options, dir string, vars map[string]string) ([]string, error
 }
 
 // creator makes the samples' setup through every family's handlers, as the token's holder.
-func creator(d *serve.Deps, token string) app.Creator {
+func creator(d *serve.Deps, token string) samples.Creator {
 	mux := d.Mux(app.Families...)
 	return func(ctx context.Context, path string, body any) (map[string]any, error) {
 		b, err := json.Marshal(body)

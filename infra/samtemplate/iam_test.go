@@ -190,10 +190,10 @@ func iamProblems(t *testing.T, tpl *samtemplate.Template) []string {
 			problems = append(problems, fmt.Sprintf("%s is granted %v; its families call %v", f.Name, got, need))
 		}
 		var kms []string // sorted, as actions returns them
-		if slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Opens }) {
+		if slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Secrets()&resource.Opens != 0 }) {
 			kms = append(kms, "kms:Decrypt")
 		}
-		if slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Seals }) {
+		if slices.ContainsFunc(f.Families, func(d *resource.Descriptor) bool { return d.Secrets()&resource.Seals != 0 }) {
 			kms = append(kms, "kms:GenerateDataKey")
 		}
 		if got := actions(gs, "kms"); !slices.Equal(got, kms) {

@@ -2,17 +2,19 @@
 // reads these lists: the local all-in-one server, the test stack, the generator and the tests.
 //
 // Adding a family means adding its package under shared/families with its resource.Descriptor
-// (served by resource.Bind: its hooks and any extra routes declared as resource.Route data;
-// see package resource) and an entry in Families; go generate writes functions/<Dir>/main.go,
-// the Makefile's FUNCTIONS (functions.mk), the function's resource, log group, alarm and
-// dashboard lines in template.yaml, its event kinds in audit.AuditKinds, and skeleton sample
-// events in events/<Dir>/ (see shared/app/gen). The tests here fail until the generated files are current and on any route
-// added to a mux by hand.
+// (what its API is, served by resource.Bind; see package resource) and its line in the list of
+// functions (the Lambda serving it and how that is deployed); go generate writes
+// functions/<Dir>/main.go, the Makefile's FUNCTIONS (functions.mk), the function's resource,
+// log group, alarm and dashboard lines in template.yaml, its event kinds in audit.AuditKinds,
+// and skeleton sample events in events/<Dir>/ (see shared/app/gen). The tests here fail until
+// the generated files are current and on any route added to a mux by hand.
 package app
 
 //go:generate go run ./gen -root ../..
 
 import (
+	"time"
+
 	"tunnelapi/shared/families/abuse"
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/families/backends"
@@ -39,65 +41,98 @@ import (
 	"tunnelapi/shared/workers/usage"
 )
 
-// Families is every resource family of the service.
-var Families = []*resource.Descriptor{
-	principals.APIKeysDescriptor,
-	principals.CredentialsDescriptor,
-	principals.BotUsersDescriptor,
-	principals.ServiceUsersDescriptor,
-	sshcredentials.SSHCredentialsDescriptor,
-	access.IPPoliciesDescriptor,
-	access.IPPolicyRulesDescriptor,
-	access.IPRestrictionsDescriptor,
-	backends.TunnelGroupBackendsDescriptor,
-	backends.StaticBackendsDescriptor,
-	backends.HTTPResponseBackendsDescriptor,
-	backends.FailoverBackendsDescriptor,
-	backends.WeightedBackendsDescriptor,
-	endpoints.EndpointsDescriptor,
-	eventsub.EventDestinationsDescriptor,
-	eventsub.EventSubscriptionsDescriptor,
-	tlscerts.TLSCertificatesDescriptor,
-	tlscerts.CertificateAuthoritiesDescriptor,
-	sshcerts.SSHCertificateAuthoritiesDescriptor,
-	sshcerts.SSHUserCertificatesDescriptor,
-	sshcerts.SSHHostCertificatesDescriptor,
-	domains.ReservedAddrsDescriptor,
-	domains.ReservedDomainsDescriptor,
-	domains.AgentIngressesDescriptor,
-	edges.TLSEdgesDescriptor,
-	edges.TCPEdgesDescriptor,
-	httpsedges.HTTPSEdgesDescriptor,
-	vaults.VaultsDescriptor,
-	vaults.SecretsDescriptor,
-	abuse.ReportsDescriptor,
-	k8soperators.KubernetesOperatorsDescriptor,
-	tunnels.TunnelSessionsDescriptor,
-	tunnels.TunnelsDescriptor,
+// functions are the HTTP Lambdas of the service, each with the families it serves: adding a
+// family is one line here (or one more family in a line). Their order is that of Families.
+var functions = []Function{
+	{Name: "ApiKeysFunction", Dir: "api_keys", Families: of(principals.APIKeysDescriptor)},
+	{Name: "CredentialsFunction", Dir: "credentials", Families: of(principals.CredentialsDescriptor)},
+	{Name: "BotUsersFunction", Dir: "bot_users", Families: of(principals.BotUsersDescriptor)},
+	{Name: "ServiceUsersFunction", Dir: "service_users", Families: of(principals.ServiceUsersDescriptor)},
+	{Name: "SSHCredentialsFunction", Dir: "ssh_credentials", Families: of(sshcredentials.SSHCredentialsDescriptor)},
+	{Name: "IPPoliciesFunction", Dir: "ip_policies", Families: of(access.IPPoliciesDescriptor)},
+	{Name: "IPPolicyRulesFunction", Dir: "ip_policy_rules", Families: of(access.IPPolicyRulesDescriptor)},
+	{Name: "IPRestrictionsFunction", Dir: "ip_restrictions", Families: of(access.IPRestrictionsDescriptor)},
+	{Name: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends", Families: of(backends.TunnelGroupBackendsDescriptor)},
+	{Name: "StaticBackendsFunction", Dir: "static_backends", Families: of(backends.StaticBackendsDescriptor)},
+	{Name: "HTTPResponseBackendsFunction", Dir: "http_response_backends", Families: of(backends.HTTPResponseBackendsDescriptor)},
+	{Name: "FailoverBackendsFunction", Dir: "failover_backends", Families: of(backends.FailoverBackendsDescriptor)},
+	{Name: "WeightedBackendsFunction", Dir: "weighted_backends", Families: of(backends.WeightedBackendsDescriptor)},
+	{Name: "EndpointsFunction", Dir: "endpoints", Families: of(endpoints.EndpointsDescriptor)},
+	{Name: "EventDestinationsFunction", Dir: "event_destinations", Families: of(eventsub.EventDestinationsDescriptor)},
+	{Name: "EventSubscriptionsFunction", Dir: "event_subscriptions", Families: of(eventsub.EventSubscriptionsDescriptor)},
+	{Name: "TLSCertificatesFunction", Dir: "tls_certificates", Families: of(tlscerts.TLSCertificatesDescriptor)},
+	{Name: "CertificateAuthoritiesFunction", Dir: "certificate_authorities", Families: of(tlscerts.CertificateAuthoritiesDescriptor)},
+	// Generating an RSA 4096 key takes up to seconds of CPU: more memory (hence CPU) and the
+	// HTTP API's longest timeout.
+	{Name: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Timeout: 29 * time.Second, MemoryMB: 1024,
+		Families: of(sshcerts.SSHCertificateAuthoritiesDescriptor)},
+	{Name: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Families: of(sshcerts.SSHUserCertificatesDescriptor)},
+	{Name: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Families: of(sshcerts.SSHHostCertificatesDescriptor)},
+	{Name: "ReservedAddrsFunction", Dir: "reserved_addrs", Families: of(domains.ReservedAddrsDescriptor)},
+	{Name: "ReservedDomainsFunction", Dir: "reserved_domains", Families: of(domains.ReservedDomainsDescriptor)},
+	{Name: "AgentIngressesFunction", Dir: "agent_ingresses", Families: of(domains.AgentIngressesDescriptor)},
+	{Name: "TLSEdgesFunction", Dir: "tls_edges", Families: of(edges.TLSEdgesDescriptor)},
+	{Name: "TCPEdgesFunction", Dir: "tcp_edges", Families: of(edges.TCPEdgesDescriptor)},
+	{Name: "HTTPSEdgesFunction", Dir: "https_edges", Families: of(httpsedges.HTTPSEdgesDescriptor)},
+	{Name: "VaultsFunction", Dir: "vaults", Families: of(vaults.VaultsDescriptor, vaults.SecretsDescriptor)},
+	{Name: "AbuseReportsFunction", Dir: "abuse_reports", Families: of(abuse.ReportsDescriptor)},
+	{Name: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Families: of(k8soperators.KubernetesOperatorsDescriptor)},
+	{Name: "TunnelSessionsFunction", Dir: "tunnel_sessions", Families: of(tunnels.TunnelSessionsDescriptor)},
+	{Name: "TunnelsFunction", Dir: "tunnels", Families: of(tunnels.TunnelsDescriptor)},
 }
 
-// Function is one HTTP Lambda and the families it serves.
+// of is the families a Function serves, as its line lists them.
+func of(families ...*resource.Descriptor) []*resource.Descriptor { return families }
+
+// Families is every resource family of the service, in the order of Functions.
+var Families = familiesOf(functions)
+
+// familiesOf is the families fs serve, in their order.
+func familiesOf(fs []Function) []*resource.Descriptor {
+	var out []*resource.Descriptor
+	for _, f := range fs {
+		out = append(out, f.Families...)
+	}
+	return out
+}
+
+// Function is one HTTP Lambda and the families it serves: how they are deployed, which their
+// descriptors leave out.
 type Function struct {
-	Name     string // logical id in template.yaml
-	Dir      string // folder under functions/
+	Name string // logical id in template.yaml
+	Dir  string // folder under functions/
+	// Timeout is the function's Timeout in template.yaml when it is not DefaultTimeout (the
+	// template's Globals'): every request of its families must be answered within it.
+	Timeout time.Duration
+	// MemoryMB is the function's MemorySize in template.yaml when it is not the Globals' (more
+	// memory is more CPU, for families whose requests compute much).
+	MemoryMB int
 	Families []*resource.Descriptor
 }
 
-// Functions groups Families by the Lambda that serves them, in the order of Families.
-func Functions() []Function { return FunctionsOf(Families) }
+// DefaultTimeout is the Timeout of template.yaml's Globals (shared/app/gen refuses others): a
+// function's, unless it says otherwise.
+const DefaultTimeout = 10 * time.Second
 
-// FunctionsOf groups families by the Lambda that serves them, in their order.
-func FunctionsOf(families []*resource.Descriptor) []Function {
-	var out []Function
-	index := map[string]int{}
-	for _, d := range families {
-		i, ok := index[d.Function]
-		if !ok {
-			i = len(out)
-			index[d.Function] = i
-			out = append(out, Function{Name: d.Function, Dir: d.Dir})
+// Budget is how long one request of f's families may run: its timeout.
+func (f Function) Budget() time.Duration {
+	if f.Timeout > 0 {
+		return f.Timeout
+	}
+	return DefaultTimeout
+}
+
+// Functions is every HTTP function of the service, in the order of Families.
+func Functions() []Function { return functions }
+
+// Budgets are the budgets of every family's requests by its collection path, for a server of
+// them all (api.Server.Budgets): the Budget of the function serving it.
+func Budgets() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, f := range functions {
+		for _, d := range f.Families {
+			out[d.Path] = f.Budget()
 		}
-		out[i].Families = append(out[i].Families, d)
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/queue"
 	"tunnelapi/shared/testing/openapi"
+	"tunnelapi/shared/testing/samples"
 	"tunnelapi/shared/testing/testkit"
 	"tunnelapi/shared/workers/certs"
 	"tunnelapi/shared/workers/delivery"
@@ -42,7 +43,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			}
 			deps, _ := s.Instance(t, f.Families...)
 			handler := deps.Handler(f.Families...)
-			vars, err := app.SampleSetup(t.Context(), f.Dir, testkit.SampleCreator(t, a))
+			vars, err := samples.Setup(t.Context(), f.Dir, testkit.SampleCreator(t, a))
 			if err != nil {
 				t.Fatal(err)
 			}

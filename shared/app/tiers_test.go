@@ -2,7 +2,12 @@ package app_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,5 +60,58 @@ func TestTiersImportOnlyEarlierTiers(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("checked only %d packages", checked)
+	}
+}
+
+// Every type of the families (their hooks types above all) has methods of one receiver kind,
+// value or pointer, so a reader never asks which copy a method works on.
+func TestFamiliesUseOneReceiverKindPerType(t *testing.T) {
+	kinds := map[string]map[bool][]string{} // "dir.Type" → pointer? → methods
+	err := filepath.WalkDir(filepath.Join(root, "shared", "families"), func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil {
+				continue
+			}
+			typ := fd.Recv.List[0].Type
+			star, pointer := typ.(*ast.StarExpr)
+			if pointer {
+				typ = star.X
+			}
+			switch g := typ.(type) {
+			case *ast.IndexExpr:
+				typ = g.X
+			case *ast.IndexListExpr:
+				typ = g.X
+			}
+			id, ok := typ.(*ast.Ident)
+			if !ok {
+				t.Fatalf("%s: the receiver of %s is not a named type", path, fd.Name.Name)
+			}
+			name := strings.TrimPrefix(filepath.Dir(path), root+"/") + "." + id.Name
+			if kinds[name] == nil {
+				kinds[name] = map[bool][]string{}
+			}
+			kinds[name][pointer] = append(kinds[name][pointer], fd.Name.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kinds) < 30 {
+		t.Fatalf("found methods of only %d types", len(kinds))
+	}
+	for name, k := range kinds {
+		if len(k) > 1 {
+			t.Errorf("%s has value receivers on %v and pointer receivers on %v", name, k[false], k[true])
+		}
 	}
 }

@@ -24,7 +24,7 @@ type globals struct {
 }
 
 // readGlobals reads the Globals of the template text; their Timeout must be
-// resource.DefaultTimeout, the budget of a family that sets none.
+// app.DefaultTimeout, the budget of a family that sets none.
 func readGlobals(text string) (globals, error) {
 	var tpl struct {
 		Globals struct {
@@ -35,9 +35,9 @@ func readGlobals(text string) (globals, error) {
 		return globals{}, err
 	}
 	g := tpl.Globals.Function
-	if time.Duration(g.Timeout)*time.Second != resource.DefaultTimeout || g.MemorySize == 0 {
-		return g, fmt.Errorf("template.yaml's Globals: Timeout %ds, MemorySize %d; want resource.DefaultTimeout (%v) and a memory size",
-			g.Timeout, g.MemorySize, resource.DefaultTimeout)
+	if time.Duration(g.Timeout)*time.Second != app.DefaultTimeout || g.MemorySize == 0 {
+		return g, fmt.Errorf("template.yaml's Globals: Timeout %ds, MemorySize %d; want app.DefaultTimeout (%v) and a memory size",
+			g.Timeout, g.MemorySize, app.DefaultTimeout)
 	}
 	return g, nil
 }
@@ -59,12 +59,12 @@ var templateValues = map[string]string{
 var unsetInAWS = []string{"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
 	"AWS_SESSION_TOKEN", "SEAL_KEY_FILE", "OUTBOX_RETENTION"}
 
-// environment is what the template sets for a function serving fs beyond the Globals: every
+// environment is what the template sets for the function f beyond the Globals: every
 // variable its parser (config.HTTPLoader of the sections its families read) asks for, in the
 // order of config.Vars.
-func environment(fs []*resource.Descriptor, g globals) ([]string, error) {
+func environment(f app.Function, g globals) ([]string, error) {
 	var sections []config.Section
-	for _, d := range fs {
+	for _, d := range f.Families {
 		sections = append(sections, d.Reads...)
 	}
 	asked := map[string]bool{}
@@ -79,7 +79,7 @@ func environment(fs []*resource.Descriptor, g globals) ([]string, error) {
 		}
 		value, ok := templateValues[v.Name]
 		if !ok {
-			return nil, fmt.Errorf("%s reads %s, which has no value in template.yaml: add it to templateValues (shared/app/gen)", fs[0].Function, v.Name)
+			return nil, fmt.Errorf("%s reads %s, which has no value in template.yaml: add it to templateValues (shared/app/gen)", f.Name, v.Name)
 		}
 		out = append(out, fmt.Sprintf("%s: %s", v.Name, value))
 	}
@@ -138,10 +138,7 @@ func httpFunction(f app.Function, names map[*resource.Descriptor]qualified, g gl
 	seals, opens := false, false
 	for _, d := range f.Families {
 		served = append(served, fmt.Sprintf("%s.%s (%s)", names[d].pkg(), names[d].name, d.Path))
-		seals, opens = seals || d.Seals, opens || d.Opens
-		if d.Budget() != f.Families[0].Budget() || d.MemoryMB != f.Families[0].MemoryMB || d.Dir != f.Dir {
-			return "", fmt.Errorf("%s: its families disagree on Timeout, MemoryMB or Dir", f.Name)
-		}
+		seals, opens = seals || d.Secrets()&resource.Seals != 0, opens || d.Secrets()&resource.Opens != 0
 	}
 	b.WriteString(yamlComment("  ", "Serves "+and(served)+"."))
 	fmt.Fprintf(&b, `  %[1]s:
@@ -151,17 +148,16 @@ func httpFunction(f app.Function, names map[*resource.Descriptor]qualified, g gl
       CodeUri: .
       LoggingConfig: { LogGroup: { "Ref": %[1]sLogGroup } }
 `, f.Name)
-	d := f.Families[0]
-	if mb := d.MemoryMB; mb != 0 && mb != g.MemorySize {
+	if mb := f.MemoryMB; mb != 0 && mb != g.MemorySize {
 		fmt.Fprintf(&b, "      MemorySize: %d\n", mb)
 	}
-	if d.Budget() != resource.DefaultTimeout {
-		if d.Budget()%time.Second != 0 {
-			return "", fmt.Errorf("%s: Timeout %v is not whole seconds", f.Name, d.Budget())
+	if f.Budget() != app.DefaultTimeout {
+		if f.Budget()%time.Second != 0 {
+			return "", fmt.Errorf("%s: Timeout %v is not whole seconds", f.Name, f.Budget())
 		}
-		fmt.Fprintf(&b, "      Timeout: %d\n", d.Budget()/time.Second)
+		fmt.Fprintf(&b, "      Timeout: %d\n", f.Budget()/time.Second)
 	}
-	env, err := environment(f.Families, g)
+	env, err := environment(f, g)
 	if err != nil {
 		return "", err
 	}

@@ -1,5 +1,5 @@
 // Command gen writes what follows from the lists of package app, so that a family is declared
-// once (its package and its line in app.Families): every functions/<dir>/main.go, the Makefile's
+// once (its package and its line in app.Functions): every functions/<dir>/main.go, the Makefile's
 // function list (functions.mk), the regions of template.yaml between "# BEGIN generated <name>"
 // and "# END generated <name>" (each HTTP function with its settings, role and routes; each
 // function's log group and failing alarm) and the dashboard's lines naming each function,

@@ -12,19 +12,19 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/access"
-	"tunnelapi/shared/platform/config"
+	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
 )
 
-// A family is its package and its line in app.Families: given one more descriptor (a fixture
-// serving the IP policies' hooks under its own path, id prefix, event kind, function and
-// folder, without update, with a part kind, sealing, reading the deployment settings, with a
-// longer timeout), the generator writes everything else for it: its main, its functions.mk
-// entry, its function in template.yaml with its settings, role and routes, its log group, alarm
-// and dashboard lines, its skeleton samples and its event kinds in audit.AuditKinds. (Its
-// prefix needs nothing generated: an erasure reads the families' prefixes, as
-// TestErasureReadsEveryFamilysCollection in shared/app shows.)
-func TestNewFamilyIsGenerated(t *testing.T) {
+// A new family is its package and one line in the list of functions in app.go. Given the
+// fixture family (widgetsDescriptor: no update, a route of its own, a part kind, sealing,
+// reading the deployment settings) and that line, with a longer timeout, the generator reads
+// its Go name from the line and writes everything else: its main, its functions.mk entry, its
+// function in template.yaml with its settings, role and routes, its log group, alarm and
+// dashboard lines, its skeleton samples, its event kinds in audit.AuditKinds and its collection
+// in the operator's main, which an erasure reads; registering it adds the routes the template
+// sends it.
+func TestNewFamily(t *testing.T) {
 	dir := t.TempDir()
 	tpl, err := os.ReadFile(filepath.Join(root, "template.yaml"))
 	if err != nil {
@@ -33,19 +33,45 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "template.yaml"), tpl, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	names, err := descriptorNames(filepath.Join(root, "shared", "app", "app.go"))
+	// The line, as app.go would hold it, and the Function it declares.
+	const line = `	{Name: "FixtureWidgetsFunction", Dir: "fixture_widgets", Timeout: 20 * time.Second, Families: of(fixture.WidgetsDescriptor)},` + "\n"
+	fn := app.Function{Name: "FixtureWidgetsFunction", Dir: "fixture_widgets", Timeout: 20 * time.Second, Families: []*resource.Descriptor{widgetsDescriptor}}
+	src, err := os.ReadFile(filepath.Join(root, "shared", "app", "app.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	widgets := *access.IPPoliciesDescriptor
-	widgets.Path, widgets.Function, widgets.Dir = "/fixture_widgets", "FixtureWidgetsFunction", "fixture_widgets"
-	widgets.Prefix, widgets.EventKind, widgets.PartEventKinds = "fxw", "fixture_widget", []string{"fixture_widget_part"}
-	widgets.Operations = resource.OpCreate | resource.OpGet | resource.OpList | resource.OpDelete
-	widgets.Seals, widgets.Reads, widgets.Timeout = true, []config.Section{config.DeploymentSettings}, 20*time.Second
-	names[&widgets] = qualified{"tunnelapi/shared/families/fixture", "WidgetsDescriptor"}
-	files, err := generate(dir, app.FunctionsOf(append(app.Families[:len(app.Families):len(app.Families)], &widgets)), append(slices.Clone(app.Workers), app.Operator), names)
+	text := string(src)
+	start := strings.Index(text, "var functions = []Function{\n")
+	if start < 0 {
+		t.Fatal("app.go has no list of functions")
+	}
+	end := start + strings.Index(text[start:], "\n}\n") + 1
+	text = text[:end] + line + text[end:]
+	text = strings.Replace(text, "import (\n", "import (\n\t\"tunnelapi/shared/families/fixture\"\n", 1)
+	appGo := filepath.Join(dir, "app.go")
+	if err := os.WriteFile(appGo, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	functions := append(slices.Clone(app.Functions()), fn)
+	names, err := descriptorNames(appGo, functions)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := names[widgetsDescriptor], (qualified{"tunnelapi/shared/families/fixture", "WidgetsDescriptor"}); got != want {
+		t.Fatalf("the fixture's Go name read from its line is %v, want %v", got, want)
+	}
+	files, err := generate(dir, functions, append(slices.Clone(app.Workers), app.Operator), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := widgetsDescriptor
+	rec := &recorder{}
+	d.Register(nil, rec, &api.Server{})
+	if want := []string{"POST /fixture_widgets", "GET /fixture_widgets", "GET /fixture_widgets/{id}", "DELETE /fixture_widgets/{id}", "POST /fixture_widgets/{id}/polish"}; !slices.Equal(rec.routes, want) || !slices.Equal(d.Routes(), want) {
+		t.Errorf("the fixture registers %v and declares %v, want %v", rec.routes, d.Routes(), want)
+	}
+	if op := string(files[filepath.Join("functions", app.Operator.Dir, "main.go")]); !strings.Contains(op, `{Prefix: "fxw"}, // /fixture_widgets`) {
+		t.Errorf("the operator's main does not list the fixture's collection:\n%s", op)
 	}
 
 	kinds := string(files[kindsFile])
@@ -90,19 +116,19 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 			} `yaml:"Properties"`
 		} `yaml:"Resources"`
 	}
-	text := string(files["template.yaml"])
+	text = string(files["template.yaml"])
 	if err := yaml.Unmarshal([]byte(text), &got); err != nil {
 		t.Fatal(err)
 	}
-	fn := got.Resources["FixtureWidgetsFunction"]
-	if fn.Type != "AWS::Serverless::Function" || fn.Properties.Timeout != 20 {
-		t.Errorf("FixtureWidgetsFunction is a %q with Timeout %d, want a function with Timeout 20", fn.Type, fn.Properties.Timeout)
+	res := got.Resources["FixtureWidgetsFunction"]
+	if res.Type != "AWS::Serverless::Function" || res.Properties.Timeout != 20 {
+		t.Errorf("FixtureWidgetsFunction is a %q with Timeout %d, want a function with Timeout 20", res.Type, res.Properties.Timeout)
 	}
-	if _, ok := fn.Properties.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"]; !ok {
-		t.Errorf("FixtureWidgetsFunction's environment %v lacks DEPLOYMENT_ACCOUNT_ID, which the section it reads parses", fn.Properties.Environment.Variables)
+	if _, ok := res.Properties.Environment.Variables["DEPLOYMENT_ACCOUNT_ID"]; !ok {
+		t.Errorf("FixtureWidgetsFunction's environment %v lacks DEPLOYMENT_ACCOUNT_ID, which the section it reads parses", res.Properties.Environment.Variables)
 	}
 	var actions []string
-	for _, p := range fn.Properties.Policies {
+	for _, p := range res.Properties.Policies {
 		for _, st := range p.Statement {
 			actions = append(actions, st.Action...)
 		}
@@ -116,16 +142,16 @@ func TestNewFamilyIsGenerated(t *testing.T) {
 		t.Errorf("FixtureWidgetsFunction is granted %v: kms:Decrypt although it does not open", actions)
 	}
 	routes := map[string]string{}
-	for name, e := range fn.Properties.Events {
+	for name, e := range res.Properties.Events {
 		routes[e.Properties.Method+" "+e.Properties.Path] = name
 	}
-	for _, r := range widgets.Routes() {
+	for _, r := range d.Routes() {
 		if routes[r] == "" {
 			t.Errorf("FixtureWidgetsFunction has no event for %s (it has %v)", r, routes)
 		}
 	}
-	if len(routes) != len(widgets.Routes()) {
-		t.Errorf("FixtureWidgetsFunction has events %v, its descriptor serves %v", routes, widgets.Routes())
+	if len(routes) != len(d.Routes()) {
+		t.Errorf("FixtureWidgetsFunction has events %v, its descriptor serves %v", routes, d.Routes())
 	}
 	for _, r := range []string{"FixtureWidgetsFunctionLogGroup", "FixtureWidgetsFunctionFailingAlarm"} {
 		if _, ok := got.Resources[r]; !ok {

@@ -56,7 +56,6 @@ type reportBody struct {
 // ReportsDescriptor is the /abuse_reports family.
 var ReportsDescriptor = &resource.Descriptor{
 	Path: "/abuse_reports", Prefix: ids.AbuseReport, EventKind: "abuse_report",
-	Function: "AbuseReportsFunction", Dir: "abuse_reports",
 	Operations: resource.OpCreate | resource.OpGet,
 	Binding:    func() resource.Binding { return resource.Bind(newReports) },
 }

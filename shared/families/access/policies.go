@@ -58,7 +58,6 @@ const IPPoliciesPath = "/ip_policies"
 // IPPoliciesDescriptor is the /ip_policies family.
 var IPPoliciesDescriptor = &resource.Descriptor{
 	Path: IPPoliciesPath, Prefix: ids.IPPolicy, ListKey: "ip_policies", EventKind: "ip_policy", Filter: true,
-	Function: "IPPoliciesFunction", Dir: "ip_policies",
 	Binding: func() resource.Binding { return resource.Bind(newIPPolicies) },
 }
 

@@ -57,7 +57,6 @@ type restrictionCreate struct {
 // IPRestrictionsDescriptor is the /ip_restrictions family.
 var IPRestrictionsDescriptor = &resource.Descriptor{
 	Path: "/ip_restrictions", Prefix: ids.IPRestriction, ListKey: "ip_restrictions", EventKind: "ip_restriction", Filter: true,
-	Function: "IPRestrictionsFunction", Dir: "ip_restrictions",
 	Binding: func() resource.Binding { return resource.Bind(newIPRestrictions) },
 }
 

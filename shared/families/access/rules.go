@@ -56,7 +56,6 @@ const labelPolicy = "policy"
 // IPPolicyRulesDescriptor is the /ip_policy_rules family.
 var IPPolicyRulesDescriptor = &resource.Descriptor{
 	Path: "/ip_policy_rules", Prefix: ids.IPPolicyRule, ListKey: "ip_policy_rules", EventKind: "ip_policy_rule", Filter: true,
-	Function: "IPPolicyRulesFunction", Dir: "ip_policy_rules",
 	Binding: func() resource.Binding { return resource.Bind(newIPPolicyRules) },
 }
 

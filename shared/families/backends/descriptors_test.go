@@ -6,18 +6,18 @@ import (
 	"tunnelapi/shared/platform/resource"
 )
 
-// Each backend kind's descriptor is formed from its kind alike (path, id prefix, event kind,
-// function and folder), as Ref and the lookups by id assume.
+// Each backend kind's descriptor is formed from its kind alike (path, id prefix, list key and
+// event kind), as Ref and the lookups by id assume.
 func TestDescriptorsFollowTheirKind(t *testing.T) {
 	for k, d := range map[kind]*resource.Descriptor{
 		tunnelGroup: TunnelGroupBackendsDescriptor, static: StaticBackendsDescriptor,
 		httpResponse: HTTPResponseBackendsDescriptor, failover: FailoverBackendsDescriptor,
 		weighted: WeightedBackendsDescriptor,
 	} {
-		want := [6]string{k.path, k.prefix, "backends", k.snake + "_backend", k.camel + "BackendsFunction", k.snake + "_backends"}
-		got := [6]string{d.Path, d.Prefix, d.ListKey, d.EventKind, d.Function, d.Dir}
+		want := [4]string{k.path, k.prefix, "backends", k.snake + "_backend"}
+		got := [4]string{d.Path, d.Prefix, d.ListKey, d.EventKind}
 		if got != want {
-			t.Errorf("the %s backends' descriptor is %q, want %q (path, prefix, list key, event kind, function, folder)", k.name, got, want)
+			t.Errorf("the %s backends' descriptor is %q, want %q (path, prefix, list key, event kind)", k.name, got, want)
 		}
 	}
 }

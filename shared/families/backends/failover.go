@@ -36,7 +36,6 @@ var failoverRules = compositeRules{kind: failover, childCode: CodeFailoverChild,
 // FailoverBackendsDescriptor is the /backends/failover family.
 var FailoverBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/failover", Prefix: ids.FailoverBackend, ListKey: "backends", EventKind: "failover_backend",
-	Function: "FailoverBackendsFunction", Dir: "failover_backends",
 	Binding: func() resource.Binding { return resource.Bind(newBackends[FailoverItem, *FailoverItem, failoverBody]) },
 }
 

@@ -54,7 +54,6 @@ const (
 // HTTPResponseBackendsDescriptor is the /backends/http_response family.
 var HTTPResponseBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/http_response", Prefix: ids.HTTPResponseBackend, ListKey: "backends", EventKind: "http_response_backend",
-	Function: "HTTPResponseBackendsFunction", Dir: "http_response_backends",
 	Binding: func() resource.Binding {
 		return resource.Bind(newBackends[HTTPResponseItem, *HTTPResponseItem, httpResponseBody])
 	},

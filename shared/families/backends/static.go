@@ -46,7 +46,6 @@ const MaxAddressBytes = 253 + 6
 // StaticBackendsDescriptor is the /backends/static family.
 var StaticBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/static", Prefix: ids.StaticBackend, ListKey: "backends", EventKind: "static_backend",
-	Function: "StaticBackendsFunction", Dir: "static_backends",
 	Binding: func() resource.Binding { return resource.Bind(newBackends[StaticItem, *StaticItem, staticBody]) },
 }
 

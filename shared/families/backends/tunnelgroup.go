@@ -43,7 +43,6 @@ const (
 // TunnelGroupBackendsDescriptor is the /backends/tunnel_group family.
 var TunnelGroupBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/tunnel_group", Prefix: ids.TunnelGroupBackend, ListKey: "backends", EventKind: "tunnel_group_backend",
-	Function: "TunnelGroupBackendsFunction", Dir: "tunnel_group_backends",
 	Binding: func() resource.Binding {
 		return resource.Bind(newBackends[TunnelGroupItem, *TunnelGroupItem, tunnelGroupBody])
 	},

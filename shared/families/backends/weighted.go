@@ -41,7 +41,6 @@ var weightedRules = compositeRules{kind: weighted, childCode: CodeWeightedChild,
 // WeightedBackendsDescriptor is the /backends/weighted family.
 var WeightedBackendsDescriptor = &resource.Descriptor{
 	Path: "/backends/weighted", Prefix: ids.WeightedBackend, ListKey: "backends", EventKind: "weighted_backend",
-	Function: "WeightedBackendsFunction", Dir: "weighted_backends",
 	Binding: func() resource.Binding { return resource.Bind(newBackends[WeightedItem, *WeightedItem, weightedBody]) },
 }
 

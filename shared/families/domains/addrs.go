@@ -72,7 +72,6 @@ const ReservedAddrsPath = "/reserved_addrs"
 //     and 505; a PATCH supplying neither is 506. The addr and region never change.
 var ReservedAddrsDescriptor = &resource.Descriptor{
 	Path: ReservedAddrsPath, Prefix: ids.ReservedAddr, ListKey: "reserved_addrs", EventKind: "tcp_address", Filter: true,
-	Function: "ReservedAddrsFunction", Dir: "reserved_addrs",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return resource.Bind(newReservedAddrs) },
 	Release: AddrRelease{},

@@ -248,7 +248,7 @@ const (
 )
 
 // render is the wire form of the policy and status (both null without a policy).
-func (c CertManagement) render() (*CertPolicyJSON, *CertStatusJSON) {
+func (c *CertManagement) render() (*CertPolicyJSON, *CertStatusJSON) {
 	if c.Policy == nil {
 		return nil, nil
 	}

@@ -70,7 +70,6 @@ type ingressCreate struct {
 //     hosted zone in AWS, made by its first certificate job) off the request path.
 var AgentIngressesDescriptor = &resource.Descriptor{
 	Path: "/agent_ingresses", Prefix: ids.AgentIngress, ListKey: "ingresses", EventKind: "agent_ingress", Filter: true,
-	Function: "AgentIngressesFunction", Dir: "agent_ingresses",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return resource.Bind(newAgentIngresses) },
 	Release: IngressRelease{},

@@ -154,7 +154,6 @@ const ReservedDomainsPath = "/reserved_domains"
 // {"renews_at":null,"provisioning_job":null} until the certificate worker has run.
 var ReservedDomainsDescriptor = &resource.Descriptor{
 	Path: ReservedDomainsPath, Prefix: ids.ReservedDomain, ListKey: "reserved_domains", EventKind: "domain", Filter: true,
-	Function: "ReservedDomainsFunction", Dir: "reserved_domains",
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
 		return resource.Bind(newReservedDomains,

@@ -52,7 +52,7 @@ type Item[T any] interface {
 var textCodes = api.TextCodes{Description: "ERR_NGROK_7073", Metadata: "ERR_NGROK_7074"}
 
 // Spec declares an edge family: what differs between TLS, TCP and HTTPS edges. Its descriptor's
-// Binding is Spec.Binding, which makes Family, the hooks every edge family shares, from the
+// Binding is Spec.Binding, which makes Edges, the hooks every edge family shares, from the
 // Spec. The item embeds EdgeBase (id, description, metadata, hostports and the reservation each
 // is on).
 type Spec[T any, P Item[T]] struct {
@@ -71,22 +71,22 @@ type Spec[T any, P Item[T]] struct {
 	Delete func(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error
 }
 
-// Binding is how an edge family of spec is served: its hooks (Family) and, beyond the five
+// Binding is how an edge family of spec is served: its hooks (Edges) and, beyond the five
 // operations, the sub-routes of each of its modules (ModuleRoutes) and the extra routes given.
-func (spec *Spec[T, P]) Binding(extra ...resource.Route[*Family[T, P]]) resource.Binding {
-	modules := ModuleRoutes(spec.Modules, "/{id}", func(f *Family[T, P]) Holder[T] { return f })
-	return resource.Bind(spec.newFamily, append(modules, extra...)...)
+func (spec *Spec[T, P]) Binding(extra ...resource.Route[*Edges[T, P]]) resource.Binding {
+	modules := ModuleRoutes(spec.Modules, "/{id}", func(f *Edges[T, P]) Holder[T] { return f })
+	return resource.Bind(spec.newEdges, append(modules, extra...)...)
 }
 
-// newFamily makes the hooks of spec's family, with its hostport rule and the configuration.
-func (spec *Spec[T, P]) newFamily(f *resource.Family[T, P]) *Family[T, P] {
-	return &Family[T, P]{Family: f, spec: spec,
+// newEdges makes the hooks of spec's family, with its hostport rule and the configuration.
+func (spec *Spec[T, P]) newEdges(f *resource.Family[T, P]) *Edges[T, P] {
+	return &Edges[T, P]{Family: f, spec: spec,
 		hostports: hostports{HostportRule: spec.Hostports, config: domains.ConfigOf(f.Kit)}}
 }
 
-// Family is the hooks every edge family shares (resource.Hooks of its item type), and the
+// Edges is the hooks every edge family shares (resource.Hooks of its item type), and the
 // Holder of its modules.
-type Family[T any, P Item[T]] struct {
+type Edges[T any, P Item[T]] struct {
 	*resource.Family[T, P]
 	spec      *Spec[T, P]
 	hostports hostports
@@ -101,7 +101,7 @@ type edgeBody struct {
 }
 
 // Render returns an edge as GET returns it.
-func (f *Family[T, P]) Render(r *api.Request, it P) any {
+func (f *Edges[T, P]) Render(r *api.Request, it P) any {
 	e := it.Common()
 	hostports := slices.Clone(api.Slice(e.Hostports))
 	if len(hostports) == 0 && f.spec.NullWithoutHostports {
@@ -113,7 +113,7 @@ func (f *Family[T, P]) Render(r *api.Request, it P) any {
 
 // Prepare checks the create body once per request, modules and the form of its hostports
 // included, and fills the item; who holds the hostports is the Create's to find out.
-func (f *Family[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error {
+func (f *Edges[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error {
 	var in edgeBody
 	if err := api.Decode(r, &in); err != nil {
 		return err
@@ -125,7 +125,7 @@ func (f *Family[T, P]) Prepare(ctx context.Context, r *api.Request, it P) error 
 
 // UpdateReads returns the guards a PATCH's hostports are read from, so that they are read with
 // the edge and the caller's items in one round trip (resource.UpdateReader).
-func (f *Family[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
+func (f *Edges[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
 	var in edgeBody
 	if api.Decode(r, &in) != nil || in.Hostports == nil {
 		return nil
@@ -141,7 +141,7 @@ func (f *Family[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
 // holds each hostport is what the process knows of the reservations' guards, which the
 // transaction asserts (domains.Known): warm, the create is one DynamoDB call, and a hostport
 // refused is refused on a read of its guards.
-func (f *Family[T, P]) Create(ctx context.Context, r *api.Request, it P, m *resource.Mutation) (any, error) {
+func (f *Edges[T, P]) Create(ctx context.Context, r *api.Request, it P, m *resource.Mutation) (any, error) {
 	e := it.Common()
 	reservations, err := f.hostports.reserved(ctx, domains.Known(m), e.AccountID, e.Hostports)
 	if err != nil {
@@ -159,7 +159,7 @@ func (f *Family[T, P]) Create(ctx context.Context, r *api.Request, it P, m *reso
 }
 
 // Update applies a PATCH body: supplied members replace, modules included; omitted ones stay.
-func (f *Family[T, P]) Update(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+func (f *Edges[T, P]) Update(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
 	var in edgeBody
 	if err := api.Decode(r, &in); err != nil {
 		return err
@@ -183,7 +183,7 @@ func (f *Family[T, P]) Update(ctx context.Context, r *api.Request, it P, m *reso
 
 // apply checks a create or update body and applies it to it, reading who holds its hostports
 // through db (nil: only their form is checked, the create's transaction finds who holds them).
-func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeBody, db domains.DB) error {
+func (f *Edges[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeBody, db domains.DB) error {
 	e := it.Common()
 	if err := e.SetText(textCodes, in.Text); err != nil {
 		return err
@@ -206,7 +206,7 @@ func (f *Family[T, P]) apply(ctx context.Context, r *api.Request, it P, in edgeB
 }
 
 // Delete releases the edge's hostports and its references, with the family's own writes.
-func (f *Family[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+func (f *Edges[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
 	if f.spec.Delete != nil {
 		if err := f.spec.Delete(ctx, r, it, m); err != nil {
 			return err
@@ -219,7 +219,7 @@ func (f *Family[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *reso
 
 // Claim is everything the edge h holds on others: the reservations its hostports are on and
 // what its modules reference.
-func (f *Family[T, P]) Claim(h *T) Claim {
+func (f *Edges[T, P]) Claim(h *T) Claim {
 	var c Claim
 	e := P(h).Common()
 	for _, hp := range e.Hostports {
@@ -232,14 +232,14 @@ func (f *Family[T, P]) Claim(h *T) Claim {
 }
 
 // Load reads the edge named by the request's path.
-func (f *Family[T, P]) Load(ctx context.Context, r *api.Request) (*T, error) {
+func (f *Edges[T, P]) Load(ctx context.Context, r *api.Request) (*T, error) {
 	it, err := f.Family.Load(ctx, r, r.PathValue("id"), nil)
 	return (*T)(it), err
 }
 
 // Modify changes the edge named by the request's path in one transaction, recording its
 // updated event.
-func (f *Family[T, P]) Modify(ctx context.Context, r *api.Request, change func(h *T, m *resource.Mutation) error) (*T, error) {
+func (f *Edges[T, P]) Modify(ctx context.Context, r *api.Request, change func(h *T, m *resource.Mutation) error) (*T, error) {
 	it, err := f.Family.Modify(ctx, r, r.PathValue("id"), nil, func(it P, m *resource.Mutation) error {
 		return change((*T)(it), m)
 	})

@@ -321,7 +321,7 @@ func Transition(m *resource.Mutation, before, after Claim) {
 }
 
 // Holder reads and changes the item holding a set's modules, named by a request's path: an
-// edge at /edges/tls/{id}, a route at /edges/https/{edge_id}/routes/{id}. Family implements it
+// edge at /edges/tls/{id}, a route at /edges/https/{edge_id}/routes/{id}. Edges implements it
 // for edges.
 type Holder[H any] interface {
 	// Load reads the item; api.ErrNotFound (or the holder's own 404) when it does not exist.

@@ -36,7 +36,6 @@ var (
 // the backend, ip_restriction and traffic_policy modules.
 var TCPEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tcp", Prefix: ids.TCPEdge, ListKey: "tcp_edges", EventKind: "tcp_edge",
-	Function: "TCPEdgesFunction", Dir: "tcp_edges",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return tcpSpec.Binding() },
 	Release: hostport.GuardRelease{},

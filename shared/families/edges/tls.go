@@ -43,7 +43,6 @@ var (
 // 443, with the backend, ip_restriction, mutual_tls, tls_termination and traffic_policy modules.
 var TLSEdgesDescriptor = &resource.Descriptor{
 	Path: "/edges/tls", Prefix: ids.TLSEdge, ListKey: "tls_edges", EventKind: "tls_edge",
-	Function: "TLSEdgesFunction", Dir: "tls_edges",
 	Reads:   []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding { return tlsSpec.Binding() },
 	Release: hostport.GuardRelease{},

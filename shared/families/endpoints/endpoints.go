@@ -73,7 +73,6 @@ var textCodes = api.TextCodes{Description: api.CodeBadFieldValue, Metadata: api.
 // EndpointsDescriptor is the /endpoints family.
 var EndpointsDescriptor = &resource.Descriptor{
 	Path: view.Path, Prefix: ids.Endpoint, ListKey: "endpoints", EventKind: "endpoint", Filter: true,
-	Function: "EndpointsFunction", Dir: "endpoints",
 	Binding: func() resource.Binding { return resource.Bind(newEndpoints) },
 	Release: view.URLRelease{},
 }

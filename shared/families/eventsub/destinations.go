@@ -58,9 +58,8 @@ const destinationsPath = "/event_destinations"
 var EventDestinationsDescriptor = &resource.Descriptor{
 	Path: destinationsPath, Prefix: ids.EventDestination, ListKey: "event_destinations",
 	EventKind: "event_destination", Filter: true,
-	Function: "EventDestinationsFunction", Dir: "event_destinations", Seals: true,
 	Reads:   []config.Section{config.DeploymentSettings},
-	Binding: func() resource.Binding { return resource.Bind(newEventDestinations) },
+	Binding: func() resource.Binding { return resource.Bind(newEventDestinations).Keeping(resource.Seals) },
 }
 
 // EventDestinations is the event destination family's rules. Subscriptions reference

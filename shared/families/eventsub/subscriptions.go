@@ -69,7 +69,6 @@ type subscriptionBody struct {
 var EventSubscriptionsDescriptor = &resource.Descriptor{
 	Path: "/event_subscriptions", Prefix: ids.EventSubscription, ListKey: "event_subscriptions",
 	EventKind: "event_subscription", Filter: true,
-	Function: "EventSubscriptionsFunction", Dir: "event_subscriptions",
 	Binding: func() resource.Binding { return resource.Bind(newEventSubscriptions, sourceRoutes...) },
 }
 

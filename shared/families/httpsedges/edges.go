@@ -85,10 +85,9 @@ var (
 // (/edges/https/{edge_id}/routes, served by the same function: they are parts of the edge's item).
 var HTTPSEdgesDescriptor = &resource.Descriptor{
 	Path: edgesPath, Prefix: ids.HTTPSEdge, ListKey: "https_edges", EventKind: "https_edge",
-	Function: "HTTPSEdgesFunction", Dir: "https_edges", Seals: true,
 	Reads:          []config.Section{config.DomainSettings},
 	PartEventKinds: []string{routeEventKind},
-	Binding:        func() resource.Binding { return edgeSpec.Binding(routeRoutes...) },
+	Binding:        func() resource.Binding { return edgeSpec.Binding(routeRoutes...).Keeping(resource.Seals) },
 	Release:        hostport.GuardRelease{},
 }
 

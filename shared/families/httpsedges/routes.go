@@ -173,24 +173,24 @@ func find(it *HTTPSEdgeItem, id string) *Route {
 // routes serves an HTTPS edge's routes and is the Holder of their modules: each is a
 // read-modify-write of the edge's item that records the route's own event.
 type routes struct {
-	edges *edges.Family[HTTPSEdgeItem, *HTTPSEdgeItem]
+	edges *edges.Edges[HTTPSEdgeItem, *HTTPSEdgeItem]
 }
 
-// edgeFamily is the hooks of HTTPS edges, on which their routes are served.
-type edgeFamily = *edges.Family[HTTPSEdgeItem, *HTTPSEdgeItem]
+// edgeHooks is the hooks of HTTPS edges, on which their routes are served.
+type edgeHooks = *edges.Edges[HTTPSEdgeItem, *HTTPSEdgeItem]
 
 // routeRoutes are the routes' operations under /edges/https/{edge_id}/routes and their modules'
 // sub-routes.
-var routeRoutes = append([]resource.Route[edgeFamily]{
+var routeRoutes = append([]resource.Route[edgeHooks]{
 	{Method: http.MethodPost, Pattern: "/{edge_id}/routes", Status: http.StatusCreated, Handle: onRoutes((*routes).create)},
 	{Method: http.MethodGet, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Handle: onRoutes((*routes).get)},
 	{Method: http.MethodPatch, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusOK, Handle: onRoutes((*routes).update)},
 	{Method: http.MethodDelete, Pattern: "/{edge_id}/routes/{id}", Status: http.StatusNoContent, Handle: onRoutes((*routes).delete)},
-}, edges.ModuleRoutes(routeModules, "/{edge_id}/routes/{id}", func(f edgeFamily) edges.Holder[Route] { return &routes{edges: f} })...)
+}, edges.ModuleRoutes(routeModules, "/{edge_id}/routes/{id}", func(f edgeHooks) edges.Holder[Route] { return &routes{edges: f} })...)
 
 // onRoutes serves a route operation on the routes of the edge family f.
-func onRoutes(op func(h *routes, ctx context.Context, r *api.Request) (any, error)) func(f edgeFamily, ctx context.Context, r *api.Request) (any, error) {
-	return func(f edgeFamily, ctx context.Context, r *api.Request) (any, error) {
+func onRoutes(op func(h *routes, ctx context.Context, r *api.Request) (any, error)) func(f edgeHooks, ctx context.Context, r *api.Request) (any, error) {
+	return func(f edgeHooks, ctx context.Context, r *api.Request) (any, error) {
 		return op(&routes{edges: f}, ctx, r)
 	}
 }

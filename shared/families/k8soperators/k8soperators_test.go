@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"tunnelapi/shared/app"
 	"tunnelapi/shared/families/k8soperators"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
+	"tunnelapi/shared/testing/samples"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -55,10 +55,10 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// csrPEM is a fresh PEM CSR (app.OperatorCSR).
+// csrPEM is a fresh PEM CSR (samples.OperatorCSR).
 func csrPEM(t testing.TB) string {
 	t.Helper()
-	csr, err := app.OperatorCSR()
+	csr, err := samples.OperatorCSR()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,11 +162,11 @@ const Path = "/kubernetes_operators"
 //     ingress_endpoint (host:port) over 255 bytes or malformed.
 var KubernetesOperatorsDescriptor = &resource.Descriptor{
 	Path: Path, Prefix: ids.KubernetesOperator, ListKey: "operators", EventKind: "kubernetes_operator", Filter: true,
-	Function: "KubernetesOperatorsFunction", Dir: "kubernetes_operators", Seals: true, Opens: true,
 	Reads: []config.Section{config.DomainSettings},
 	Binding: func() resource.Binding {
 		return resource.Bind(newOperators, resource.Route[Operators]{
-			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Handle: Operators.boundEndpoints})
+			Method: http.MethodGet, Pattern: "/{id}/bound_endpoints", Status: http.StatusOK, Handle: Operators.boundEndpoints},
+		).Keeping(resource.Seals | resource.Opens)
 	},
 }
 

@@ -33,18 +33,17 @@ type apiKeyCreate struct {
 // APIKeysDescriptor is the /api_keys family.
 var APIKeysDescriptor = &resource.Descriptor{
 	Path: "/api_keys", Prefix: ids.APIKey, ListKey: "keys", EventKind: "api_key", Filter: true,
-	Function: "ApiKeysFunction", Dir: "api_keys", Seals: true, Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(newAPIKeys) },
+	Binding: func() resource.Binding { return resource.Bind(newAPIKeys).Keeping(resource.Seals | resource.Opens) },
 	Release: TokenRelease{},
 }
 
 // APIKeys is the API key family's rules.
 type APIKeys struct {
-	secretFamily[APIKeyItem, *APIKeyItem]
+	secretHooks[APIKeyItem, *APIKeyItem]
 }
 
 func newAPIKeys(f *resource.Family[APIKeyItem, *APIKeyItem]) APIKeys {
-	return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{f}}
+	return APIKeys{secretHooks[APIKeyItem, *APIKeyItem]{f}}
 }
 
 // Render returns an API key as GET returns it: without its token.

@@ -40,7 +40,6 @@ const maxNameBytes = 255
 // BotUsersDescriptor is the /bot_users family.
 var BotUsersDescriptor = &resource.Descriptor{
 	Path: "/bot_users", Prefix: ids.BotUser, ListKey: "bot_users", EventKind: "bot_user",
-	Function: "BotUsersFunction", Dir: "bot_users",
 	Binding: func() resource.Binding { return resource.Bind(newBotUsers) },
 }
 
@@ -48,7 +47,6 @@ var BotUsersDescriptor = &resource.Descriptor{
 // with their own ids (service_…), list and events, and the same rules (BotUsers).
 var ServiceUsersDescriptor = &resource.Descriptor{
 	Path: "/service_users", Prefix: ids.ServiceUser, ListKey: "service_users", EventKind: "service_user", Filter: true,
-	Function: "ServiceUsersFunction", Dir: "service_users",
 	Binding: func() resource.Binding { return resource.Bind(newBotUsers) },
 }
 

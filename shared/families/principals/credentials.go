@@ -47,18 +47,17 @@ type CredentialCreate struct {
 // CredentialsDescriptor is the /credentials family.
 var CredentialsDescriptor = &resource.Descriptor{
 	Path: "/credentials", Prefix: ids.Credential, ListKey: "credentials", EventKind: "tunnel_credential", Filter: true,
-	Function: "CredentialsFunction", Dir: "credentials", Seals: true, Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(newCredentials) },
+	Binding: func() resource.Binding { return resource.Bind(newCredentials).Keeping(resource.Seals | resource.Opens) },
 	Release: TokenRelease{},
 }
 
 // Credentials is the tunnel credential family's rules.
 type Credentials struct {
-	secretFamily[CredentialItem, *CredentialItem]
+	secretHooks[CredentialItem, *CredentialItem]
 }
 
 func newCredentials(f *resource.Family[CredentialItem, *CredentialItem]) Credentials {
-	return Credentials{secretFamily[CredentialItem, *CredentialItem]{f}}
+	return Credentials{secretHooks[CredentialItem, *CredentialItem]{f}}
 }
 
 // Render returns a credential as GET returns it: without its token.

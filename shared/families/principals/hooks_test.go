@@ -13,11 +13,11 @@ import (
 // The hooks run without a table: these call them directly with hooktest's request.
 
 func apiKeys() APIKeys {
-	return APIKeys{secretFamily[APIKeyItem, *APIKeyItem]{&resource.Family[APIKeyItem, *APIKeyItem]{Descriptor: APIKeysDescriptor}}}
+	return APIKeys{secretHooks[APIKeyItem, *APIKeyItem]{&resource.Family[APIKeyItem, *APIKeyItem]{Descriptor: APIKeysDescriptor}}}
 }
 
 func credentials() Credentials {
-	return Credentials{secretFamily[CredentialItem, *CredentialItem]{&resource.Family[CredentialItem, *CredentialItem]{Descriptor: CredentialsDescriptor}}}
+	return Credentials{secretHooks[CredentialItem, *CredentialItem]{&resource.Family[CredentialItem, *CredentialItem]{Descriptor: CredentialsDescriptor}}}
 }
 
 func TestAPIKeyRenderHidesToken(t *testing.T) {

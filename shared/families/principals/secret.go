@@ -55,14 +55,14 @@ type secretItem[T any] interface {
 	secret() *SecretBase
 }
 
-// secretFamily is what the API key and credential families share: the deletion that revokes
-// the token. Each embeds it and adds its own Render, Create and Update.
-type secretFamily[T any, P secretItem[T]] struct {
+// secretHooks are the hooks the API key and credential families share: the deletion that
+// revokes the token. Each embeds them and adds its own Render, Create and Update.
+type secretHooks[T any, P secretItem[T]] struct {
 	*resource.Family[T, P]
 }
 
 // Delete revokes the secret's token in the deletion's transaction.
-func (f secretFamily[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
+func (f secretHooks[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
 	it.secret().Revoke(r, m)
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"crypto/rsa"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -165,11 +164,7 @@ func AuthorizedKey(pub ssh.PublicKey) string {
 var SSHCertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: "/ssh_certificate_authorities", Prefix: ids.SSHCertificateAuthority, ListKey: "ssh_certificate_authorities",
 	EventKind: "ssh_certificate_authority", Filter: true,
-	Function: "SSHCertificateAuthoritiesFunction", Dir: "ssh_certificate_authorities", Seals: true,
-	// Generating an RSA 4096 key takes up to seconds of CPU: more memory (hence CPU) and the
-	// HTTP API's longest timeout.
-	Timeout: 29 * time.Second, MemoryMB: 1024,
-	Binding: func() resource.Binding { return resource.Bind(newAuthorities) },
+	Binding: func() resource.Binding { return resource.Bind(newAuthorities).Keeping(resource.Seals) },
 }
 
 // Authorities is the SSH certificate authority family's rules.

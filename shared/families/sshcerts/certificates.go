@@ -81,16 +81,14 @@ var (
 
 // SSHUserCertificatesDescriptor is the /ssh_user_certificates family.
 var SSHUserCertificatesDescriptor = &resource.Descriptor{
-	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates",
-	EventKind: "ssh_user_certificate", Function: "SSHUserCertificatesFunction", Dir: "ssh_user_certificates", Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(newCertificates) },
+	Path: "/ssh_user_certificates", Prefix: ids.SSHUserCertificate, ListKey: "ssh_user_certificates", EventKind: "ssh_user_certificate",
+	Binding: func() resource.Binding { return resource.Bind(newCertificates).Keeping(resource.Opens) },
 }
 
 // SSHHostCertificatesDescriptor is the /ssh_host_certificates family.
 var SSHHostCertificatesDescriptor = &resource.Descriptor{
-	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates",
-	EventKind: "ssh_host_certificate", Function: "SSHHostCertificatesFunction", Dir: "ssh_host_certificates", Opens: true,
-	Binding: func() resource.Binding { return resource.Bind(newCertificates) },
+	Path: "/ssh_host_certificates", Prefix: ids.SSHHostCertificate, ListKey: "ssh_host_certificates", EventKind: "ssh_host_certificate",
+	Binding: func() resource.Binding { return resource.Bind(newCertificates).Keeping(resource.Opens) },
 }
 
 // newCertificates makes the hooks of the SSH user or host certificates, the kind from the

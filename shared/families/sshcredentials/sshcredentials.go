@@ -55,7 +55,6 @@ type sshCredentialCreate struct {
 // SSHCredentialsDescriptor is the /ssh_credentials family.
 var SSHCredentialsDescriptor = &resource.Descriptor{
 	Path: "/ssh_credentials", Prefix: ids.SSHCredential, ListKey: "ssh_credentials", EventKind: "ssh_public_key", Filter: true,
-	Function: "SSHCredentialsFunction", Dir: "ssh_credentials",
 	Binding: func() resource.Binding { return resource.Bind(newSSHCredentials) },
 	Release: KeyRelease{},
 }

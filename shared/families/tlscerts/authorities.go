@@ -40,7 +40,7 @@ const CertificateAuthoritiesPath = "/certificate_authorities"
 // CertificateAuthoritiesDescriptor is the /certificate_authorities family.
 var CertificateAuthoritiesDescriptor = &resource.Descriptor{
 	Path: CertificateAuthoritiesPath, Prefix: ids.CertificateAuthority, ListKey: "certificate_authorities",
-	EventKind: "certificate_authority", Filter: true, Function: "CertificateAuthoritiesFunction", Dir: "certificate_authorities",
+	EventKind: "certificate_authority", Filter: true,
 	Binding: func() resource.Binding { return resource.Bind(newCertificateAuthorities) },
 }
 

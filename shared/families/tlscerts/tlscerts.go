@@ -76,9 +76,8 @@ const (
 
 // TLSCertificatesDescriptor is the /tls_certificates family.
 var TLSCertificatesDescriptor = &resource.Descriptor{
-	Path: TLSCertificatesPath, Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: TLSCertificateEventKind,
-	Filter: true, Function: "TLSCertificatesFunction", Dir: "tls_certificates", Seals: true,
-	Binding: func() resource.Binding { return resource.Bind(newTLSCertificates) },
+	Path: TLSCertificatesPath, Prefix: ids.TLSCertificate, ListKey: "tls_certificates", EventKind: TLSCertificateEventKind, Filter: true,
+	Binding: func() resource.Binding { return resource.Bind(newTLSCertificates).Keeping(resource.Seals) },
 }
 
 // TLSCertificates is the TLS certificate family's rules.

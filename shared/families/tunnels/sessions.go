@@ -67,7 +67,6 @@ type SessionJSON struct {
 // TunnelSessionsDescriptor is the /tunnel_sessions family.
 var TunnelSessionsDescriptor = &resource.Descriptor{
 	Path: "/tunnel_sessions", Prefix: ids.TunnelSession, ListKey: "tunnel_sessions", EventKind: "tunnel_session", Filter: true,
-	Function: "TunnelSessionsFunction", Dir: "tunnel_sessions",
 	Operations: resource.OpList | resource.OpGet,
 	Reported:   audit.AllVerbs,
 	Binding: func() resource.Binding {

@@ -45,7 +45,6 @@ type TunnelJSON struct {
 // TunnelsDescriptor is the /tunnels family.
 var TunnelsDescriptor = &resource.Descriptor{
 	Path: "/tunnels", Prefix: ids.Tunnel, ListKey: "tunnels", EventKind: "tunnel",
-	Function: "TunnelsFunction", Dir: "tunnels",
 	Operations: resource.OpList | resource.OpGet,
 	Reported:   audit.Created | audit.Deleted,
 	Binding:    func() resource.Binding { return resource.Bind(newTunnels) },

@@ -57,8 +57,7 @@ type secretCreate struct {
 // SecretsDescriptor is the /vault_secrets family, served by the vaults' function.
 var SecretsDescriptor = &resource.Descriptor{
 	Path: secretsPath, Prefix: ids.Secret, ListKey: "secrets", EventKind: "secret", Filter: true,
-	Function: "VaultsFunction", Dir: "vaults", Seals: true,
-	Binding: func() resource.Binding { return resource.Bind(newSecrets) },
+	Binding: func() resource.Binding { return resource.Bind(newSecrets).Keeping(resource.Seals) },
 }
 
 // Secrets is the secret family's rules.

@@ -50,7 +50,6 @@ const (
 // VaultsDescriptor is the /vaults family.
 var VaultsDescriptor = &resource.Descriptor{
 	Path: vaultsPath, Prefix: ids.Vault, ListKey: "vaults", EventKind: "vault", Filter: true,
-	Function: "VaultsFunction", Dir: "vaults",
 	Binding: func() resource.Binding {
 		return resource.Bind(newVaults, resource.Route[Vaults]{
 			Method: http.MethodGet, Pattern: "/{id}/secrets", Status: http.StatusOK, Handle: Vaults.listSecrets})

@@ -130,6 +130,10 @@ type Server struct {
 	// was registered with (HandleWithin): test stacks set a longer one (see testkit). Zero
 	// leaves each route's own.
 	Budget time.Duration
+	// Budgets are how long a request of each family (by its collection path, "/api_keys") may
+	// run: the timeout of the function serving it, which the local server sets. On Lambda the
+	// invocation's context carries that deadline, so a function leaves them unset.
+	Budgets map[string]time.Duration
 	// Auth makes each request's authentication state (package auth's Authenticator); nil
 	// leaves requests without one, so no caller is ever verified and every handler's success
 	// fails closed.
@@ -175,8 +179,8 @@ func (s *Server) Handle(status int, h Handler) http.Handler { return s.HandleWit
 
 // HandleWithin is Handle for a route of family (its collection path, "/api_keys") whose request
 // may run budget: the Timeout of the function serving it in template.yaml
-// (resource.Descriptor.Register passes both). On Lambda the invocation's context carries the
-// same deadline; the local server has only this. Zero leaves the request's own deadline, if
+// (resource.Descriptor.Register passes both, from Budgets). On Lambda the invocation's context
+// carries the same deadline; the local server has only this. Zero leaves the request's own deadline, if
 // any. Once answered, a request whose caller was verified has its usage line written (see
 // usage).
 func (s *Server) HandleWithin(family string, budget time.Duration, status int, h Handler) http.Handler {

@@ -19,7 +19,7 @@ func TestDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Families.Domains
+	d := c.FamilySettings.Domains
 	if d.Regions[0] != "eu" || d.AddrPools["us"].Size() != 20 || d.AddrPools["us"].Addr(11) != "b.example.net:2" || d.AddrPools["eu"].Addr(0) != "c.example.net:5" {
 		t.Fatalf("parsed %+v", d)
 	}
@@ -31,8 +31,8 @@ func TestDomains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := def.Families.Domains.AddrPools["jp"]; len(def.Families.Domains.Regions) != 7 || p.Hosts[0] != "tcp.jp.tunnels.example.com" || p.Low != 10000 || p.High != 19999 {
-		t.Fatalf("default pools %+v", def.Families.Domains)
+	if p := def.FamilySettings.Domains.AddrPools["jp"]; len(def.FamilySettings.Domains.Regions) != 7 || p.Hosts[0] != "tcp.jp.tunnels.example.com" || p.Low != 10000 || p.High != 19999 {
+		t.Fatalf("default pools %+v", def.FamilySettings.Domains)
 	}
 	for _, bad := range []map[string]string{
 		{"BASE_DOMAIN": "localhost"},
@@ -276,15 +276,15 @@ func TestBegin(t *testing.T) {
 func TestSectionsAreParsedOnlyWhenRead(t *testing.T) {
 	bad := config.Map(map[string]string{"ADDR_POOLS": "nowhere"})
 	c, err := config.HTTPLoader()(bad)
-	if err != nil || c.Families.Domains != nil {
-		t.Fatalf("without sections: %+v, %v; want no domain settings and no error", c.Families, err)
+	if err != nil || c.FamilySettings.Domains != nil {
+		t.Fatalf("without sections: %+v, %v; want no domain settings and no error", c.FamilySettings, err)
 	}
 	if _, err := config.HTTPLoader(config.DomainSettings)(bad); err == nil || !strings.Contains(err.Error(), "ADDR_POOLS") {
 		t.Fatalf("with DomainSettings: %v, want an error naming ADDR_POOLS", err)
 	}
 	c, err = config.HTTPLoader(config.DomainSettings, config.DomainSettings)(config.Map(nil))
-	if err != nil || c.Families.Domains == nil || c.Families.Domains.BaseDomain == "" {
-		t.Fatalf("with DomainSettings: %+v, %v", c.Families, err)
+	if err != nil || c.FamilySettings.Domains == nil || c.FamilySettings.Domains.BaseDomain == "" {
+		t.Fatalf("with DomainSettings: %+v, %v", c.FamilySettings, err)
 	}
 }
 

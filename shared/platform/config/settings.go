@@ -47,12 +47,13 @@ type HTTP struct {
 	Common
 	// RateLimit is the per-account rate limit (RATE_LIMIT); the zero Policy is off.
 	RateLimit ratelimit.Policy
-	Families  Families
+	// FamilySettings are the sections the function's families read.
+	FamilySettings FamilySettings
 }
 
-// Families are the settings only some families read (through resource.Kit): each is a Section,
-// nil unless one of the function's families reads it (resource.Descriptor.Reads).
-type Families struct {
+// FamilySettings are the settings only some families read (through resource.Kit): each is a
+// Section, nil unless one of the function's families reads it (resource.Descriptor.Reads).
+type FamilySettings struct {
 	Domains    *Domains
 	Deployment *Deployment
 }
@@ -61,26 +62,26 @@ type Families struct {
 // links its parser, only when a family it serves names the section (resource.Descriptor.Reads):
 // most functions would carry the domain settings' parser for nothing.
 type Section struct {
-	parse func(*parser, *Families)
+	parse func(*parser, *FamilySettings)
 }
 
-// DomainSettings is Families.Domains: BASE_DOMAIN, DNS_ZONE, NAME_SERVERS, REGIONS and
+// DomainSettings is FamilySettings.Domains: BASE_DOMAIN, DNS_ZONE, NAME_SERVERS, REGIONS and
 // ADDR_POOLS, read by the domain, address, agent ingress and edge families.
-var DomainSettings = Section{parse: func(p *parser, f *Families) {
+var DomainSettings = Section{parse: func(p *parser, f *FamilySettings) {
 	d := p.domains()
 	f.Domains = &d
 }}
 
-// Deployment is Families.Deployment: what a family knows of the deployment itself.
+// Deployment is FamilySettings.Deployment: what a family knows of the deployment itself.
 type Deployment struct {
 	// AccountID is the AWS account the deployment runs in (DEPLOYMENT_ACCOUNT_ID); empty when
 	// unknown (locally).
 	AccountID string
 }
 
-// DeploymentSettings is Families.Deployment: DEPLOYMENT_ACCOUNT_ID, read by the event
+// DeploymentSettings is FamilySettings.Deployment: DEPLOYMENT_ACCOUNT_ID, read by the event
 // destinations family.
-var DeploymentSettings = Section{parse: func(p *parser, f *Families) {
+var DeploymentSettings = Section{parse: func(p *parser, f *FamilySettings) {
 	f.Deployment = &Deployment{AccountID: p.awsAccount("DEPLOYMENT_ACCOUNT_ID")}
 }}
 
@@ -300,7 +301,7 @@ func (p *parser) common() Common {
 func (p *parser) http(sections ...Section) HTTP {
 	c := HTTP{Common: p.common()}
 	for _, s := range sections {
-		s.parse(p, &c.Families)
+		s.parse(p, &c.FamilySettings)
 	}
 	if s := p.str("RATE_LIMIT"); s != "" {
 		policy, err := ratelimit.Parse(s) // its errors name RATE_LIMIT

@@ -2,7 +2,6 @@ package resource
 
 import (
 	"context"
-	"time"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
@@ -10,11 +9,13 @@ import (
 	"tunnelapi/shared/platform/store"
 )
 
-// Descriptor is a family's identity, written once. The routes, the local server, what
-// shared/app/gen writes from it (the Lambda mains, the Makefile's list, the function in
-// template.yaml with its settings, role and routes, audit.AuditKinds), the operator's erasure,
-// the template checks, the conformance suite and the sample event tests all read it, so adding
-// a family cannot drift between them.
+// Descriptor is what a family's API is, written once: its path, id prefix, list key, event
+// kinds, operations, how it is served and what its resources hold outside their account. The
+// routes, the local server, what shared/app/gen writes from it (the Lambda mains, the function
+// in template.yaml with its settings, role and routes, audit.AuditKinds), the operator's
+// erasure, the template checks, the conformance suite and the sample event tests all read it, so
+// adding a family cannot drift between them. How it is deployed (the Lambda serving it, its
+// memory and timeout) is shared/app's.
 type Descriptor struct {
 	// Path is the collection path ("/api_keys").
 	Path string
@@ -38,27 +39,10 @@ type Descriptor struct {
 	Reported audit.Verbs
 	// Filter enables the list's filter parameter.
 	Filter bool
-	// Function is the logical id in template.yaml of the Lambda serving the family; Dir is that
-	// Lambda's folder under functions/.
-	Function, Dir string
-	// Seals says the family seals secrets (a token shown once, a private key) and Opens that it
-	// opens sealed ones (a CA key to sign with, a response to replay). Only a family that does
-	// either gets a sealer in its kit, and only for what it declares (Register); its main links
-	// the KMS client with only the operations its families declare (shared/platform/seal/kmsseal)
-	// and its function's role holds kms:GenerateDataKey (Seals) and kms:Decrypt (Opens), so a
-	// function that keeps no secrets stays small and one that only seals cannot open.
-	Seals, Opens bool
-	// Reads are the settings the family reads beyond every function's (config.DomainSettings):
-	// only a function serving a family that names a section parses it at start, and links its
-	// parser.
+	// Reads are the settings the family's answers depend on beyond every function's
+	// (config.DomainSettings: the hostnames and addresses it hands out): only a function serving
+	// a family that names a section parses it at start, and links its parser.
 	Reads []config.Section
-	// Timeout is the Timeout of Function in template.yaml when it is not DefaultTimeout (the
-	// template's Globals): every request of the family must be answered within it
-	// (api.Server.HandleWithin).
-	Timeout time.Duration
-	// MemoryMB is the MemorySize of Function in template.yaml when it is not the Globals' (more
-	// memory is more CPU, for a family whose requests compute much).
-	MemoryMB int
 	// Operations are the operations of the five that the family serves (OpCreate|OpGet);
 	// zero is all five. A request for one it lacks is answered as an unknown route is, and
 	// its hooks implement Updater exactly when it serves OpUpdate.
@@ -100,20 +84,21 @@ func (d *Descriptor) Offers(op Operation) bool {
 // URI is the absolute URL on r's host of the resource id of the family whose Path is path.
 func URI(r *api.Request, path, id string) string { return r.URI(path + "/" + id) }
 
-// DefaultTimeout is the Timeout of template.yaml's Globals (shared/app/gen refuses others): a
-// function's, unless its Descriptor says otherwise.
-const DefaultTimeout = 10 * time.Second
+// Secrets are what a family's hooks do with secrets, as a set of flags: its Binding declares
+// them (Binding.Keeping). The family's kit seals and opens only what they say; shared/app/gen
+// derives its function's KMS grants and KMS client from them.
+type Secrets uint8
 
-// KeepsSecrets reports whether the family seals or opens secrets.
-func (d *Descriptor) KeepsSecrets() bool { return d.Seals || d.Opens }
+// What a family's hooks may do with secrets.
+const (
+	// Seals is sealing secrets: a token shown once, a private key.
+	Seals Secrets = 1 << iota
+	// Opens is opening sealed ones: a CA key to sign with, a response to replay.
+	Opens
+)
 
-// Budget is how long one request of the family may run: its function's timeout.
-func (d *Descriptor) Budget() time.Duration {
-	if d.Timeout > 0 {
-		return d.Timeout
-	}
-	return DefaultTimeout
-}
+// Secrets reports what the family's hooks seal and open.
+func (d *Descriptor) Secrets() Secrets { return d.Binding().secrets }
 
 // Ref is the wire reference to the resource id of the family whose Path is path, as other
 // resources show it.
@@ -142,7 +127,7 @@ type Updater[P store.Resource] interface {
 // Preparer is implemented by families with work that must run once per create request, before
 // any transaction is built, such as generating a key pair or signing. Each transaction attempt's
 // Create starts from a copy of the prepared item. The Prepare of a family that keeps secrets
-// (Descriptor.KeepsSecrets) runs only once the caller is verified, checked against the account's IP
+// (Binding.Keeping) runs only once the caller is verified, checked against the account's IP
 // restriction and admitted by the rate limit (one read of the caller's items first): a refused
 // caller never spends a key generation, a KMS call or a signature. Any other family's Prepare
 // must be cheap, as it runs before the caller is verified.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -39,7 +40,7 @@ const labelItem = "item"
 // as no auth cache outlives a request), create 1 (TransactWriteItems), update 2 and delete 2
 // (read, transaction), list 2 issued concurrently (the caller's items and the page's Query).
 // A create that derives from another item (Facts) reads it the first time in a process; one
-// that prepares a secret (a Preparer of a family that KeepsSecrets) reads the caller's items
+// that prepares a secret (a Preparer of a family whose Binding keeps secrets) reads the caller's items
 // first. No SQS call on any request.
 //
 // Races answer truthfully: a mutation whose target changed or vanished under it is read and
@@ -61,6 +62,8 @@ type core struct {
 	*Descriptor
 	kit   *Kit
 	hooks erasedHooks
+	// secrets are what the hooks seal and open (Binding.Keeping).
+	secrets Secrets
 }
 
 // core is f's operations, calling f.Hooks.
@@ -95,7 +98,7 @@ func (c *core) createOp(ctx context.Context, r *api.Request) (_ any, err error) 
 		// signature): only for a caller verified, checked against the account's IP restriction
 		// and admitted by the rate limit, at the price of that read (auth.Session.VerifyRead)
 		// before the transaction. Other families' Prepare only checks the body.
-		if c.KeepsSecrets() && !session.Verified() {
+		if c.secrets != 0 && !session.Verified() {
 			if _, err := c.kit.Read(ctx, r); err != nil {
 				return nil, err
 			}
@@ -411,4 +414,52 @@ func (c *core) buildDelete(ctx context.Context, r *api.Request, m *Mutation, it 
 	}
 	m.Delete(labelItem, it.Base().Key, conds...)
 	return m.Event(audit.Type(c.EventKind, "deleted"), c.hooks.Render(r, it))
+}
+
+// Retries of a request's optimistic writes (retrying). An attempt that fails this way lost to
+// another writer of the same item, which committed while it ran. The pause before the next
+// attempt is drawn at random (full jitter) from a window that starts at the duration of the
+// attempt that failed and doubles with each attempt, up to maxPause: writers that collided
+// spread over a span that grows with their number and with the store's latency, where fixed
+// pauses would have the same writers meet again at every attempt on a slow store. The budget
+// is work, maxAttempts attempts, whatever the machine's speed (a time budget is what load
+// exhausts first); a request with a deadline (its function's timeout) also
+// stops before a pause would outlast it. Out of budget, the answer is a 429 ERR_NGROK_225 with
+// Retry-After (api.TooConcurrent): nothing was changed; never a timeout.
+const (
+	maxAttempts = 16
+	maxPause    = 2 * time.Second
+)
+
+// errTooManyConflicts is the answer of a write still losing when its retry budget is spent.
+var errTooManyConflicts = api.TooConcurrent("other requests changed what this one writes too many times while it ran; nothing was changed: retry it after the time in Retry-After")
+
+// retrying runs op until it does not fail with a version conflict, a changed item it derived
+// from (RetryOn) or changed account access settings (auth.ErrRetry), pausing between attempts
+// and within the budget described above. It is the one retry policy of a request: nothing it
+// calls retries on its own.
+func retrying(ctx context.Context, op func() error) error {
+	deadline, bounded := ctx.Deadline()
+	window := time.Duration(0)
+	for i := 0; i < maxAttempts; i++ {
+		start := time.Now()
+		err := op()
+		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrRetry) {
+			return err
+		}
+		if i == maxAttempts-1 {
+			break
+		}
+		window = min(max(2*window, time.Since(start)), maxPause)
+		pause := time.Duration(rand.Int64N(int64(window) + 1))
+		if bounded && time.Now().Add(pause).After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errTooManyConflicts
+		case <-time.After(pause):
+		}
+	}
+	return errTooManyConflicts
 }

@@ -8,7 +8,6 @@ import (
 
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -37,7 +36,7 @@ type Kit struct {
 	Metrics *metrics.Emitter
 	// Settings are the deployment's settings families read (package config), parsed once at
 	// start: a family turns them into its own types when its routes are registered.
-	Settings config.Families
+	Settings config.FamilySettings
 }
 
 // Read fetches keys of r's account in one consistent round trip together with the items that
@@ -244,54 +243,6 @@ func (m *Mutation) commit() error {
 		}
 	}
 	return err
-}
-
-// Retries of a request's optimistic writes (retrying). An attempt that fails this way lost to
-// another writer of the same item, which committed while it ran. The pause before the next
-// attempt is drawn at random (full jitter) from a window that starts at the duration of the
-// attempt that failed and doubles with each attempt, up to maxPause: writers that collided
-// spread over a span that grows with their number and with the store's latency, where fixed
-// pauses would have the same writers meet again at every attempt on a slow store. The budget
-// is work, maxAttempts attempts, whatever the machine's speed (a time budget is what load
-// exhausts first); a request with a deadline (its function's timeout) also
-// stops before a pause would outlast it. Out of budget, the answer is a 429 ERR_NGROK_225 with
-// Retry-After (api.TooConcurrent): nothing was changed; never a timeout.
-const (
-	maxAttempts = 16
-	maxPause    = 2 * time.Second
-)
-
-// errTooManyConflicts is the answer of a write still losing when its retry budget is spent.
-var errTooManyConflicts = api.TooConcurrent("other requests changed what this one writes too many times while it ran; nothing was changed: retry it after the time in Retry-After")
-
-// retrying runs op until it does not fail with a version conflict, a changed item it derived
-// from (RetryOn) or changed account access settings (auth.ErrRetry), pausing between attempts
-// and within the budget described above. It is the one retry policy of a request: nothing it
-// calls retries on its own.
-func retrying(ctx context.Context, op func() error) error {
-	deadline, bounded := ctx.Deadline()
-	window := time.Duration(0)
-	for i := 0; i < maxAttempts; i++ {
-		start := time.Now()
-		err := op()
-		if !store.ConditionFailed(err, labelItem) && !store.IsConflict(err) && !errors.Is(err, errRetry) && !errors.Is(err, auth.ErrRetry) {
-			return err
-		}
-		if i == maxAttempts-1 {
-			break
-		}
-		window = min(max(2*window, time.Since(start)), maxPause)
-		pause := time.Duration(rand.Int64N(int64(window) + 1))
-		if bounded && time.Now().Add(pause).After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return errTooManyConflicts
-		case <-time.After(pause):
-		}
-	}
-	return errTooManyConflicts
 }
 
 // tooLarge is the 400 for a mutation DynamoDB could not store (store.TooLargeError): it names

@@ -26,12 +26,22 @@ type Route[H any] struct {
 	Handle func(h H, ctx context.Context, r *api.Request) (any, error)
 }
 
-// Binding is how a Descriptor's family is served: its hooks and the routes it adds to the five
-// operations. Only Bind makes one.
+// Binding is how a Descriptor's family is served: its hooks, the routes it adds to the five
+// operations and what its hooks do with secrets. Only Bind makes one.
 type Binding struct {
-	extra []endpoint
+	extra   []endpoint
+	secrets Secrets
 	// build makes the family's hooks for d on kit k and its handlers.
-	build func(d *Descriptor, k *Kit) handlers
+	build func(d *Descriptor, k *Kit, s Secrets) handlers
+}
+
+// Keeping returns b for hooks that seal or open secrets (Seals|Opens): only then does the
+// family's kit seal and open, and only what s says, so hooks that seal or open without saying
+// so fail their tests rather than their function in AWS, whose role holds only the KMS actions
+// declared. A create of such a family prepares (Preparer) only for a verified caller.
+func (b Binding) Keeping(s Secrets) Binding {
+	b.secrets = s
+	return b
 }
 
 // handlers are a family's hooks and what answers each of its routes.
@@ -97,11 +107,12 @@ func Bind[H Hooks[P], T any, P interface {
 		}
 		extra[i] = endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status}
 	}
-	return Binding{extra: extra, build: func(d *Descriptor, k *Kit) handlers {
+	return Binding{extra: extra, build: func(d *Descriptor, k *Kit, s Secrets) handlers {
 		f := &Family[T, P]{Descriptor: d, Kit: k}
 		h := newHooks(f)
 		f.Hooks = h
 		c := f.core()
+		c.secrets = s
 		if serves := d.Offers(OpUpdate); serves != c.hooks.has(updater) {
 			panic(fmt.Sprintf("resource: %s serves update %v, but its hooks implement Updater %v", d.Path, serves, c.hooks.has(updater)))
 		}
@@ -120,7 +131,8 @@ func Bind[H Hooks[P], T any, P interface {
 // HooksOf returns the hooks H of the family d served with kit k (nil in a unit test of the hooks
 // that needs no table), as its Binding makes them.
 func HooksOf[H any](d *Descriptor, k *Kit) H {
-	h, ok := d.Binding().build(d, k).hooks.(H)
+	b := d.Binding()
+	h, ok := b.build(d, k, b.secrets).hooks.(H)
 	if !ok {
 		panic(fmt.Sprintf("resource: the hooks of %s are not a %T", d.Path, h))
 	}
@@ -144,22 +156,21 @@ func (d *Descriptor) Routes() []string {
 }
 
 // Register adds every route of the family d (Routes) to mux, served with kit k: the one place a route is
-// added to a mux. A family's kit seals only if its descriptor declares Seals and opens only if
-// it declares Opens, so one that seals or opens without saying so fails its tests instead of
-// its function in AWS (whose role holds only the KMS actions declared). Every request
-// runs under the family's Budget (its function's timeout) unless s sets its own (Server.Budget).
+// added to a mux. The family's kit seals and opens only what its Binding declares (Keeping).
+// Every request runs under the budget s gives the family (api.Server.Budgets), if any.
 func (d *Descriptor) Register(k *Kit, mux api.Mux, s *api.Server) {
 	if d.Binding == nil {
 		panic("resource: the descriptor of " + d.Path + " has no Binding")
 	}
-	if k != nil && !(d.Seals && d.Opens) {
+	b := d.Binding()
+	if seals, opens := b.secrets&Seals != 0, b.secrets&Opens != 0; k != nil && !(seals && opens) {
 		declared := *k
-		declared.Seal = seal.Restrict(k.Seal, d.Seals, d.Opens, fmt.Sprintf("%s declares Seals %v, Opens %v (its Descriptor)", d.Path, d.Seals, d.Opens))
+		declared.Seal = seal.Restrict(k.Seal, seals, opens, fmt.Sprintf("%s declares Seals %v, Opens %v (its Binding's Keeping)", d.Path, seals, opens))
 		k = &declared
 	}
-	h := d.Binding().build(d, k)
+	h := b.build(d, k, b.secrets)
 	handle := func(e endpoint, serve api.Handler) {
-		mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Path, d.Budget(), e.status, serve))
+		mux.Handle(e.method+" "+d.Path+e.pattern, s.HandleWithin(d.Path, s.Budgets[d.Path], e.status, serve))
 	}
 	for _, e := range operations {
 		if d.Offers(e.op) {

@@ -48,7 +48,7 @@ func NewDeps(ctx context.Context, c config.HTTP, opts store.Options) (*Deps, err
 		return nil, err
 	}
 	a := &auth.Authenticator{DB: db}
-	kit := &resource.Kit{DB: db, Seal: seal.New(cfg, c.Seal), Log: log, Settings: c.Families}
+	kit := &resource.Kit{DB: db, Seal: seal.New(cfg, c.Seal), Log: log, Settings: c.FamilySettings}
 	// Every request checks the account's API IP restrictions against the item auth reads anyway.
 	a.Restrictor = &iprestrict.Accounts{DB: db, Log: func() *slog.Logger { return kit.Log }}
 	d := &Deps{Kit: kit, Server: &api.Server{Log: log, Source: api.RemoteAddrSource, Auth: a}}

@@ -12,10 +12,11 @@ import (
 
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/resource"
+	"tunnelapi/shared/testing/samples"
 )
 
-// SampleCreator creates the samples' setup resources (app.SampleSetup) as a.
-func SampleCreator(t testing.TB, a *Account) app.Creator {
+// SampleCreator creates the samples' setup resources (samples.Setup) as a.
+func SampleCreator(t testing.TB, a *Account) samples.Creator {
 	return func(_ context.Context, path string, body any) (map[string]any, error) {
 		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
 	}
@@ -44,7 +45,7 @@ func FirstSample(t testing.TB, root, dir string, a *Account) (string, map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars, err := app.SampleSetup(t.Context(), dir, SampleCreator(t, a))
+	vars, err := samples.Setup(t.Context(), dir, SampleCreator(t, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func SampleForms(t testing.TB, root string, a *Account) []SampleForm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vars, err := app.SampleSetup(t.Context(), f.Dir, SampleCreator(t, a))
+		vars, err := samples.Setup(t.Context(), f.Dir, SampleCreator(t, a))
 		if err != nil {
 			t.Fatal(err)
 		}
