@@ -44,6 +44,11 @@ type SessionItem struct {
 	// is the sort key of its entry in the lease partition (store.LeaseKey).
 	LeaseUntil int64  `dynamodbav:"lease_until"`
 	LeaseSK    string `dynamodbav:"lease_sk"`
+	// Generation counts the agent's connections to the session: 1 at its login, one more at
+	// each reconnect with its id (Reconnect). Each connection's requests carry the generation
+	// it logged in with, so that a late report of an older connection (a CloseProxy of the one
+	// a reconnect replaced) never ends what a newer one opened.
+	Generation int64 `dynamodbav:"generation"`
 	// Tunnels are the session's tunnel ids by the name of the proxy each is.
 	Tunnels map[string]string `dynamodbav:"tunnels"`
 	// Behalf is who the session's events are recorded as: the credential's owner.

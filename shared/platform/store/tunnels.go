@@ -61,3 +61,36 @@ func (db *DB) SetNumber(ctx context.Context, k Key, attr string, v int64) (err e
 	addWrite(ctx, one(res.ConsumedCapacity)...)
 	return nil
 }
+
+// SetAndAdd sets the number attribute set of the existing item at k to v and adds 1 to its
+// number attribute add and to its version, in one UpdateItem, and returns add's new value (a
+// tunnel session's lease and login generation, on a reconnect: a write derived from the item
+// read before fails its version condition instead of undoing the count). It returns
+// ErrNotFound when the item does not exist.
+func (db *DB) SetAndAdd(ctx context.Context, k Key, set string, v int64, add string) (n int64, err error) {
+	defer derrors.Wrap(&err, "store.SetAndAdd(%s %s)", k.PK, k.SK)
+	res, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(db.Table),
+		Key:                      k.AV(),
+		UpdateExpression:         aws.String("SET #s = :v ADD #a :one, #v :one"),
+		ConditionExpression:      aws.String("attribute_exists(" + AttrPK + ")"),
+		ExpressionAttributeNames: map[string]string{"#s": set, "#a": add, "#v": AttrVersion},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)},
+			":one": &types.AttributeValueMemberN{Value: "1"}},
+		ReturnValues:           types.ReturnValueUpdatedNew,
+		ReturnConsumedCapacity: capacity(ctx),
+	})
+	if err != nil {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) {
+			return 0, ErrNotFound
+		}
+		return 0, err
+	}
+	addWrite(ctx, one(res.ConsumedCapacity)...)
+	got, ok := res.Attributes[add].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a number after the update", add)
+	}
+	return strconv.ParseInt(got.Value, 10, 64)
+}

@@ -3,6 +3,7 @@ package frpplugin
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,13 @@ type userInfo struct {
 	User  string            `json:"user"`
 	Metas map[string]string `json:"metas"`
 	RunID string            `json:"run_id"`
+}
+
+// generation is the generation of the agent's connection (MetaGeneration); 0 for a login
+// rewritten without one.
+func (u userInfo) generation() int64 {
+	n, _ := strconv.ParseInt(u.Metas[MetaGeneration], 10, 64)
+	return n
 }
 
 // account, credential and session are the ids the login's rewrite gave the agent; ok is false
@@ -149,8 +157,8 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 	return admit, nil
 }
 
-// closeProxy ends the tunnel of a proxy frps closed; it only notifies, so it is always
-// admitted.
+// closeProxy ends the tunnel of a proxy frps closed, unless a newer connection of the agent
+// reopened it (tunnels.Close); it only notifies, so it is always admitted.
 func (p *Plugin) closeProxy(ctx context.Context, s server, raw []byte) (Response, error) {
 	var in struct {
 		User      userInfo `json:"user"`
@@ -174,7 +182,7 @@ func (p *Plugin) closeProxy(ctx context.Context, s server, raw []byte) (Response
 		if a.session == nil {
 			return admit, nil
 		}
-		if err := tunnels.Close(ctx, p.DB, a.session, in.ProxyName); !errors.Is(err, tunnels.ErrChanged) {
+		if err := tunnels.Close(ctx, p.DB, a.session, in.ProxyName, in.User.generation()); !errors.Is(err, tunnels.ErrChanged) {
 			return admit, err
 		}
 	}
