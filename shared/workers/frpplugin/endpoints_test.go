@@ -165,3 +165,55 @@ func TestReconnectOutlivesLateClose(t *testing.T) {
 		t.Errorf("the current connection's close left endpoints %v", ids)
 	}
 }
+
+// A tunnel group backend lists, in get and list, the live tunnels whose labels (the proxy's
+// metas) include all of its own, of its account only; a tunnel leaves it when it closes.
+func TestTunnelGroupBackendListsLiveTunnels(t *testing.T) {
+	s, a, b := testkit.AppTwoAccounts(t)
+	g := newRig(t, s)
+	host, _ := a.ReserveDomain(t)
+	other, _ := a.ReserveDomain(t)
+	token := a.Do(t, "POST", "/credentials", map[string]any{"acl": []string{"bind:" + host, "bind:" + other}}).Expect(t, http.StatusCreated)["token"].(string)
+	web := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, http.StatusCreated)["id"].(string)
+	db := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "db"}}).Expect(t, http.StatusCreated)["id"].(string)
+	theirs := b.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, http.StatusCreated)["id"].(string)
+
+	_, login := g.login(token, "")
+	u := user(login)
+	g.expect(frpplugin.OpNewProxy, proxy(u, "web", "http", `"custom_domains":["`+host+`"],"metas":{"app":"web","dc":"x"}`), false, "")
+	g.expect(frpplugin.OpNewProxy, proxy(u, "other", "http", `"custom_domains":["`+other+`"],"metas":{"app":"api"}`), false, "")
+	var tunnel string
+	for _, it := range a.Do(t, "GET", "/tunnels", nil).Expect(t, http.StatusOK)["tunnels"].([]any) {
+		if tn := it.(map[string]any); tn["public_url"] == "http://"+host {
+			tunnel = tn["id"].(string)
+		}
+	}
+	tunnelsOf := func(obj map[string]any) []string {
+		var out []string
+		for _, r := range obj["tunnels"].([]any) {
+			out = append(out, r.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	listed := func(acct *testkit.Account) map[string][]string {
+		out := map[string][]string{}
+		for _, it := range acct.Do(t, "GET", "/backends/tunnel_group", nil).Expect(t, http.StatusOK)["backends"].([]any) {
+			obj := it.(map[string]any)
+			out[obj["id"].(string)] = tunnelsOf(obj)
+		}
+		return out
+	}
+	if got := tunnelsOf(a.Do(t, "GET", "/backends/tunnel_group/"+web, nil).Expect(t, http.StatusOK)); !slices.Equal(got, []string{tunnel}) {
+		t.Errorf("GET of the web backend lists tunnels %v, want [%s]", got, tunnel)
+	}
+	if got := listed(a); !slices.Equal(got[web], []string{tunnel}) || len(got[db]) != 0 {
+		t.Errorf("the backends list shows tunnels %v, want [%s] for %s and none for %s", got, tunnel, web, db)
+	}
+	if got := tunnelsOf(b.Do(t, "GET", "/backends/tunnel_group/"+theirs, nil).Expect(t, http.StatusOK)); len(got) != 0 {
+		t.Errorf("another account's backend of the same labels lists %v", got)
+	}
+	g.expect(frpplugin.OpCloseProxy, `{"user":`+u+`,"proxy_name":"web"}`, false, "")
+	if got := tunnelsOf(a.Do(t, "GET", "/backends/tunnel_group/"+web, nil).Expect(t, http.StatusOK)); len(got) != 0 {
+		t.Errorf("after the tunnel closed the backend lists %v", got)
+	}
+}
