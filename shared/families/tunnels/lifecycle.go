@@ -194,8 +194,8 @@ func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen
 }
 
 // End deletes the session it (at the version read) with its tunnels, their endpoints and its
-// lease entry. A state
-// of StateStopped or StateRestarting leaves the mark a reconnect is answered by (EndedItem).
+// lease entry. A state of StateStopped or StateRestarting leaves the mark a reconnect is
+// answered by (EndedItem).
 func End(ctx context.Context, db *store.DB, it *SessionItem, state string, now time.Time) (err error) {
 	defer derrors.Wrap(&err, "tunnels.End(%s)", it.ID)
 	var keys []store.Key

@@ -22,8 +22,8 @@ const (
 // Transport is what a session's transport reports: frp's control protocol.
 const Transport = "frp"
 
-// MaxTunnelsPerSession bounds the tunnels of one session, so that ending it (its tunnels and
-// their events deleted with it) stays one transaction.
+// MaxTunnelsPerSession bounds the tunnels of one session, so that ending it (its tunnels, their
+// endpoints and events deleted with it: 4 + 3 per tunnel writes) stays one transaction.
 const MaxTunnelsPerSession = 25
 
 // SessionItem is a stored tunnel session: one agent's connection to a tunnel server.
