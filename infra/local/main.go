@@ -187,13 +187,15 @@ func runServer(ctx context.Context) error {
 	}
 	// Certificate jobs need an ACME server and a DNS provider (the stack's pebble and
 	// challtestsrv); without them the rest still serves.
-	if certWorker, err := certs.FromConfig(ctx, c.CertWorker, log); err != nil {
+	certWorker, err := certs.FromConfig(ctx, c.CertWorker, log)
+	certsRun := err == nil
+	if !certsRun {
 		log.Warn("certificate worker not started", "err", err.Error())
 	} else {
 		certWorker.Metrics = emitter
 		go queue.Poll(ctx, certWorker.SQS, certWorker.QueueURL, 5, log, certWorker.Handle)
-		go schedule(ctx, &scheduler.Scheduler{DB: db, Log: log}, c.ScheduleEvery)
 	}
+	goSchedule(ctx, &scheduler.Scheduler{DB: db, Log: log}, c.ScheduleEvery, certsRun)
 	b, err := principals.Bootstrap(ctx, db, "admin@local", "local admin key")
 	if err != nil {
 		return err
@@ -270,27 +272,49 @@ func withOperator(h http.Handler, o *operator.Operator, plugin *frpplugin.Plugin
 	})
 }
 
-// schedule runs the scheduler every SCHEDULE_EVERY, as the template's EventBridge schedule runs
-// the scheduler function.
-func schedule(ctx context.Context, s *scheduler.Scheduler, every time.Duration) {
-	t := time.NewTicker(every)
+// goSchedule starts the scheduler's tasks, each on its own tick of d: the tunnel session sweep
+// always, certificate jobs only when certs is set (the certificate worker runs).
+func goSchedule(ctx context.Context, s *scheduler.Scheduler, d time.Duration, certs bool) {
+	ls := localScheduler{s}
+	go every(ctx, d, ls.sweep)
+	if certs {
+		go every(ctx, d, ls.scheduleCerts)
+	}
+}
+
+// every calls task at each tick of d until ctx ends, as the template's EventBridge schedule
+// runs the scheduler function every SCHEDULE_EVERY.
+func every(ctx context.Context, d time.Duration, task func(context.Context, time.Time)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if n, err := s.Run(ctx, now); err != nil {
-				s.Log.Warn("scheduler run failed", "err", err.Error())
-			} else if n > 0 {
-				s.Log.Info("scheduled certificate jobs", "requested", n)
-			}
-			if n, err := s.Sweep(ctx, now); err != nil {
-				s.Log.Warn("tunnel session sweep failed", "err", err.Error())
-			} else if n > 0 {
-				s.Log.Info("swept tunnel sessions", "ended", n)
-			}
+			task(ctx, now)
 		}
+	}
+}
+
+// localScheduler is the scheduler's tasks as make run ticks them, each logging what it did.
+type localScheduler struct{ *scheduler.Scheduler }
+
+// scheduleCerts requests the certificate jobs due.
+func (s localScheduler) scheduleCerts(ctx context.Context, now time.Time) {
+	if n, err := s.Run(ctx, now); err != nil {
+		s.Log.Warn("scheduler run failed", "err", err.Error())
+	} else if n > 0 {
+		s.Log.Info("scheduled certificate jobs", "requested", n)
+	}
+}
+
+// sweep ends the tunnel sessions whose lease lapsed.
+func (s localScheduler) sweep(ctx context.Context, now time.Time) {
+	if n, err := s.Scheduler.Sweep(ctx, now); err != nil {
+		s.Log.Warn("tunnel session sweep failed", "err", err.Error())
+	} else if n > 0 {
+		s.Log.Info("swept tunnel sessions", "ended", n)
 	}
 }
 

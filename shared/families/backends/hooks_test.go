@@ -3,6 +3,8 @@ package backends_test
 import (
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
 	"tunnelapi/shared/families/backends"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
@@ -20,11 +22,27 @@ func meta(id string) store.Meta {
 func TestBackendHooks(t *testing.T) {
 	r := hooktest.Request("")
 	const head = `"uri":"https://api.example.com/backends/`
-	tg := backends.TunnelGroupBackends{Family: &resource.Family[backends.TunnelGroupItem, *backends.TunnelGroupItem]{Descriptor: backends.TunnelGroupBackendsDescriptor}}
+	tg := backends.TunnelGroupBackends{Backends: backends.Backends[backends.TunnelGroupItem, *backends.TunnelGroupItem, backends.TunnelGroupBody]{
+		Family: &resource.Family[backends.TunnelGroupItem, *backends.TunnelGroupItem]{Descriptor: backends.TunnelGroupBackendsDescriptor}}}
 	it := &backends.TunnelGroupItem{Meta: meta("bkdtg_1")}
 	it.Description = "d"
 	hooktest.WantJSON(t, tg.Render(r, it), `{"id":"bkdtg_1",`+head+`tunnel_group/bkdtg_1","created_at":"1970-01-01T00:01:00Z","description":"d","labels":{},"tunnels":[]}`)
 	hooktest.WantCode(t, tg.Update(t.Context(), hooktest.Request(`{}`), it, nil), api.CodeEmptyUpdate, "body")
+	// Joined with the account's tunnels, it lists those whose labels include all of its own.
+	tunnel := func(id string, labels map[string]string) store.Item {
+		item, err := attributevalue.MarshalMap(map[string]any{"id": id, "labels": labels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item
+	}
+	joined := []store.Item{tunnel("tn_1", map[string]string{"app": "web", "dc": "x"}), tunnel("tn_2", map[string]string{"app": "db"}),
+		tunnel("tn_3", nil), tunnel("tn_4", map[string]string{"app": "web"})}
+	it.Labels = map[string]string{"app": "web"}
+	hooktest.WantJSON(t, tg.RenderJoined(r, it, joined), `{"id":"bkdtg_1",`+head+`tunnel_group/bkdtg_1","created_at":"1970-01-01T00:01:00Z","description":"d","labels":{"app":"web"},`+
+		`"tunnels":[{"id":"tn_1","uri":"https://api.example.com/tunnels/tn_1"},{"id":"tn_4","uri":"https://api.example.com/tunnels/tn_4"}]}`)
+	it.Labels = nil
+	hooktest.WantJSON(t, tg.RenderJoined(r, it, joined), `{"id":"bkdtg_1",`+head+`tunnel_group/bkdtg_1","created_at":"1970-01-01T00:01:00Z","description":"d","labels":{},"tunnels":[]}`)
 
 	st := backends.StaticBackends{Family: &resource.Family[backends.StaticItem, *backends.StaticItem]{Descriptor: backends.StaticBackendsDescriptor}}
 	hooktest.WantJSON(t, st.Render(r, &backends.StaticItem{Meta: meta("bkdsc_1"), Address: "a:1"}),

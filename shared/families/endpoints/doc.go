@@ -16,4 +16,6 @@
 //   - Over-long description (255 bytes) or metadata (4096 bytes) is ERR_NGROK_215, the code of a
 //     bad field value.
 //   - A cloud endpoint is rendered with the members the platform returns for one (EndpointJSON).
+//   - A live tunnel is an ephemeral endpoint in the same collection (so lists page and filter
+//     both kinds as one), written and deleted with its tunnel by package tunnels.
 package endpoints

@@ -20,8 +20,12 @@ import (
 // endpoint.
 const CodeCloudOnly = "ERR_NGROK_248"
 
-// TypeCloud is the only endpoint type the API manages.
-const TypeCloud = "cloud"
+// TypeCloud is the only endpoint type the API manages; TypeEphemeral is a live tunnel's
+// endpoint, which package tunnels writes and deletes with its tunnel.
+const (
+	TypeCloud     = view.TypeCloud
+	TypeEphemeral = view.TypeEphemeral
+)
 
 // Bindings of an endpoint.
 const (

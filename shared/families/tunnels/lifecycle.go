@@ -6,8 +6,12 @@ import (
 	"maps"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"tunnelapi/shared/families/endpoints/view"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/derrors"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 )
 
@@ -42,6 +46,7 @@ func SessionKey(account, id string) store.Key { return store.ResourceKey(account
 func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Duration) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Start(%s)", it.ID)
 	it.LeaseUntil = time.Now().Add(lease).Unix()
+	it.Generation = 1
 	lk := store.LeaseKey(it.LeaseUntil, it.AccountID, it.ID)
 	it.LeaseSK = lk.SK
 	if it.Tunnels == nil {
@@ -63,6 +68,20 @@ func Renew(ctx context.Context, db *store.DB, it *SessionItem, now time.Time, le
 	return db.SetNumber(ctx, it.Key, "lease_until", now.Add(lease).Unix())
 }
 
+// Server is the tunnel server an agent is connected to, as its key names it: the key's id,
+// server name, region and the hash of its secret.
+type Server struct {
+	ID, Name, Region, Hash string
+}
+
+// Reconnect renews the session's lease for a new connection of its agent (a login carrying the
+// session's id) through server, and returns the connection's generation, one more than the
+// last; one write of the session's item, which bumps its version.
+func Reconnect(ctx context.Context, db *store.DB, it *SessionItem, server Server, now time.Time, lease time.Duration) (generation int64, err error) {
+	return db.SetAndAdd(ctx, it.Key, map[string]any{"lease_until": now.Add(lease).Unix(), "server": server.ID,
+		"server_name": server.Name, "region": server.Region, "server_hash": server.Hash}, "generation")
+}
+
 // Renewable reports whether a heartbeat at now should renew the session's lease: once less
 // than half of lease is left, so a heartbeat costs no write most of the time.
 func Renewable(it *SessionItem, now time.Time, lease time.Duration) bool {
@@ -82,11 +101,31 @@ func commit(ctx context.Context, db *store.DB, tx *store.Tx) error {
 	return err
 }
 
+// Endpoint is the ephemeral endpoint of the tunnel t of session it: its public URL, in the
+// account's endpoint collection beside the cloud endpoints, so that GET /endpoints lists and
+// pages both kinds as one collection; ok is false for a public URL that is no endpoint URL.
+func Endpoint(it *SessionItem, t *TunnelItem, now time.Time) (ep *view.EndpointItem, ok bool) {
+	u, err := view.ParseURL(t.PublicURL)
+	if err != nil {
+		return nil, false
+	}
+	id := ids.NewAt(ids.Endpoint, now.UTC())
+	ep = &view.EndpointItem{Meta: store.Meta{Key: store.ResourceKey(t.AccountID, id), ID: id, AccountID: t.AccountID, CreatedAt: now.Unix(), Version: 1},
+		URL: u.String(), Type: view.TypeEphemeral, Bindings: []string{view.BindingPublic}, PrincipalID: it.Behalf.PrincipalID,
+		UpdatedAt: now.Unix(), TunnelID: t.ID, SessionID: it.ID, Region: t.Region}
+	ep.Metadata = t.Metadata
+	return ep, true
+}
+
 // Open records the tunnel t (its Meta and fields set) on the session it, which must still be at
-// the version read.
+// the version read, with its ephemeral endpoint (Endpoint).
 func Open(ctx context.Context, db *store.DB, it *SessionItem, t *TunnelItem) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Open(%s %s)", it.ID, t.ProxyName)
 	tx := &store.Tx{}
+	if ep, ok := Endpoint(it, t, time.Now()); ok {
+		t.EndpointID = ep.ID
+		tx.Put("endpoint", ep, store.Absent())
+	}
 	next := *it
 	next.Tunnels = maps.Clone(it.Tunnels)
 	if next.Tunnels == nil {
@@ -103,8 +142,26 @@ func Open(ctx context.Context, db *store.DB, it *SessionItem, t *TunnelItem) (er
 	return commit(ctx, db, tx)
 }
 
-// Close deletes the session's tunnel of proxy name, when it has one.
-func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string) (err error) {
+// Adopt records that the connection of generation gen reopened the session's tunnel of proxy
+// name after a reconnect: the tunnel goes on, and only a close of that connection or a newer
+// one ends it. The session must still be at the version read.
+func Adopt(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen int64) (err error) {
+	defer derrors.Wrap(&err, "tunnels.Adopt(%s %s)", it.ID, proxy)
+	tx := &store.Tx{}
+	tx.Update("session", it.Key, expression.Add(expression.Name(store.AttrVersion), expression.Value(1)), store.AtVersion(it.Version))
+	g := expression.Name("generation")
+	tx.Update("tunnel", store.ResourceKey(it.AccountID, it.Tunnels[proxy]), expression.Set(g, expression.Value(gen)),
+		store.Exists().And(expression.Or(expression.AttributeNotExists(g), g.LessThan(expression.Value(gen)))))
+	if err := commit(ctx, db, tx); !store.ConditionFailed(err, "tunnel") {
+		return err
+	}
+	return nil // a connection as new or newer adopted it already
+}
+
+// Close deletes the session's tunnel of proxy name, with its endpoint, when it has one and the
+// close comes from the connection of generation gen that opened it or a newer one: a late close
+// of a connection a reconnect replaced leaves the tunnel its successor reopened.
+func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen int64) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Close(%s %s)", it.ID, proxy)
 	id, ok := it.Tunnels[proxy]
 	if !ok {
@@ -114,6 +171,9 @@ func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string) (er
 	if err := db.Get(ctx, store.ResourceKey(it.AccountID, id), &t); err != nil && !store.IsNotFound(err) {
 		return err
 	}
+	if t.Generation > gen {
+		return nil
+	}
 	tx := &store.Tx{}
 	next := *it
 	next.Tunnels = maps.Clone(it.Tunnels)
@@ -122,6 +182,9 @@ func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string) (er
 	tx.Put("session", &next, store.AtVersion(it.Version))
 	if t.ID != "" {
 		tx.Delete("tunnel", t.Key)
+		if t.EndpointID != "" {
+			tx.Delete("endpoint", store.ResourceKey(t.AccountID, t.EndpointID))
+		}
 		r := it.Behalf.Request(it.AccountID)
 		if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "deleted"), RenderTunnel(r, &t)); err != nil {
 			return err
@@ -130,8 +193,9 @@ func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string) (er
 	return commit(ctx, db, tx)
 }
 
-// End deletes the session it (at the version read) with its tunnels and lease entry. A state
-// of StateStopped or StateRestarting leaves the mark a reconnect is answered by (EndedItem).
+// End deletes the session it (at the version read) with its tunnels, their endpoints and its
+// lease entry. A state of StateStopped or StateRestarting leaves the mark a reconnect is
+// answered by (EndedItem).
 func End(ctx context.Context, db *store.DB, it *SessionItem, state string, now time.Time) (err error) {
 	defer derrors.Wrap(&err, "tunnels.End(%s)", it.ID)
 	var keys []store.Key
@@ -165,6 +229,9 @@ func End(ctx context.Context, db *store.DB, it *SessionItem, state string, now t
 			return err
 		}
 		tx.Delete("tunnel."+t.ID, t.Key)
+		if t.EndpointID != "" {
+			tx.Delete("endpoint."+t.ID, store.ResourceKey(t.AccountID, t.EndpointID))
+		}
 		if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "deleted"), RenderTunnel(r, &t)); err != nil {
 			return err
 		}

@@ -22,8 +22,8 @@ const (
 // Transport is what a session's transport reports: frp's control protocol.
 const Transport = "frp"
 
-// MaxTunnelsPerSession bounds the tunnels of one session, so that ending it (its tunnels and
-// their events deleted with it) stays one transaction.
+// MaxTunnelsPerSession bounds the tunnels of one session, so that ending it (its tunnels, their
+// endpoints and events deleted with it: 4 + 3 per tunnel writes) stays one transaction.
 const MaxTunnelsPerSession = 25
 
 // SessionItem is a stored tunnel session: one agent's connection to a tunnel server.
@@ -36,14 +36,24 @@ type SessionItem struct {
 	OS           string `dynamodbav:"os"`
 	Hostname     string `dynamodbav:"hostname"`
 	Region       string `dynamodbav:"region"`
-	// ServerID is the tunnel-server key (tsk_…) of the server the agent is connected to.
-	ServerID string `dynamodbav:"server"`
+	// ServerID is the tunnel-server key (tsk_…) of the server the agent is connected to;
+	// ServerName and ServerHash are that key's server name and the hash of its secret
+	// (store.TokenHash), against which a heartbeat verifies its caller without reading the key
+	// (package frpplugin reads it when it renews the lease).
+	ServerID   string `dynamodbav:"server"`
+	ServerName string `dynamodbav:"server_name"`
+	ServerHash string `dynamodbav:"server_hash"`
 	// State is StateLive, StateStopped or StateRestarting.
 	State string `dynamodbav:"state"`
 	// LeaseUntil is when the session ends unless a heartbeat renews it (Unix seconds); LeaseSK
 	// is the sort key of its entry in the lease partition (store.LeaseKey).
 	LeaseUntil int64  `dynamodbav:"lease_until"`
 	LeaseSK    string `dynamodbav:"lease_sk"`
+	// Generation counts the agent's connections to the session: 1 at its login, one more at
+	// each reconnect with its id (Reconnect). Each connection's requests carry the generation
+	// it logged in with, so that a late report of an older connection (a CloseProxy of the one
+	// a reconnect replaced) never ends what a newer one opened.
+	Generation int64 `dynamodbav:"generation"`
 	// Tunnels are the session's tunnel ids by the name of the proxy each is.
 	Tunnels map[string]string `dynamodbav:"tunnels"`
 	// Behalf is who the session's events are recorded as: the credential's owner.

@@ -3,6 +3,7 @@ package tunnels
 import (
 	"context"
 
+	"tunnelapi/shared/families/endpoints/view"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
@@ -24,6 +25,11 @@ type TunnelItem struct {
 	Metadata string            `dynamodbav:"metadata"`
 	// ForwardsTo is the upstream the agent forwards to, when the tunnel server tells it.
 	ForwardsTo string `dynamodbav:"forwards_to"`
+	// Generation is the session's generation (SessionItem.Generation) of the connection that
+	// opened the proxy, or reopened it after a reconnect (Adopt).
+	Generation int64 `dynamodbav:"generation"`
+	// EndpointID is the tunnel's ephemeral endpoint (ep_…), written and deleted with it.
+	EndpointID string `dynamodbav:"endpoint,omitempty"`
 }
 
 // TunnelJSON is the wire form of a tunnel, in the platform's member order.
@@ -35,7 +41,7 @@ type TunnelJSON struct {
 	Proto         string  `json:"proto"`
 	Region        string  `json:"region"`
 	TunnelSession api.Ref `json:"tunnel_session"`
-	// Endpoint is null: live tunnels are not yet listed as ephemeral endpoints.
+	// Endpoint is the tunnel's ephemeral endpoint.
 	Endpoint   *api.Ref          `json:"endpoint"`
 	Labels     map[string]string `json:"labels"`
 	Backends   []api.Ref         `json:"backends"`
@@ -62,9 +68,13 @@ func (Tunnels) Render(r *api.Request, it *TunnelItem) any { return RenderTunnel(
 
 // RenderTunnel is a tunnel's wire form on r's host, for the plugin's events.
 func RenderTunnel(r *api.Request, it *TunnelItem) TunnelJSON {
-	return TunnelJSON{ID: it.ID, PublicURL: it.PublicURL, StartedAt: api.Timestamp(it.CreatedAt), Metadata: it.Metadata,
+	out := TunnelJSON{ID: it.ID, PublicURL: it.PublicURL, StartedAt: api.Timestamp(it.CreatedAt), Metadata: it.Metadata,
 		Proto: it.Proto, Region: it.Region, TunnelSession: *resource.Ref(r, TunnelSessionsDescriptor.Path, it.SessionID),
 		Labels: labels(it.Labels), Backends: []api.Ref{}, ForwardsTo: it.ForwardsTo}
+	if it.EndpointID != "" {
+		out.Endpoint = resource.Ref(r, view.Path, it.EndpointID)
+	}
+	return out
 }
 
 // labels is a tunnel's labels as the wire shows them: an object, empty when it has none.

@@ -160,6 +160,17 @@ type UpdateReader interface {
 	UpdateReads(r *api.Request, account string) []store.Key
 }
 
+// Joiner is implemented by families whose wire form shows, beside each item, items of another
+// collection of the account that change without it (a tunnel group backend's live tunnels): get
+// and list query that collection (only the attributes Joined names) in parallel with their own
+// read, once per request, nothing returned unless the caller is verified, and answer with
+// RenderJoined. What a mutation renders (its response and event) is Render, without them.
+type Joiner[P store.Resource] interface {
+	// Joined is the id prefix of the joined collection and the attributes read of its items.
+	Joined() (prefix string, attrs []string)
+	RenderJoined(r *api.Request, it P, joined []store.Item) any
+}
+
 // Referenceable is implemented by kinds that other resources reference (Mutation.Reference):
 // deleting an item still referenced is refused with InUse, decided in the delete's transaction.
 type Referenceable interface {

@@ -4,7 +4,7 @@
 // Descriptor (what the API is: path, id prefix, list key, event kind) whose Binding is what
 // Bind makes from the family's hooks constructor and its extra routes, and a hooks type with
 // the methods of Hooks and any of the optional interfaces (Updater, Preparer, Deleter,
-// Referenceable, UpdateReader). Register is the one place routes reach a mux.
+// Referenceable, UpdateReader, Joiner). Register is the one place routes reach a mux.
 //
 // # Names
 //

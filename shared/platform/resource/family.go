@@ -38,10 +38,11 @@ const labelItem = "item"
 // DynamoDB calls per request (the conformance suite asserts them for every family with
 // testkit.RoundTrips): get 1 (BatchGetItem: the caller's token and account with the resource,
 // as no auth cache outlives a request), create 1 (TransactWriteItems), update 2 and delete 2
-// (read, transaction), list 2 issued concurrently (the caller's items and the page's Query).
-// A create that derives from another item (Facts) reads it the first time in a process; one
-// that prepares a secret (a Preparer of a family whose Binding keeps secrets) reads the caller's items
-// first. No SQS call on any request.
+// (read, transaction), list 2 issued concurrently (the caller's items and the page's Query);
+// a Joiner's get and list add the query of what they join, concurrent with them. A create
+// that derives from another item (Facts) reads it the first time in a process; one that
+// prepares a secret (a Preparer of a family whose Binding keeps secrets) reads the caller's
+// items first. No SQS call on any request.
 //
 // Races answer truthfully: a mutation whose target changed or vanished under it is read and
 // built again (retrying), so it ends as the fresh read decides (a 404 for a deleted target),
@@ -195,10 +196,48 @@ func (c *core) buildCreate(ctx context.Context, r *api.Request, m *Mutation, pre
 func (c *core) get(ctx context.Context, r *api.Request) (_ any, err error) {
 	defer derrors.Wrap(&err, "resource.get(%s %s)", c.EventKind, r.PathValue("id"))
 	it := c.hooks.New()
-	if err := c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it); err != nil {
+	joined, err := c.join(ctx, r, func() error { return c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it) })
+	if err != nil {
 		return nil, err
 	}
-	return c.hooks.Render(r, it), nil
+	return c.render(r, it, joined), nil
+}
+
+// join runs read and, for hooks that join another collection (Joiner), the query of that
+// collection in parallel with it; it returns what the query read once read succeeded (which
+// verifies the caller).
+func (c *core) join(ctx context.Context, r *api.Request, read func() error) (joined []store.Item, err error) {
+	if !c.hooks.has(joiner) {
+		return nil, read()
+	}
+	caller, err := auth.Of(r).Resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prefix, attrs := c.hooks.Joined()
+	type result struct {
+		items []store.Item
+		err   error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		items, err := c.kit.DB.QueryAll(ctx, store.Collection(caller.AccountID, prefix), attrs...)
+		ch <- result{items, err}
+	}()
+	rerr := read()
+	res := <-ch
+	if rerr != nil {
+		return nil, rerr
+	}
+	return res.items, res.err
+}
+
+// render is the item as get and list answer it: joined with the items join read, for a Joiner.
+func (c *core) render(r *api.Request, it store.Resource, joined []store.Item) any {
+	if c.hooks.has(joiner) {
+		return c.hooks.RenderJoined(r, it, joined)
+	}
+	return c.hooks.Render(r, it)
 }
 
 // maxFilterScan bounds how many items one filtered list page examines, so a filter that
@@ -218,7 +257,12 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 			return nil, api.BadRequest(api.CodeBadFilter, "filter", "invalid filter: %s", err.Error())
 		}
 	}
-	items, more, err := c.kit.Page(ctx, r, c.Prefix, p)
+	var items []store.Item
+	var more bool
+	joined, err := c.join(ctx, r, func() (err error) {
+		items, more, err = c.kit.Page(ctx, r, c.Prefix, p)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +274,7 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 			if err := store.Unmarshal(raw, it); err != nil {
 				return nil, err
 			}
-			v := c.hooks.Render(r, it)
+			v := c.render(r, it, joined)
 			if flt != nil {
 				if ok, err := flt.Match(v); err != nil {
 					return nil, err

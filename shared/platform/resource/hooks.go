@@ -8,8 +8,8 @@ import (
 )
 
 // erasedHooks is a family's hooks as the operations, written once over store.Resource, call
-// them: the methods of Hooks and of the optional Updater, Preparer, Deleter, Referenceable and
-// UpdateReader, each called only when has reports the hooks implement it. typedHooks is its one
+// them: the methods of Hooks and of the optional Updater, Preparer, Deleter, Referenceable,
+// UpdateReader and Joiner, each called only when has reports the hooks implement it. typedHooks is its one
 // implementation; each method asserts the item's type and calls the family's own.
 type erasedHooks interface {
 	// New returns a new empty item; Clone a copy of it.
@@ -22,6 +22,8 @@ type erasedHooks interface {
 	Delete(ctx context.Context, r *api.Request, it store.Resource, m *Mutation) error
 	InUse() *api.Error
 	UpdateReads(r *api.Request, account string) []store.Key
+	Joined() (prefix string, attrs []string)
+	RenderJoined(r *api.Request, it store.Resource, joined []store.Item) any
 	// has reports whether the hooks implement the optional interface o.
 	has(o optional) bool
 }
@@ -35,6 +37,7 @@ const (
 	deleter
 	referenceable
 	updateReader
+	joiner
 )
 
 // typedHooks adapts the hooks h of item type P to erasedHooks.
@@ -66,6 +69,9 @@ func eraseHooks[T any, P interface {
 	}
 	if _, ok := h.(UpdateReader); ok {
 		t.opts |= updateReader
+	}
+	if _, ok := h.(Joiner[P]); ok {
+		t.opts |= joiner
 	}
 	return &t
 }
@@ -102,4 +108,10 @@ func (t *typedHooks[T, P]) InUse() *api.Error { return t.h.(Referenceable).InUse
 
 func (t *typedHooks[T, P]) UpdateReads(r *api.Request, account string) []store.Key {
 	return t.h.(UpdateReader).UpdateReads(r, account)
+}
+
+func (t *typedHooks[T, P]) Joined() (string, []string) { return t.h.(Joiner[P]).Joined() }
+
+func (t *typedHooks[T, P]) RenderJoined(r *api.Request, it store.Resource, joined []store.Item) any {
+	return t.h.(Joiner[P]).RenderJoined(r, it.(P), joined)
 }

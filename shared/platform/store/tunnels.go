@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -60,4 +63,44 @@ func (db *DB) SetNumber(ctx context.Context, k Key, attr string, v int64) (err e
 	}
 	addWrite(ctx, one(res.ConsumedCapacity)...)
 	return nil
+}
+
+// SetAndAdd sets the attributes of set on the existing item at k and adds 1 to its number
+// attribute add and to its version, in one UpdateItem, and returns add's new value (a tunnel
+// session's lease, server and login generation, on a reconnect: a write derived from the item
+// read before fails its version condition instead of undoing the count). It returns
+// ErrNotFound when the item does not exist.
+func (db *DB) SetAndAdd(ctx context.Context, k Key, set map[string]any, add string) (n int64, err error) {
+	defer derrors.Wrap(&err, "store.SetAndAdd(%s %s)", k.PK, k.SK)
+	u := expression.Add(expression.Name(add), expression.Value(1)).Add(expression.Name(AttrVersion), expression.Value(1))
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		u = u.Set(expression.Name(name), expression.Value(set[name]))
+	}
+	e, err := expression.NewBuilder().WithUpdate(u).WithCondition(expression.AttributeExists(expression.Name(AttrPK))).Build()
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(db.Table),
+		Key:                       k.AV(),
+		UpdateExpression:          e.Update(),
+		ConditionExpression:       e.Condition(),
+		ExpressionAttributeNames:  e.Names(),
+		ExpressionAttributeValues: e.Values(),
+		ReturnValues:              types.ReturnValueUpdatedNew,
+		ReturnConsumedCapacity:    capacity(ctx),
+	})
+	if err != nil {
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) {
+			return 0, ErrNotFound
+		}
+		return 0, err
+	}
+	addWrite(ctx, one(res.ConsumedCapacity)...)
+	got, ok := res.Attributes[add].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a number after the update", add)
+	}
+	return strconv.ParseInt(got.Value, 10, 64)
 }

@@ -66,7 +66,7 @@ func frpListed(t *testing.T, a *testkit.Account, path, key string) []map[string]
 }
 
 // frpGone polls, within bound, until host no longer serves (404 from frps, or frps gone) and a
-// lists no session or tunnel; sweep, when set, runs before each look.
+// lists no session, tunnel or ephemeral endpoint; sweep, when set, runs before each look.
 func frpGone(t *testing.T, p *frptest.Plane, a *testkit.Account, host string, bound time.Duration, sweep func()) {
 	t.Helper()
 	frptest.Eventually(t, bound, func() error {
@@ -82,13 +82,27 @@ func frpGone(t *testing.T, p *frptest.Plane, a *testkit.Account, host string, bo
 		if l := frpListed(t, a, "/tunnels", "tunnels"); len(l) != 0 {
 			return fmt.Errorf("tunnels still listed: %v", l)
 		}
+		if l := frpListed(t, a, "/endpoints?filter=obj.type+%3D%3D+%22ephemeral%22", "endpoints"); len(l) != 0 {
+			return fmt.Errorf("ephemeral endpoints still listed: %v", l)
+		}
 		return nil
 	})
 }
 
+// frpBackendTunnels are the tunnel ids a's tunnel group backend id lists.
+func frpBackendTunnels(t *testing.T, a *testkit.Account, id string) []string {
+	t.Helper()
+	var out []string
+	for _, r := range a.Do(t, "GET", "/backends/tunnel_group/"+id, nil).Expect(t, http.StatusOK)["tunnels"].([]any) {
+		out = append(out, r.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
 // A credential whose ACL binds a reserved host serves it through frps; the session and the
 // tunnel are listed as frpc reported them (its run id, version, os, address) to their account
-// and to no other; proxies for a host reserved by another account or outside the ACL are
+// and to no other, the tunnel as an ephemeral endpoint too and in the tunnel group backend its
+// labels match; proxies for a host reserved by another account or outside the ACL are
 // refused with the reason in frpc's log; stop ends traffic and listings within 5 s and the
 // agent's reconnects stay refused; restart brings a new session that serves; deleting the
 // credential ends the session.
@@ -101,9 +115,11 @@ func TestFrpSessionLifecycle(t *testing.T) {
 	taken, _ := other.ReserveDomain(t)
 	credID, token := frpCredential(t, a, "bind:"+host, "bind:"+taken)
 	up := frpUpstream(t, "upstream")
+	group := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "web"}}).Expect(t, http.StatusCreated)["id"].(string)
+	elsewhere := a.Do(t, "POST", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "db"}}).Expect(t, http.StatusCreated)["id"].(string)
 
 	agent := p.Agent(t, token,
-		frptest.Proxy{Name: "web", Type: "http", LocalPort: up, CustomDomains: []string{host}},
+		frptest.Proxy{Name: "web", Type: "http", LocalPort: up, CustomDomains: []string{host}, Metadatas: map[string]string{"app": "web"}},
 		frptest.Proxy{Name: "taken", Type: "http", LocalPort: up, CustomDomains: []string{taken}},
 		frptest.Proxy{Name: "outside", Type: "http", LocalPort: up, CustomDomains: []string{outside}})
 	session := agent.WaitLogin(t)
@@ -140,10 +156,32 @@ func TestFrpSessionLifecycle(t *testing.T) {
 	if tun["public_url"] != "http://"+host || tun["proto"] != "http" || ref["id"] != session {
 		t.Errorf("the tunnel %v: want public_url http://%s, proto http, session %s", tun, host, session)
 	}
+	// While it serves, the tunnel is an ephemeral endpoint and in the backend its labels match.
+	epRef, _ := tun["endpoint"].(map[string]any)
+	epID, _ := epRef["id"].(string)
+	ep := a.Do(t, "GET", "/endpoints/"+epID, nil).Expect(t, http.StatusOK)
+	epTunnel, _ := ep["tunnel"].(map[string]any)
+	epSession, _ := ep["tunnel_session"].(map[string]any)
+	if ep["type"] != "ephemeral" || ep["url"] != "http://"+host || epTunnel["id"] != tunnelID || epSession["id"] != session {
+		t.Errorf("the tunnel's endpoint %v: want an ephemeral endpoint of http://%s, tunnel %s, session %s", ep, host, tunnelID, session)
+	}
+	if l := frpListed(t, a, "/endpoints", "endpoints"); len(l) != 1 || l[0]["id"] != epID {
+		t.Errorf("endpoints listed %v, want the tunnel's %s", l, epID)
+	}
+	if got := frpBackendTunnels(t, a, group); len(got) != 1 || got[0] != tunnelID {
+		t.Errorf("the tunnel group backend of app=web lists %v, want [%s]", got, tunnelID)
+	}
+	if got := frpBackendTunnels(t, a, elsewhere); len(got) != 0 {
+		t.Errorf("the tunnel group backend of app=db lists %v", got)
+	}
 
 	// Another account sees none of it.
 	other.Do(t, "GET", "/tunnel_sessions/"+session, nil).Expect(t, http.StatusNotFound)
 	other.Do(t, "GET", "/tunnels/"+tunnelID, nil).Expect(t, http.StatusNotFound)
+	other.Do(t, "GET", "/endpoints/"+epID, nil).Expect(t, http.StatusNotFound)
+	if l := frpListed(t, other, "/endpoints", "endpoints"); len(l) != 0 {
+		t.Errorf("another account lists endpoints %v", l)
+	}
 	if l := frpListed(t, other, "/tunnel_sessions", "tunnel_sessions"); len(l) != 0 {
 		t.Errorf("another account lists sessions %v", l)
 	}
@@ -154,6 +192,9 @@ func TestFrpSessionLifecycle(t *testing.T) {
 	// Stop: the next heartbeat ends it, and frpc's reconnects with its id are refused.
 	a.Do(t, "POST", "/tunnel_sessions/"+session+"/stop", nil).Expect(t, http.StatusNoContent)
 	frpGone(t, p, a, host, frpStopBound, nil)
+	if got := frpBackendTunnels(t, a, group); len(got) != 0 {
+		t.Errorf("after the stop the tunnel group backend lists %v", got)
+	}
 	agent.WaitLine(t, "ts_") // the refused reconnect's reason names the session
 	refusedBefore := strings.Count(agent.Log(), "connect to server error")
 	frptest.Eventually(t, frptest.Patience, func() error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"tunnelapi/shared/families/access"
@@ -20,12 +21,14 @@ import (
 
 // The members of frpc's metadatas the plugin reads and writes. The agent sends its credential's
 // token as MetaAuthtoken; the login's rewrite replaces it by the credential's id and adds
-// MetaAccount, so that later requests name their items without the secret. MetaMetadata is the
-// session's metadata.
+// MetaAccount, so that later requests name their items without the secret, and MetaGeneration,
+// the connection's generation (tunnels.SessionItem.Generation). MetaMetadata is the session's
+// metadata.
 const (
-	MetaAuthtoken = "authtoken"
-	MetaAccount   = "account_id"
-	MetaMetadata  = "metadata"
+	MetaAuthtoken  = "authtoken"
+	MetaAccount    = "account_id"
+	MetaGeneration = "session_generation"
+	MetaMetadata   = "metadata"
 )
 
 // loginContent is what the plugin reads of a Login's content (frp's LoginContent).
@@ -88,15 +91,16 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 		return refuse("%s", why), nil
 	}
 	now := time.Now()
-	id := ""
+	id, gen := "", int64(1)
 	switch {
 	case a.session != nil && a.session.State == tunnels.StateLive && a.session.CredentialID == tok.ResourceID:
-		// A reconnect: the session goes on.
+		// A reconnect: the session goes on, on a new connection.
 		id = a.session.ID
-		if err := tunnels.Renew(ctx, p.DB, a.session, now, p.lease()); err != nil && !store.IsNotFound(err) {
-			if unreachable(err) {
-				return errStore("the login"), nil
-			}
+		if gen, err = tunnels.Reconnect(ctx, p.DB, a.session, s.of(key), now, p.lease()); unreachable(err) {
+			return errStore("the login"), nil
+		} else if store.IsNotFound(err) {
+			return gone(id), nil
+		} else if err != nil {
 			return Response{}, err
 		}
 	case a.session != nil && a.session.State == tunnels.StateStopped, a.ended == tunnels.StateStopped:
@@ -109,6 +113,7 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 		}
 		it := &tunnels.SessionItem{AgentVersion: in.Version, CredentialID: tok.ResourceID, IP: hostOf(in.ClientAddress),
 			Metadata: in.Metas[MetaMetadata], OS: in.OS, Hostname: in.Hostname, Region: key.Region, ServerID: key.ID,
+			ServerName: key.Name, ServerHash: s.secretHash,
 			Behalf: audit.OnBehalf{PrincipalID: tok.PrincipalID, Subject: tok.Subject, CredentialID: tok.ResourceID, BaseURL: r.BaseURL()}}
 		id = ids.NewAt(ids.TunnelSession, now.UTC())
 		it.Meta = store.Meta{Key: tunnels.SessionKey(tok.AccountID, id), ID: id, AccountID: tok.AccountID, CreatedAt: now.Unix(), Version: 1}
@@ -118,12 +123,13 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 			return Response{}, err
 		}
 	}
-	return rewriteLogin(raw, in.Metas, id, tok)
+	return rewriteLogin(raw, in.Metas, id, gen, tok)
 }
 
 // rewriteLogin is the admission of a login rewritten: run_id set to the session's id, and the
-// metas' authtoken replaced by the credential's id beside the account's.
-func rewriteLogin(raw json.RawMessage, metas map[string]string, session string, tok auth.TokenItem) (Response, error) {
+// metas' authtoken replaced by the credential's id beside the account's and the connection's
+// generation.
+func rewriteLogin(raw json.RawMessage, metas map[string]string, session string, gen int64, tok auth.TokenItem) (Response, error) {
 	var content map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &content); err != nil {
 		return Response{}, errContent(OpLogin)
@@ -131,6 +137,7 @@ func rewriteLogin(raw json.RawMessage, metas map[string]string, session string, 
 	m := maps.Clone(metas)
 	m[MetaAuthtoken] = tok.ResourceID
 	m[MetaAccount] = tok.AccountID
+	m[MetaGeneration] = strconv.FormatInt(gen, 10)
 	var err error
 	if content["run_id"], err = json.Marshal(session); err != nil {
 		return Response{}, err

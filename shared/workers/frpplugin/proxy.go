@@ -58,7 +58,7 @@ func (p *Plugin) newProxy(ctx context.Context, r *api.Request, s server, raw []b
 
 // openProxy is one attempt of newProxy.
 func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, account, credential, session string) (Response, error) {
-	a, err := p.read(ctx, s, account, credential, session)
+	a, err := p.read(ctx, s, account, credential, session, true)
 	if err != nil {
 		return Response{}, err
 	}
@@ -69,7 +69,13 @@ func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, acco
 		return refuse("proxy %s: %s", in.ProxyName, why), nil
 	}
 	if _, ok := a.session.Tunnels[in.ProxyName]; ok {
-		return admit, nil // the agent reconnected: its tunnel goes on
+		// The agent reconnected: its tunnel goes on, now this connection's.
+		if gen := in.User.generation(); gen > 0 {
+			if err := tunnels.Adopt(ctx, p.DB, a.session, in.ProxyName, gen); err != nil {
+				return Response{}, err
+			}
+		}
+		return admit, nil
 	}
 	if len(a.session.Tunnels) >= tunnels.MaxTunnelsPerSession {
 		return refuse("proxy %s: a tunnel session has at most %d proxies", in.ProxyName, tunnels.MaxTunnelsPerSession), nil
@@ -85,7 +91,7 @@ func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, acco
 	id := ids.NewAt(ids.Tunnel, now.UTC())
 	t := &tunnels.TunnelItem{Meta: store.Meta{Key: store.ResourceKey(account, id), ID: id, AccountID: account, CreatedAt: now.Unix(), Version: 1},
 		SessionID: session, ProxyName: in.ProxyName, PublicURL: bind, Proto: in.ProxyType, Region: a.session.Region,
-		Labels: in.Metas}
+		Labels: in.Metas, Generation: in.User.generation()}
 	if err := tunnels.Open(ctx, p.DB, a.session, t); err != nil {
 		return Response{}, err
 	}

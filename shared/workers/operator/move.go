@@ -55,6 +55,21 @@ var writeOnly = map[string][]string{
 	"/kubernetes_operators": {"binding.csr"},
 }
 
+// reported are, by family path, the members whose value marks an object a tunnel server reported
+// rather than the API created (a live tunnel's ephemeral endpoint): it cannot be imported, and
+// comes back when its agent reconnects.
+var reported = map[string]map[string]string{"/endpoints": {"type": "ephemeral"}}
+
+// isReported reports whether obj, listed at path, is an object a tunnel server reported.
+func isReported(path string, obj map[string]any) bool {
+	for m, v := range reported[path] {
+		if obj[m] == v {
+			return true
+		}
+	}
+	return false
+}
+
 // renderedOnly are the members every rendered object has that no create takes.
 var renderedOnly = []string{"id", "uri", "created_at", "updated_at"}
 
@@ -88,7 +103,7 @@ func Export(ctx context.Context, c *TenantAPI, families []*resource.Descriptor, 
 			}
 			list, _ := body[d.ListKey].([]any)
 			for _, o := range list {
-				if obj, ok := o.(map[string]any); ok && obj["id"] != skip {
+				if obj, ok := o.(map[string]any); ok && obj["id"] != skip && !isReported(d.Path, obj) {
 					objs = append(objs, obj)
 				}
 			}

@@ -1,0 +1,55 @@
+package frpplugin_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"tunnelapi/shared/testing/testkit"
+	"tunnelapi/shared/workers/frpplugin"
+	"tunnelapi/shared/workers/operator"
+)
+
+// A heartbeat verifies its caller by the key's secret hash its session records, and any other
+// caller by its key: a wrong secret or another server's name is refused with 401, another
+// valid key is admitted, and a revoked key's heartbeats are refused once one renews the lease.
+func TestHeartbeatVerifiesItsServer(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	g := newRig(t, s)
+	g.p.Lease = 2 * time.Second
+	token := a.Do(t, "POST", "/credentials", map[string]any{}).Expect(t, http.StatusCreated)["token"].(string)
+	_, login := g.login(token, "")
+	u := user(login)
+	g.expect(frpplugin.OpPing, ping(u), false, "")
+	for name, creds := range map[string][2]string{
+		"unknown secret": {g.key.Name + "." + g.key.Region, "nope"},
+		"other name":     {"edge-9." + g.key.Region, g.key.Secret},
+		"other region":   {g.key.Name + ".eu", g.key.Secret},
+	} {
+		if status, _, body := g.sendAs(creds[0], creds[1], frpplugin.OpPing, ping(u)); status != http.StatusUnauthorized {
+			t.Errorf("%s: a heartbeat answered %d %s, want 401", name, status, body)
+		}
+	}
+	other, err := operator.MintTunnelServer(t.Context(), s.DB, "edge-2", "us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, res, body := g.sendAs(other.Name+"."+other.Region, other.Secret, frpplugin.OpPing, ping(u)); status != http.StatusOK || res.Reject {
+		t.Errorf("another valid key's heartbeat answered %d %s", status, body)
+	}
+
+	o := &operator.Operator{DB: s.DB}
+	mux := http.NewServeMux()
+	o.Register(mux, func(*http.Request, []byte) error { return nil })
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest(http.MethodDelete, "/operator/tunnel_servers/"+g.key.ID, nil))
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("revoking answered %d %s", w.Code, w.Body)
+	}
+	// Past half the lease, the next heartbeat renews it, reading the key: refused.
+	time.Sleep(1100 * time.Millisecond)
+	if status, _, body := g.send(frpplugin.OpPing, ping(u)); status != http.StatusUnauthorized {
+		t.Errorf("a revoked key's renewing heartbeat answered %d %s, want 401", status, body)
+	}
+}
