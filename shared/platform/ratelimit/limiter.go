@@ -141,11 +141,15 @@ func (l *Limiter) now() time.Time {
 }
 
 // share returns account's share of window index, a fresh one when this process has none for it
-// (a refusal's until carries over: it may reach into the next window). l.mu is held.
+// (a refusal's until carries over: it may reach into the next window). A lease answered after
+// this process moved on to a later window gets a share kept nowhere. l.mu is held.
 func (l *Limiter) share(account string, index int64) *share {
 	sh := l.shares[account]
 	if sh != nil && sh.index == index {
 		return sh
+	}
+	if sh != nil && sh.index > index {
+		return &share{index: index}
 	}
 	if l.shares == nil || len(l.shares) >= maxCached {
 		l.shares = make(map[string]*share)
