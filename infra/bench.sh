@@ -27,8 +27,9 @@ awk 'BEGIN { goal["get"] = "1.10"; goal["get-lambda"] = "1.10"; goal["create"] =
     if ($1 ~ /^BenchmarkPlugin\/login/) g = "(vs a GET)"
     if ($1 ~ /^BenchmarkColdStart\//) g = "(goal <= 1.5, vs hello-world)"
     if ($1 ~ /^BenchmarkColdStartVsBefore\//) g = "(goal <= 1.00, vs 8b3ee26)"
+    if ($1 ~ /^BenchmarkRateLimitFourInstances/) g = "(goal 0.90-1.10, admitted/budget)"
     printf "%-60s %8s %-24s %s\n", $1, $(i-1), $i, g } }' "$out"
 echo "== commit -> delivery and list alternatives (p50/p99, µs or ms as named)"
 grep -E '^Benchmark(CommitToDelivery|ListAlternatives)' "$out" || true
-echo "== cost per request (BenchmarkCostPerRequest; prices in infra/cost/prices.go)"
+echo "== cost per request (BenchmarkCostPerRequest; prices in infra/cost/prices.go; goal: ip_policies get <= 1.40x its floor)"
 sed -n '/cost per request kind/,/^$/p' "$out" | sed 's/^Benchmark[^ ]* *//' || true

@@ -63,3 +63,16 @@ func (t Table) Print(w io.Writer, usages []Usage) {
 			u.Invocations, float64(u.Lambda)/float64(time.Millisecond), u.SQS, u.Pipes, u.KMS, u.LogBytes, u.UsageInvocations, t.PerMillion(u))
 	}
 }
+
+// Floor is the physical floor of a GET: API Gateway, one Lambda invocation of d at memoryMB
+// and the read units of its one item (a consistent read of up to 4 KB is one), nothing else.
+func Floor(d time.Duration, memoryMB int, readUnits float64) Usage {
+	return Usage{Kind: "floor of a GET", HTTP: true, Invocations: 1, Lambda: d, MemoryMB: memoryMB, ReadUnits: readUnits}
+}
+
+// PrintVersusFloor writes the line setting u's price under t beside floor's, and their ratio.
+func (t Table) PrintVersusFloor(w io.Writer, u, floor Usage) {
+	fmt.Fprintf(w, "%s: $%.2f per million, %.2fx its floor $%.2f (API Gateway, one invocation of %.1fms, %.1f read units)\n",
+		u.Kind, t.PerMillion(u), t.PerMillion(u)/t.PerMillion(floor), t.PerMillion(floor),
+		float64(floor.Lambda)/float64(time.Millisecond), floor.ReadUnits)
+}

@@ -11,10 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"tunnelapi/infra/cost"
 	"tunnelapi/shared/app"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/ratelimit"
+	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -115,6 +119,20 @@ func BenchmarkCostPerRequest(b *testing.B) {
 		_ = json.Unmarshal(rec.Body.Bytes(), &out)
 		return out
 	}
+	// bareRead is the GET's floor: its item's consistent GetItem alone, timed in process.
+	var bare sum
+	bareRead := func(id string) {
+		in := &dynamodb.GetItemInput{TableName: aws.String(d.Kit.DB.Table), Key: store.ResourceKey(a.AccountID, id).AV(), ConsistentRead: aws.Bool(true)}
+		m.take()
+		start := time.Now()
+		if _, err := m.GetItem(b.Context(), in); err != nil {
+			b.Fatal(err)
+		}
+		bare.dur += time.Since(start)
+		read, _, _ := m.take()
+		bare.read += read
+		bare.n++
+	}
 	// Pages of pageSize items: the account holds that many of each before the measured ones.
 	const pageSize = 20
 	holder := do("", "POST", "/ip_policies", map[string]any{"description": "holder"}, http.StatusCreated)["id"].(string)
@@ -128,6 +146,7 @@ func BenchmarkCostPerRequest(b *testing.B) {
 	for i := range b.N {
 		pol := do("ip_policies create", "POST", "/ip_policies", map[string]any{"description": "measured"}, http.StatusCreated)["id"].(string)
 		do("ip_policies get", "GET", "/ip_policies/"+pol, nil, http.StatusOK)
+		bareRead(pol)
 		do(fmt.Sprintf("ip_policies list page (%d)", pageSize), "GET", "/ip_policies"+page, nil, http.StatusOK)
 		do("ip_policies update", "PATCH", "/ip_policies/"+pol, map[string]any{"description": "changed"}, http.StatusOK)
 		rule := do("ip_policy_rules create", "POST", "/ip_policy_rules", map[string]any{"ip_policy_id": pol,
@@ -161,6 +180,12 @@ func BenchmarkCostPerRequest(b *testing.B) {
 		usages = append(usages, frpUsages(b, s, m, d.Kit.DB.Table, a, 20)...)
 		var out strings.Builder
 		cost.Prices.Print(&out, usages)
+		floor := cost.Floor(bare.dur/time.Duration(bare.n), memoryMB(b, "/ip_policies"), bare.read/float64(bare.n))
+		for _, u := range usages {
+			if u.Kind == "ip_policies get" {
+				cost.Prices.PrintVersusFloor(&out, u, floor)
+			}
+		}
 		fmt.Println("\n" + out.String())
 	}
 }

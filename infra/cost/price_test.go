@@ -35,3 +35,21 @@ func TestPerMillionPricesEachService(t *testing.T) {
 		t.Errorf("Print wrote %q, want a title, a header and one row", out.String())
 	}
 }
+
+// A GET's floor is API Gateway, one invocation of its duration and its read units, nothing
+// else; the line beside it says both prices and their ratio.
+func TestFloor(t *testing.T) {
+	tbl := cost.Table{HTTPAPIPerMillion: 1, LambdaPerMillion: 2, LambdaPerGBSecond: 4e-6, ReadUnitsPerMillion: 8, WriteUnitsPerMillion: 16}
+	floor := cost.Floor(2*time.Millisecond, 1024, 1)
+	// 1 + 2 + a million invocations of 0.002 GB-s + one read unit.
+	if got, want := tbl.PerMillion(floor), 1+2+0.002*4e-6*1e6+8; math.Abs(got-want) > 1e-9 {
+		t.Errorf("floor = %v, want %v", got, want)
+	}
+	get := floor
+	get.Kind, get.WriteUnits = "a get", 0.5 // 8 more: 19.008 against 11.008
+	var out strings.Builder
+	tbl.PrintVersusFloor(&out, get, floor)
+	if want := "a get: $19.01 per million, 1.73x its floor $11.01 (API Gateway, one invocation of 2.0ms, 1.0 read units)\n"; out.String() != want {
+		t.Errorf("PrintVersusFloor wrote %q, want %q", out.String(), want)
+	}
+}

@@ -225,10 +225,22 @@ func (s *Server) HandleWithin(family string, budget time.Duration, status int, h
 			writeJSON(w, status, v)
 		}
 		s.usage(r, family, code, tally)
-		// Typed attributes: nothing is boxed or formatted when the level is off.
-		s.logger().LogAttrs(hr.Context(), slog.LevelInfo, "request", slog.String("op", r.OpID), slog.String("method", hr.Method),
-			slog.String("path", hr.URL.Path), slog.Int("status", code), slog.Int64("ms", time.Since(start).Milliseconds()))
+		s.logRequest(hr.Context(), r.OpID, hr, code, time.Since(start))
 	})
+}
+
+// logRequest writes a request's access log line. The record is made here without the caller's
+// program counter, which Logger.LogAttrs would find by walking the stack: no handler of the
+// service logs the source. Nothing is formatted when the level is off.
+func (s *Server) logRequest(ctx context.Context, op string, hr *http.Request, status int, took time.Duration) {
+	h := s.logger().Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rec.AddAttrs(slog.String("op", op), slog.String("method", hr.Method), slog.String("path", hr.URL.Path),
+		slog.Int("status", status), slog.Int64("ms", took.Milliseconds()))
+	_ = h.Handle(ctx, rec)
 }
 
 // usage writes the usage line of a request answered with code: its family, status, whether it

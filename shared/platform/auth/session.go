@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
@@ -76,6 +77,7 @@ type Session struct {
 	a         *Authenticator
 	r         *api.Request
 	caller    *api.Caller
+	keys      []store.Key // ReadKeys, made once
 	verified  bool
 	account   AccountState
 	admission Admission
@@ -170,17 +172,21 @@ func (s *Session) Resolve(ctx context.Context) (_ *api.Caller, err error) {
 
 // ReadKeys are the items a read must fetch alongside its data to verify the resolved caller:
 // its token item, its account item and, for a bot or service user, the principal's own item.
-// Before Resolve there are none.
+// Before Resolve there are none. The slice is the session's, made once: callers do not change
+// it.
 func (s *Session) ReadKeys() []store.Key {
 	c := s.caller
 	if c == nil {
 		return nil
 	}
-	keys := []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
-	if k, ok := principalKey(c); ok {
-		keys = append(keys, k)
+	if s.keys == nil {
+		s.keys = []store.Key{store.TokenKey(c.TokenHash), store.AccountKey(c.AccountID)}
+		if k, ok := principalKey(c); ok {
+			s.keys = append(s.keys, k)
+		}
+		s.keys = slices.Clip(s.keys)
 	}
-	return keys
+	return s.keys
 }
 
 // VerifyRead confirms the caller from the items of ReadKeys fetched with the data (in its
@@ -190,12 +196,12 @@ func (s *Session) VerifyRead(ctx context.Context, read []store.Item) error {
 	if err := s.Admit(); err != nil {
 		return err
 	}
-	c := s.caller
-	if c == nil || len(read) != len(s.ReadKeys()) || read[0] == nil || read[1] == nil {
+	c, keys := s.caller, s.ReadKeys()
+	if c == nil || len(read) != len(keys) || read[0] == nil || read[1] == nil {
 		return s.refused(ErrUnknownKey)
 	}
 	token, account := read[0], read[1]
-	if _, ok := principalKey(c); ok && !active(read[2]) {
+	if len(keys) > 2 && !active(read[2]) { // a bot or service user's own item (principalKey)
 		return s.refused(ErrUnknownKey)
 	}
 	t, err := decodeToken(token)

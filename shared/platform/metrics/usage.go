@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
+	"math"
 	"sync"
 )
 
@@ -61,6 +61,9 @@ func (e *Emitter) EmitUsage(u Usage) {
 	defer e.mu.Unlock()
 	_, _ = e.W.Write(line)
 }
+
+// IsUsageLine reports whether line begins as a usage line does (ParseUsage reads it).
+func IsUsageLine(line []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(line), usagePrefix) }
 
 // ParseUsage reads one log line as a usage line; an error when it is not one.
 func ParseUsage(line []byte) (Usage, error) {
@@ -129,7 +132,4 @@ func (t *Tally) Fill(u *Usage) {
 
 // round keeps a capacity sum to the precision DynamoDB reports units in (half units and
 // their fractions), without float noise in the line.
-func round(v float64) float64 {
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 4, 64), 64)
-	return f
-}
+func round(v float64) float64 { return math.Round(v*1e4) / 1e4 }

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -139,12 +140,59 @@ func TestFailureAdmits(t *testing.T) {
 	if h.db.Count(fakedb.OpGetItem) != gets+1 {
 		t.Error("the previous window was not read again after a failed read")
 	}
-	// A request whose client went away is not worth a log line.
+	// A request whose client went away is not worth a log line. (Two windows on: the refusal
+	// above would otherwise answer without asking the table.)
+	h.now = h.now.Add(2 * h.l.Policy.Window)
 	h.logs.Reset()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	h.db.Fail(fakedb.OpUpdateItem, ctx.Err())
 	if e := h.l.Start(ctx, "acct").Settle(http.Header{}); e != nil || h.logs.Len() != 0 {
 		t.Errorf("cancelled: %v, logged %q", e, h.logs)
+	}
+}
+
+// A process leases the account's requests from the table a lease at a time and spends them
+// without a round trip: a run of requests costs a few writes, the RateLimit field stays exact
+// for one process, and the table never holds more than the last lease's unspent part beyond
+// what was served.
+func TestLeases(t *testing.T) {
+	h := newHarness(Policy{1000, 60 * time.Second})
+	index, _ := h.l.Policy.window(h.now)
+	for i := 1; i <= 300; i++ {
+		e, hdr := h.request("acct")
+		if want := fmt.Sprintf(`"default";r=%d;`, 1000-i); e != nil || !strings.HasPrefix(hdr.Get("RateLimit"), want) {
+			t.Fatalf("request %d: %v %q, want admitted with %s…", i, e, hdr.Get("RateLimit"), want)
+		}
+	}
+	if n := h.db.Count(fakedb.OpUpdateItem); n > 12 {
+		t.Errorf("%d writes for 300 requests", n)
+	}
+	n, _ := strconv.Atoi(h.counter(t, "acct", index))
+	if n < 300 || n >= 300+maxLease {
+		t.Errorf("counter %d after 300 requests; want 300 plus at most one lease unspent", n)
+	}
+}
+
+// A refused lease tells the process when the window has room again: until then requests are
+// refused without a write, then served again.
+func TestRefusalHeld(t *testing.T) {
+	h := newHarness(Policy{3, 10 * time.Second})
+	for range 3 {
+		if e, _ := h.request("acct"); e != nil {
+			t.Fatal(e)
+		}
+	}
+	if e, _ := h.request("acct"); e == nil {
+		t.Fatal("4th request of 3 admitted")
+	}
+	writes := h.db.Count(fakedb.OpUpdateItem)
+	e, hdr := h.request("acct")
+	if e == nil || hdr.Get("Retry-After") != "11" || h.db.Count(fakedb.OpUpdateItem) != writes {
+		t.Fatalf("5th request: %v Retry-After %q, %d more writes; want refused for 11 s without one", e, hdr.Get("Retry-After"), h.db.Count(fakedb.OpUpdateItem)-writes)
+	}
+	h.now = h.now.Add(11 * time.Second)
+	if e, _ := h.request("acct"); e != nil {
+		t.Fatalf("at Retry-After: %v", e)
 	}
 }

@@ -85,11 +85,20 @@ func (p Policy) remaining(s state) int64 {
 	return max(0, int64(math.Floor(float64(p.Requests)-s.estimate()+1e-9)))
 }
 
-// regain is how long, if no request is made meanwhile, until the quota left exceeds have: in
-// the current window the previous window's weight decays; from the next one on, the current
-// window's count becomes the decaying one. It is at least a second (the fields' resolution);
-// with the whole quota left it is the window.
-func (p Policy) regain(s state, have int64) time.Duration {
+// allowance is how many requests the current window may count, at fraction frac of it, with
+// prev counted in the window before: the largest count whose estimate is within the limit.
+func (p Policy) allowance(prev int64, frac float64) int64 {
+	return int64(math.Floor(float64(p.Requests) - float64(prev)*(1-frac) + 1e-9))
+}
+
+// regain is wait in whole seconds, rounded up: at least a second (the fields' resolution); with
+// the whole quota left it is the window.
+func (p Policy) regain(s state, have int64) time.Duration { return wholeSeconds(p.wait(s, have)) }
+
+// wait is how long, if no request is made meanwhile, until the quota left exceeds have: in the
+// current window the previous window's weight decays; from the next one on, the current
+// window's count becomes the decaying one.
+func (p Policy) wait(s state, have int64) time.Duration {
 	target := float64(p.Requests - have - 1) // the estimate at which have+1 requests are left
 	if target < 0 {
 		return p.Window
@@ -103,9 +112,7 @@ func (p Policy) regain(s state, have int64) time.Duration {
 	default:
 		frac = s.frac
 	}
-	d := time.Duration((frac - s.frac) * float64(p.Window))
-	secs := int64(math.Ceil(d.Seconds() - 1e-9))
-	return time.Duration(max(1, secs)) * time.Second
+	return max(0, time.Duration((frac-s.frac)*float64(p.Window)))
 }
 
 // window is the index of the fixed window t falls in and the fraction of it elapsed.

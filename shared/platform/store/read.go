@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -303,4 +304,55 @@ func (db *DB) Add(ctx context.Context, k Key, attr string, delta int64, expires 
 		return 0, fmt.Errorf("%s is not a number after the update", attr)
 	}
 	return strconv.ParseInt(v.Value, 10, 64)
+}
+
+// AddUpTo is Add of delta (at least 1) made only while the attribute's new value stays at most
+// limit: it returns the new value and true or, when the addition would pass limit, the value as
+// it is (0 when absent) and false, having changed nothing. It is one conditional UpdateItem
+// (its refusal returns the item as it was), so concurrent additions never pass limit together.
+func (db *DB) AddUpTo(ctx context.Context, k Key, attr string, delta, limit int64, expires time.Time) (n int64, ok bool, err error) {
+	defer derrors.Wrap(&err, "store.AddUpTo(%s %s)", k.PK, k.SK)
+	cond := "#n <= :m"
+	if delta <= limit {
+		cond = "attribute_not_exists(#n) OR " + cond
+	}
+	res, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(db.Table),
+		Key:                      k.AV(),
+		UpdateExpression:         aws.String("ADD #n :d SET #t = :t"),
+		ConditionExpression:      aws.String(cond),
+		ExpressionAttributeNames: map[string]string{"#n": attr, "#t": AttrTTL},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":d": &types.AttributeValueMemberN{Value: strconv.FormatInt(delta, 10)},
+			":m": &types.AttributeValueMemberN{Value: strconv.FormatInt(limit-delta, 10)},
+			":t": &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
+		},
+		ReturnValues:                        types.ReturnValueUpdatedNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnConsumedCapacity:              capacity(ctx),
+	})
+	var cf *types.ConditionalCheckFailedException
+	if errors.As(err, &cf) {
+		n, err := number(cf.Item, attr)
+		return n, false, err
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	addWrite(ctx, one(res.ConsumedCapacity)...)
+	n, err = number(res.Attributes, attr)
+	return n, err == nil, err
+}
+
+// number is the number attribute attr of it; 0 when it or the attribute is absent.
+func number(it Item, attr string) (int64, error) {
+	v, ok := it[attr]
+	if !ok {
+		return 0, nil
+	}
+	nv, ok := v.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("%s is not a number", attr)
+	}
+	return strconv.ParseInt(nv.Value, 10, 64)
 }

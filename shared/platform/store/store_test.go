@@ -514,3 +514,29 @@ func itemIDs(t testing.TB, items []store.Item) (out []string) {
 	}
 	return out
 }
+
+// AddUpTo adds only while the value stays within the limit, and a refusal says the value as it
+// is, changing nothing.
+func TestAddUpTo(t *testing.T) {
+	db := store.New(fakedb.New(), "test")
+	ctx := context.Background()
+	k := store.RateKey("acct", 60, 1)
+	exp := time.Unix(1700000000, 0)
+	steps := []struct {
+		delta, limit, want int64
+		ok                 bool
+	}{
+		{5, 3, 0, false}, // absent, and 5 would pass 3
+		{3, 3, 3, true},
+		{1, 3, 3, false},
+		{2, 10, 5, true},
+		{6, 10, 5, false},
+		{5, 10, 10, true},
+	}
+	for i, s := range steps {
+		n, ok, err := db.AddUpTo(ctx, k, "n", s.delta, s.limit, exp)
+		if err != nil || n != s.want || ok != s.ok {
+			t.Fatalf("step %d: AddUpTo(%d, %d) = %d, %v, %v; want %d, %v", i, s.delta, s.limit, n, ok, err, s.want, s.ok)
+		}
+	}
+}

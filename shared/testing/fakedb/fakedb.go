@@ -21,6 +21,7 @@ package fakedb
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -227,11 +228,29 @@ func written[O any](t *Table, op string, in any, key item, cond *string, names m
 	apply func(k [2]string) (*O, error)) (*O, error) {
 	return locked(t, op, in, func() (*O, error) {
 		k, err := t.conditional(key, cond, names, vals)
+		var cf *types.ConditionalCheckFailedException
+		if errors.As(err, &cf) && returnsOld(in) {
+			cf.Item = clone(t.items[k])
+		}
 		if err != nil {
 			return nil, err
 		}
 		return apply(k)
 	})
+}
+
+// returnsOld reports whether the write in asks for the item as it was when its condition fails.
+func returnsOld(in any) bool {
+	var rv types.ReturnValuesOnConditionCheckFailure
+	switch in := in.(type) {
+	case *dynamodb.PutItemInput:
+		rv = in.ReturnValuesOnConditionCheckFailure
+	case *dynamodb.UpdateItemInput:
+		rv = in.ReturnValuesOnConditionCheckFailure
+	case *dynamodb.DeleteItemInput:
+		rv = in.ReturnValuesOnConditionCheckFailure
+	}
+	return rv == types.ReturnValuesOnConditionCheckFailureAllOld
 }
 
 // updated returns a copy of cur (a new item at key when cur is absent) with the update
