@@ -22,10 +22,6 @@ var (
 	buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w"}
 )
 
-// before is the commit the functions are compared with: main before issue 21, whose functions'
-// zips and cold starts no later change may make worse.
-const before = "8b3ee26"
-
 // build builds pkg of the module at root ("../.." for this checkout) for linux/goarch: for
 // arm64 exactly as `make build` does, for another architecture (to run here) the same but for it.
 func build(t testing.TB, root, goarch, pkg, out string) {
@@ -66,59 +62,23 @@ func TestBuildIsTheMakefiles(t *testing.T) {
 }
 
 // TestZipSizes builds every function as `make build` does (arm64, zipped by infra/stack/zipfn;
-// deployZips), reports each zip's size beside its size at commit before
-// (testdata/zip-8b3ee26.tsv says how those were measured), and checks the goal: every zip is
-// at most 5 MB.
+// deployZips), logs each zip's size (a line "zip <function> <bytes> bytes" each, which make
+// bench's report reads) and checks the goal: every zip is at most 5 MB.
 func TestZipSizes(t *testing.T) {
 	if os.Getenv("ZIP_CHECK") == "" {
 		t.Skip("builds every function for arm64: run by make bench (ZIP_CHECK=1)")
 	}
-	old := beforeZips(t)
 	zips := filepath.Dir(deployZips(t, "arm64"))
-	sizes := map[string]int{}
 	for _, fn := range functionDirs() {
 		fi, err := os.Stat(filepath.Join(zips, fn+".zip"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sizes[fn] = int(fi.Size())
-	}
-	for _, fn := range functionDirs() {
-		size := sizes[fn]
-		if was, ok := old[fn]; ok {
-			t.Logf("%-28s zip %7d bytes (goal ≤ %d), %s %7d: %+7d (%+.2f%%)", fn, size, 5<<20, before, was, size-was, 100*float64(size-was)/float64(was))
-		} else {
-			t.Logf("%-28s zip %7d bytes (goal ≤ %d), new since %s", fn, size, 5<<20, before)
+		t.Logf("zip %s %d bytes", fn, fi.Size())
+		if fi.Size() > 5<<20 {
+			t.Errorf("%s zip is %d bytes, over 5 MB", fn, fi.Size())
 		}
 	}
-	t.Run("at most 5 MB", func(t *testing.T) {
-		for _, fn := range functionDirs() {
-			if sizes[fn] > 5<<20 {
-				t.Errorf("%s zip is %d bytes, over 5 MB", fn, sizes[fn])
-			}
-		}
-	})
-}
-
-// beforeZips reads testdata/zip-8b3ee26.tsv: function folder → zip bytes at commit before.
-func beforeZips(t testing.TB) map[string]int {
-	b, err := os.ReadFile("testdata/zip-" + before + ".tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for line := range strings.Lines(string(b)) {
-		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		fn, size, ok := strings.Cut(strings.TrimSpace(line), "\t")
-		n, err := strconv.Atoi(size)
-		if !ok || err != nil {
-			t.Fatalf("testdata/zip-%s.tsv: malformed line %q", before, line)
-		}
-		out[fn] = n
-	}
-	return out
 }
 
 // functionDirs lists every function's folder: the HTTP families, the workers and the operator's.
@@ -190,34 +150,6 @@ func BenchmarkColdStart(b *testing.B) {
 		bin := filepath.Join(tasks, fn, "bootstrap")
 		b.Run(fn, func(b *testing.B) {
 			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, hello) })
-		})
-	}
-}
-
-// BenchmarkColdStartVsBefore reports, per function that existed at commit before, the p50 from
-// exec to first Runtime API poll divided by that of the same function built from commit
-// before (both built here with the Lambda flags, run interleaved; goal: ≤ 1, within the noise).
-// The old sources come from this checkout's git history (git archive); without it, it skips.
-func BenchmarkColdStartVsBefore(b *testing.B) {
-	dir := b.TempDir()
-	old := filepath.Join(dir, before)
-	if err := os.Mkdir(old, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", "../..", before, old)
-	if out, err := archive.CombinedOutput(); err != nil {
-		b.Skipf("commit %s is not in this checkout's history (%v): %s", before, err, out)
-	}
-	stub := newStub(b)
-	tasks := deployZips(b, runtime.GOARCH)
-	for _, fn := range functionDirs() {
-		if _, err := os.Stat(filepath.Join(old, "functions", fn)); err != nil {
-			continue // new since before
-		}
-		bin, was := filepath.Join(tasks, fn, "bootstrap"), filepath.Join(dir, fn+"-"+before)
-		build(b, old, runtime.GOARCH, "./functions/"+fn, was)
-		b.Run(fn, func(b *testing.B) {
-			benchkit.Compare(b, "start", func() { stub.start(b, bin) }, func() { stub.start(b, was) })
 		})
 	}
 }

@@ -44,8 +44,8 @@ type metadata struct {
 // Line is k's EMF line for one event: dims gives each of k's dimension names its value (a
 // missing one is "none"), values are k's metrics' values in order (a missing one is 0, as is
 // one JSON cannot carry: NaN, ±Inf). The line is written out directly from the parts every line
-// of k shares (fixedParts): a worker writes one per delivery, and encoding a map through
-// reflection cost more than the rest of the delivery's own work.
+// of k shares (fixedParts): the event worker writes lines for every batch it delivers, and
+// encoding a map through reflection cost more than the rest of the delivery's own work.
 func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []byte {
 	k.once.Do(k.fix)
 	return k.AppendLine(make([]byte, 0, k.fixed.size), at, dims, values...)
@@ -53,17 +53,54 @@ func (k *Kind) Line(at time.Time, dims map[string]string, values ...float64) []b
 
 // AppendLine appends k's line for one event (see Line) to line.
 func (k *Kind) AppendLine(line []byte, at time.Time, dims map[string]string, values ...float64) []byte {
+	return k.appendLine(line, at, dims, func(line []byte, i int) []byte {
+		v := 0.0
+		if i < len(values) {
+			v = values[i]
+		}
+		return appendNumber(line, finite(v))
+	})
+}
+
+// MaxSamples is the most values one metric of an EMF line may carry.
+const MaxSamples = 100
+
+// AppendSamples appends k's line for a group of events sharing dims (see Line): samples[i] are
+// the values of k's metric i, written as a number when there is one and as an array (EMF's
+// form for several samples in one line, at most MaxSamples) otherwise; a missing metric is 0.
+// CloudWatch takes each value of an array as a sample of its own.
+func (k *Kind) AppendSamples(line []byte, at time.Time, dims map[string]string, samples ...[]float64) []byte {
+	return k.appendLine(line, at, dims, func(line []byte, i int) []byte {
+		var vs []float64
+		if i < len(samples) {
+			vs = samples[i]
+		}
+		switch len(vs) {
+		case 0:
+			return appendNumber(line, 0)
+		case 1:
+			return appendNumber(line, finite(vs[0]))
+		}
+		line = append(line, '[')
+		for j, v := range vs {
+			if j > 0 {
+				line = append(line, ',')
+			}
+			line = appendNumber(line, finite(v))
+		}
+		return append(line, ']')
+	})
+}
+
+// appendLine appends k's line with each metric's value written by value(line, its index).
+func (k *Kind) appendLine(line []byte, at time.Time, dims map[string]string, value func(line []byte, i int) []byte) []byte {
 	k.once.Do(k.fix)
 	f := &k.fixed
 	line = append(line, `{"_aws":{"Timestamp":`...)
 	line = strconv.AppendInt(line, at.UnixMilli(), 10)
 	line = append(line, f.directive...)
 	for i, key := range f.metricKeys {
-		v := 0.0
-		if i < len(values) && !math.IsNaN(values[i]) && !math.IsInf(values[i], 0) {
-			v = values[i]
-		}
-		line = appendNumber(append(line, key...), v)
+		line = value(append(line, key...), i)
 	}
 	for i, key := range f.dimKeys {
 		v := dims[f.dimNames[i]]
@@ -73,6 +110,14 @@ func (k *Kind) AppendLine(line []byte, at time.Time, dims map[string]string, val
 		line = appendString(append(line, key...), v)
 	}
 	return append(line, "}\n"...)
+}
+
+// finite is v, or 0 for a value JSON cannot carry (NaN, ±Inf).
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 // fixedParts are the parts of a kind's lines that never change: the rest of its _aws member
@@ -184,6 +229,11 @@ func (b *Batch) EmitUsage(u Usage) {
 	}
 }
 
+// EmitSamples adds k's line for a group of events sharing dims (see Kind.AppendSamples).
+func (b *Batch) EmitSamples(k *Kind, dims map[string]string, samples ...[]float64) {
+	b.lines = k.AppendSamples(b.lines, b.at, dims, samples...)
+}
+
 // Flush writes the lines added since the last flush (a write error is dropped, as Emit drops
 // it); their buffer serves a later batch.
 func (b *Batch) Flush() {
@@ -198,19 +248,23 @@ func (b *Batch) Flush() {
 }
 
 // Record is one EMF line read back: its namespace, dimension sets, and each metric's unit, and
-// the value of every metric and dimension it names.
+// the value of every metric and dimension it names. A metric written as an array of samples
+// has their sum in Values (what CloudWatch's Sum statistic adds for the line) and each of them
+// in Samples; one written as a number has that number in both.
 type Record struct {
 	Namespace  string
 	Dimensions [][]string
 	Units      map[string]Unit
 	Values     map[string]float64
+	Samples    map[string][]float64
 	Dims       map[string]string
 	Time       time.Time
 }
 
 // Parse reads one line as CloudWatch reads an EMF log event: a JSON object whose _aws member
 // names exactly one metric directive, every metric and dimension it names present at the top
-// level (metrics as numbers, dimensions as strings). A line that is not EMF is an error.
+// level (metrics as numbers or arrays of at most MaxSamples numbers, dimensions as strings). A
+// line that is not EMF is an error.
 func Parse(line []byte) (Record, error) {
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(line, &root); err != nil {
@@ -228,14 +282,26 @@ func Parse(line []byte) (Record, error) {
 		return Record{}, fmt.Errorf("_aws: %d metric directives, timestamp %d", len(md.CloudWatchMetrics), md.Timestamp)
 	}
 	d := md.CloudWatchMetrics[0]
-	rec := Record{Namespace: d.Namespace, Dimensions: d.Dimensions, Units: map[string]Unit{},
-		Values: map[string]float64{}, Dims: map[string]string{}, Time: time.UnixMilli(md.Timestamp)}
+	rec := Record{Namespace: d.Namespace, Dimensions: d.Dimensions, Units: map[string]Unit{}, Values: map[string]float64{},
+		Samples: map[string][]float64{}, Dims: map[string]string{}, Time: time.UnixMilli(md.Timestamp)}
 	for _, m := range d.Metrics {
-		var v float64
-		if err := json.Unmarshal(root[m.Name], &v); err != nil {
-			return Record{}, fmt.Errorf("metric %s: %w", m.Name, err)
+		var vs []float64
+		if raw := bytes.TrimSpace(root[m.Name]); len(raw) > 0 && raw[0] == '[' {
+			if err := json.Unmarshal(raw, &vs); err != nil || len(vs) == 0 || len(vs) > MaxSamples {
+				return Record{}, fmt.Errorf("metric %s: not an array of 1 to %d numbers", m.Name, MaxSamples)
+			}
+		} else {
+			var v float64
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return Record{}, fmt.Errorf("metric %s: %w", m.Name, err)
+			}
+			vs = []float64{v}
 		}
-		rec.Units[m.Name], rec.Values[m.Name] = m.Unit, v
+		sum := 0.0
+		for _, v := range vs {
+			sum += v
+		}
+		rec.Units[m.Name], rec.Values[m.Name], rec.Samples[m.Name] = m.Unit, sum, vs
 	}
 	for _, set := range d.Dimensions {
 		for _, name := range set {

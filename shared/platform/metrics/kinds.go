@@ -53,8 +53,9 @@ const (
 
 // The kinds of lines the service emits.
 var (
-	// Delivery is one delivery attempt of an event to a destination; DeliveryLatency is from
-	// the event's commit (its id's second) to the attempt's end.
+	// Delivery counts delivery attempts of events to a destination; DeliveryLatency is from an
+	// event's commit (its id's second) to its attempt's end, a sample per attempt (a line may
+	// carry a batch's attempts of one outcome: Kind.AppendSamples).
 	Delivery = &Kind{
 		Metrics:    []Metric{{"Deliveries", Count}, {"DeliveryLatency", Milliseconds}},
 		Dimensions: [][]string{{DimSink, DimOutcome}, {DimOutcome}},

@@ -1,8 +1,10 @@
 package metrics_test
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +157,31 @@ func TestBatch(t *testing.T) {
 	}
 	if u, err := metrics.ParseUsage([]byte(lines[2])); err != nil || u.Account != "ac_1" || u.Events != 2 {
 		t.Fatalf("usage line %q: %+v %v", lines[2], u, err)
+	}
+}
+
+// A line of samples carries one metric as a number and another as an array, as EMF allows;
+// read back, the array's values are each a sample and their sum the metric's value. An array
+// longer than EMF takes, or empty, is no EMF line.
+func TestSamples(t *testing.T) {
+	at := time.UnixMilli(1_700_000_000_123)
+	dims := map[string]string{metrics.DimSink: "kinesis", metrics.DimOutcome: metrics.Delivered}
+	line := metrics.Delivery.AppendSamples(nil, at, dims, []float64{3}, []float64{12, 7.5, math.NaN()})
+	if !strings.Contains(string(line), `"Deliveries":3,"DeliveryLatency":[12,7.5,0]`) {
+		t.Fatalf("line %s", line)
+	}
+	rec, err := metrics.Parse(line)
+	if err != nil || rec.Values["Deliveries"] != 3 || !slices.Equal(rec.Samples["DeliveryLatency"], []float64{12, 7.5, 0}) ||
+		rec.Values["DeliveryLatency"] != 19.5 || rec.Dims[metrics.DimSink] != "kinesis" || !rec.Time.Equal(at) {
+		t.Fatalf("parsed %+v, %v", rec, err)
+	}
+	if one := metrics.Delivery.AppendSamples(nil, at, dims, []float64{1}, []float64{4}); !bytes.Equal(one, metrics.Delivery.Line(at, dims, 1, 4)) {
+		t.Fatalf("one sample each: %s, want Line's %s", one, metrics.Delivery.Line(at, dims, 1, 4))
+	}
+	for _, n := range []int{0, metrics.MaxSamples + 1} {
+		bad := strings.Replace(string(line), "[12,7.5,0]", "["+strings.TrimSuffix(strings.Repeat("1,", n), ",")+"]", 1)
+		if _, err := metrics.Parse([]byte(bad)); err == nil {
+			t.Errorf("an array of %d values parsed", n)
+		}
 	}
 }

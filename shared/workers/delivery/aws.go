@@ -169,9 +169,9 @@ func (s awsSink[C]) builder() *AWS { return s.aws }
 func putKinesis(ctx context.Context, c *kinesis.Client, d *Destination, recs []Record) []error {
 	// PutRecords: at most 500 records and 5 MiB (data plus partition keys) per call.
 	return deliverChunked(recs, 500, 5<<20, 64, func(idx []int) []error {
-		in := &kinesis.PutRecordsInput{StreamARN: aws.String(d.Target.ARN)}
-		for _, i := range idx {
-			in.Records = append(in.Records, kintypes.PutRecordsRequestEntry{Data: recs[i].Data, PartitionKey: aws.String(recs[i].EventID)})
+		in := &kinesis.PutRecordsInput{StreamARN: &d.Target.ARN, Records: make([]kintypes.PutRecordsRequestEntry, len(idx))}
+		for j, i := range idx {
+			in.Records[j] = kintypes.PutRecordsRequestEntry{Data: recs[i].Data, PartitionKey: &recs[i].EventID}
 		}
 		out, err := c.PutRecords(ctx, in)
 		if err != nil {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
@@ -65,21 +68,65 @@ func parseMessage(m lambdaevents.SQSMessage) (Message, time.Time, error) {
 		return ""
 	}
 	out := Message{EventID: attr(AttrEventID), EventType: attr(AttrEventType), AccountID: attr(AttrAccount),
-		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body), Stored: attr(AttrStored) != ""}
+		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: bodyBytes(m.Body), Stored: attr(AttrStored) != ""}
 	v, verr := strconv.ParseInt(attr(AttrDestinationVersion), 10, 64)
 	n, nerr := strconv.Atoi(attr(AttrAttempts))
-	kind, event, eerr := ids.Parse(out.EventID)
-	if verr != nil || nerr != nil || eerr != nil || n < 1 || kind != ids.Event || !shaped(out.DestinationID, ids.EventDestination) ||
+	// Event ids carry their creation second, which is the envelope's event_timestamp.
+	at, ok := idTime(out.EventID, ids.Event)
+	if verr != nil || nerr != nil || !ok || n < 1 || !shaped(out.DestinationID, ids.EventDestination) ||
 		!shaped(out.AccountID, ids.Account) || out.EventType == "" || len(out.Event) == 0 {
 		return out, time.Time{}, errors.New("the delivery lacks its routing attributes")
 	}
 	out.DestinationVersion, out.Attempt = v, n
-	// Event ids carry their creation second, which is the envelope's event_timestamp.
-	return out, event.Time().UTC(), nil
+	return out, at, nil
+}
+
+// ksuidEpoch is the Unix time of a KSUID's timestamp 0.
+const ksuidEpoch = 1400000000
+
+// idTime is the creation time in an id of the kind prefix, and whether id is one: shaped so,
+// with 27 base62 digits that fit a KSUID's 20 bytes (as ids.Parse checks). The digits are
+// multiplied out in three 64-bit words, whose top 32 of 160 bits are the KSUID's timestamp;
+// ksuid.Parse's long division into bytes, which the worker does not need, cost a delivery more
+// than the rest of its message's parse.
+func idTime(id, prefix string) (time.Time, bool) {
+	if !shaped(id, prefix) {
+		return time.Time{}, false
+	}
+	var hi, mid, lo uint64 // the KSUID, a 160-bit number (27 base62 digits fit in 192 bits)
+	for _, c := range []byte(id[len(id)-27:]) {
+		var d uint64
+		switch {
+		case c <= '9':
+			d = uint64(c - '0')
+		case c <= 'Z':
+			d = uint64(c-'A') + 10
+		default:
+			d = uint64(c-'a') + 36
+		}
+		// (hi, mid, lo) = (hi, mid, lo)*62 + d
+		c1, l := bits.Mul64(lo, 62)
+		l, carry := bits.Add64(l, d, 0)
+		c2, m := bits.Mul64(mid, 62)
+		m, carry = bits.Add64(m, c1, carry)
+		hi, lo, mid = hi*62+c2+carry, l, m
+	}
+	if hi>>32 != 0 {
+		return time.Time{}, false // more than 20 bytes
+	}
+	return time.Unix(ksuidEpoch+int64(hi), 0).UTC(), true
+}
+
+// bodyBytes is a message body as the bytes a Record carries, sharing the body's memory instead
+// of copying it: the body is the event verbatim, and neither the worker nor any sink writes to
+// a record's Data, so the copy would only cost the delivery an allocation and a move per event
+// that raw PutRecords of the same events does not make.
+func bodyBytes(body string) []byte {
+	return unsafe.Slice(unsafe.StringData(body), len(body))
 }
 
 // shaped reports whether id has the shape of an id of the kind prefix: the prefix, '_' and 27
-// base62 characters. Only the event id is decoded (its time is the record's); decoding the
+// base62 characters. Only the event id is decoded (its time is the record's, idTime); decoding the
 // account and destination ids, which the worker's own fan-out wrote, would add only that their
 // characters fit a KSUID's 20 bytes, and an id that names no destination finds none.
 func shaped(id, prefix string) bool {
@@ -115,13 +162,12 @@ func parseDelivery(m lambdaevents.SQSMessage) (pendingDelivery, error) {
 // could not even be enqueued.
 func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []string {
 	type group struct {
-		account, id string
-		version     int64
-		ps          []pendingDelivery
-		dest        *Destination
+		destRef
+		ps   []pendingDelivery
+		dest *Destination
 	}
-	groups := map[string]*group{}
-	var order []string
+	groups := map[destKey]*group{}
+	var order []destKey
 	var failed []string
 	for _, m := range msgs {
 		p, err := parseDelivery(m)
@@ -131,10 +177,10 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 			}
 			continue
 		}
-		key := destRef{account: p.msg.AccountID, id: p.msg.DestinationID}.key()
+		key := destKey{p.msg.AccountID, p.msg.DestinationID}
 		g := groups[key]
 		if g == nil {
-			g = &group{account: p.msg.AccountID, id: p.msg.DestinationID, ps: make([]pendingDelivery, 0, len(msgs))}
+			g = &group{destRef: destRef{destKey: key}, ps: make([]pendingDelivery, 0, len(msgs))}
 			groups[key] = g
 			order = append(order, key)
 		}
@@ -142,9 +188,8 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		g.ps = append(g.ps, p)
 	}
 	want := make([]destRef, 0, len(order))
-	for _, id := range order {
-		g := groups[id]
-		want = append(want, destRef{g.account, g.id, g.version})
+	for _, key := range order {
+		want = append(want, groups[key].destRef)
 	}
 	dests, err := w.destinations(ctx, want)
 	if err != nil {
@@ -171,18 +216,18 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		errs := w.send(ctx, g.dest, g.ps)
 		var failed []string
 		lines := w.Metrics.Batch()
-		lines.Reserve(metrics.Delivery, len(g.ps)+1) // and the usage line, shorter
-		c := counter{lines: lines, sink: g.dest.Target.Kind, maxAttempts: w.MaxAttempts}
+		c := newCounter(lines.At(), w.MaxAttempts, len(g.ps))
 		for i, p := range g.ps {
 			if errs[i] != nil && !w.retry(ctx, p, errs[i]) {
 				failed = append(failed, p.id)
 			}
 			c.count(p, errs[i])
 		}
+		c.emit(lines, g.dest.Target.Kind)
 		// One usage line for the batch's events delivered to the destination: the usage
 		// worker sums them, so it counts what a line per event would.
-		if c.delivered > 0 {
-			lines.EmitUsage(metrics.Usage{Account: g.account, Events: c.delivered})
+		if n := len(c.latencies[0]); n > 0 {
+			lines.EmitUsage(metrics.Usage{Account: g.account, Events: n})
 		}
 		lines.Flush()
 		return failed
@@ -244,42 +289,54 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 	return errs
 }
 
-// counter emits the metric lines of a batch's delivery attempts to a destination of kind sink,
-// one per attempt, into lines (written at once when the batch is done), and counts those
-// delivered.
+// outcomes are the outcomes of a delivery attempt, in the order counter keeps them.
+var outcomes = [...]string{metrics.Delivered, metrics.Retried, metrics.DeadLettered}
+
+// counter gathers the outcomes of a batch's delivery attempts to one destination, and each
+// attempt's latency from its event's commit to at, the batch's time.
 type counter struct {
-	lines       *metrics.Batch
-	sink        string
+	at          time.Time
 	maxAttempts int
-	dims        map[string]map[string]string // by outcome
-	delivered   int
+	// latencies are the attempts' latencies in milliseconds, by outcome (as outcomes).
+	latencies [len(outcomes)][]float64
 }
 
-// count adds the line of one delivery attempt: its outcome, and its latency from the event's
-// commit to the batch's end.
+// newCounter is the counter of a batch of n attempts, most of which are delivered.
+func newCounter(at time.Time, maxAttempts, n int) *counter {
+	c := &counter{at: at, maxAttempts: maxAttempts}
+	c.latencies[0] = make([]float64, 0, n)
+	return c
+}
+
+// count adds one delivery attempt: its outcome (err is its failure), and its latency.
 func (c *counter) count(p pendingDelivery, err error) {
-	outcome := metrics.Delivered
+	o := 0 // delivered
 	if err != nil {
-		outcome = metrics.Retried
+		o = 1 // retried
 		if p.msg.Attempt >= c.maxAttempts {
-			outcome = metrics.DeadLettered
+			o = 2 // dead-lettered
 		}
-	} else {
-		c.delivered++
 	}
 	var latency time.Duration
 	if !p.rec.Time.IsZero() {
-		latency = max(c.lines.At().Sub(p.rec.Time), 0)
+		latency = max(c.at.Sub(p.rec.Time), 0)
 	}
-	dims := c.dims[outcome]
-	if dims == nil {
-		dims = map[string]string{metrics.DimSink: c.sink, metrics.DimOutcome: outcome}
-		if c.dims == nil {
-			c.dims = map[string]map[string]string{}
+	c.latencies[o] = append(c.latencies[o], float64(latency.Milliseconds()))
+}
+
+// emit adds the batch's Delivery lines to lines: one per outcome (and per MaxSamples attempts)
+// with its count, and each attempt's latency a sample of its own, so that CloudWatch's sums and
+// percentiles are those of a line per attempt.
+func (c *counter) emit(lines *metrics.Batch, sink string) {
+	for o, all := range c.latencies {
+		if len(all) == 0 {
+			continue
 		}
-		c.dims[outcome] = dims
+		dims := map[string]string{metrics.DimSink: sink, metrics.DimOutcome: outcomes[o]}
+		for part := range slices.Chunk(all, metrics.MaxSamples) {
+			lines.EmitSamples(metrics.Delivery, dims, []float64{float64(len(part))}, part)
+		}
 	}
-	c.lines.Emit(metrics.Delivery, dims, 1, float64(latency.Milliseconds()))
 }
 
 // retry schedules the next attempt of a failed delivery with a backoff delay, or after the
@@ -302,26 +359,28 @@ func (w *Worker) retry(ctx context.Context, p pendingDelivery, cause error) bool
 	return true
 }
 
-type destRef struct {
-	account, id string
-	version     int64
-}
+// destKey names a destination: its account and its id.
+type destKey struct{ account, id string }
 
-func (r destRef) key() string { return r.account + "/" + r.id }
+// destRef is a destination wanted at version or newer.
+type destRef struct {
+	destKey
+	version int64
+}
 
 // maxDests bounds the destination cache; past it the cache starts over.
 const maxDests = 10000
 
-// destinations returns the destinations wanted (by destRef.key), from the cache when the cached one is at
-// least as new as the version the delivery was fanned out with, else read (one round trip for
+// destinations returns the destinations wanted, from the cache when the cached one is at least
+// as new as the version the delivery was fanned out with, else read (one round trip for
 // all misses) with their secrets opened. An absent destination maps to nil.
-func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*Destination, error) {
-	out := map[string]*Destination{}
+func (w *Worker) destinations(ctx context.Context, want []destRef) (map[destKey]*Destination, error) {
+	out := make(map[destKey]*Destination, len(want))
 	var miss []destRef
 	w.mu.Lock()
 	for _, r := range want {
-		if d, ok := w.dests[r.key()]; ok && d.Version >= r.version {
-			out[r.key()] = d
+		if d, ok := w.dests[r.destKey]; ok && d.Version >= r.version {
+			out[r.destKey] = d
 		} else {
 			miss = append(miss, r)
 		}
@@ -340,7 +399,7 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*
 		for i, raw := range items {
 			r := chunk[i]
 			if raw == nil {
-				out[r.key()] = nil
+				out[r.destKey] = nil
 				continue
 			}
 			var it eventsub.EventDestinationItem
@@ -359,13 +418,13 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[string]*
 			}
 			// The secret stays in memory only; the stored target keeps just the sealed form.
 			d.Target.Secret = nil
-			out[r.key()] = d
+			out[r.destKey] = d
 			w.mu.Lock()
 			if w.dests == nil || len(w.dests) >= maxDests {
-				w.dests = map[string]*Destination{}
+				w.dests = map[destKey]*Destination{}
 			}
-			if old, ok := w.dests[r.key()]; !ok || old.Version < d.Version {
-				w.dests[r.key()] = d
+			if old, ok := w.dests[r.destKey]; !ok || old.Version < d.Version {
+				w.dests[r.destKey] = d
 			}
 			w.mu.Unlock()
 		}

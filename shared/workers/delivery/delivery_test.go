@@ -239,14 +239,19 @@ func TestFailingSinkRetriesThenDeadLetters(t *testing.T) {
 		t.Fatalf("the healthy destination got %d records after %v", len(h.st.Kinesis.Received()), healthyAfter)
 	}
 	t.Logf("healthy delivery after %v; failing sink attempts at +0, +%v, +%v", healthyAfter, gap1, gap1+gap2)
-	// Each attempt emitted its metric line: the healthy sink's delivery, the failing one's two
-	// retries and its dead-lettering, each with its latency from the commit.
+	// Each attempt is counted in a metric line: the healthy sink's delivery, the failing one's
+	// two retries and its dead-lettering, each with its latency from the commit as a sample.
 	count := map[string]int{}
 	for _, rec := range metrics.Of(metrics.Delivery, emitted.Bytes()) {
 		key := rec.Dims[metrics.DimSink] + " " + rec.Dims[metrics.DimOutcome]
 		count[key] += int(rec.Values["Deliveries"])
-		if lat := rec.Values["DeliveryLatency"]; lat < 0 || lat > float64(time.Since(start).Milliseconds()+1000) {
-			t.Errorf("%s: latency %v ms, %v after the commit", key, lat, time.Since(start))
+		if n := len(rec.Samples["DeliveryLatency"]); n != int(rec.Values["Deliveries"]) {
+			t.Errorf("%s: %d latencies for %v deliveries", key, n, rec.Values["Deliveries"])
+		}
+		for _, lat := range rec.Samples["DeliveryLatency"] {
+			if lat < 0 || lat > float64(time.Since(start).Milliseconds()+1000) {
+				t.Errorf("%s: latency %v ms, %v after the commit", key, lat, time.Since(start))
+			}
 		}
 	}
 	want := map[string]int{"kinesis delivered": 1, "datadog retried": 2, "datadog dead_lettered": 1}

@@ -73,6 +73,9 @@ func chunks(recs []Record, maxCount, maxBytes, overhead int) [][]int {
 			out = append(out, cur)
 			cur, size = nil, 0
 		}
+		if cur == nil {
+			cur = make([]int, 0, min(maxCount, len(recs)-i))
+		}
 		cur = append(cur, i)
 		size += n
 	}

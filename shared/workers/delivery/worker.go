@@ -75,14 +75,15 @@ type Worker struct {
 	// Fault, when set, is asked after a batch has been processed; true makes Handle fail the
 	// whole batch as if the worker had crashed before reporting (fault injection in tests).
 	Fault func() bool
-	// Metrics receives a metrics.Delivery line per delivery attempt; nil is standard output.
+	// Metrics receives the metrics.Delivery lines of the delivery attempts (one per batch,
+	// destination and outcome, each attempt a sample); nil is standard output.
 	Metrics *metrics.Emitter
 	// PauseDelay is how long a suspended account's event waits before it is looked at again;
 	// zero is DefaultPauseDelay.
 	PauseDelay time.Duration
 
 	mu    sync.Mutex
-	dests map[string]*Destination
+	dests map[destKey]*Destination
 }
 
 // New builds a worker of db's table configured by c (its queues, retry policy and sink
