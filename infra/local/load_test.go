@@ -173,6 +173,7 @@ func runLoad(b *testing.B, bin, round string, duration time.Duration) loadResult
 	l := &loader{b: b, client: client, base: base, token: token}
 	warm := min(duration/5, 5*time.Second)
 	l.run(warm, round+"w", nil)
+	l.fivexx.Store(0) // the warm-up's are not the round's
 	var samples [loadClients]benchkit.Samples
 	start := time.Now()
 	l.run(duration, round, &samples)
