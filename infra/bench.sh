@@ -21,3 +21,5 @@ echo "== commit -> delivery and list alternatives (p50/p99, µs or ms as named)"
 grep -E '^Benchmark(CommitToDelivery|ListAlternatives)' "$out" || true
 echo "== cost per request (BenchmarkCostPerRequest; prices in infra/cost/prices.go)"
 sed -n '/cost per request kind/,/^$/p' "$out" | sed 's/^Benchmark[^ ]* *//' || true
+echo "== load: 16 clients of mixed CRUD on the local server, this tree vs 2800fb0 alternated (medians of LOAD_ROUNDS rounds of LOAD_DURATION; goal ratio >= 0.98)"
+grep -E '^BenchmarkLoadVs2800fb0|load_test.go:[0-9]+: round' "$out" || true
