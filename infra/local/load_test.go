@@ -151,6 +151,9 @@ func runLoad(b *testing.B, bin, round string, duration time.Duration) loadResult
 		b.Fatal(err)
 	}
 	cmd.Stderr = nil
+	// A benchmark killed by its timeout takes its servers with it instead of leaving them polling
+	// DynamoDB Local under the next run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
