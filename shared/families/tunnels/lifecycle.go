@@ -68,18 +68,11 @@ func Renew(ctx context.Context, db *store.DB, it *SessionItem, now time.Time, le
 	return db.SetNumber(ctx, it.Key, "lease_until", now.Add(lease).Unix())
 }
 
-// Server is the tunnel server an agent is connected to, as its key names it: the key's id,
-// server name, region and the hash of its secret.
-type Server struct {
-	ID, Name, Region, Hash string
-}
-
 // Reconnect renews the session's lease for a new connection of its agent (a login carrying the
-// session's id) through server, and returns the connection's generation, one more than the
-// last; one write of the session's item, which bumps its version.
-func Reconnect(ctx context.Context, db *store.DB, it *SessionItem, server Server, now time.Time, lease time.Duration) (generation int64, err error) {
-	return db.SetAndAdd(ctx, it.Key, map[string]any{"lease_until": now.Add(lease).Unix(), "server": server.ID,
-		"server_name": server.Name, "region": server.Region, "server_hash": server.Hash}, "generation")
+// session's id) and returns the connection's generation, one more than the last; one write of
+// the session's item, which bumps its version.
+func Reconnect(ctx context.Context, db *store.DB, it *SessionItem, now time.Time, lease time.Duration) (generation int64, err error) {
+	return db.SetAndAdd(ctx, it.Key, "lease_until", now.Add(lease).Unix(), "generation")
 }
 
 // Renewable reports whether a heartbeat at now should renew the session's lease: once less

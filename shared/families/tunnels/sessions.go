@@ -36,13 +36,8 @@ type SessionItem struct {
 	OS           string `dynamodbav:"os"`
 	Hostname     string `dynamodbav:"hostname"`
 	Region       string `dynamodbav:"region"`
-	// ServerID is the tunnel-server key (tsk_…) of the server the agent is connected to;
-	// ServerName and ServerHash are that key's server name and the hash of its secret
-	// (store.TokenHash), against which a heartbeat verifies its caller without reading the key
-	// (package frpplugin reads it when it renews the lease).
-	ServerID   string `dynamodbav:"server"`
-	ServerName string `dynamodbav:"server_name"`
-	ServerHash string `dynamodbav:"server_hash"`
+	// ServerID is the tunnel-server key (tsk_…) of the server the agent is connected to.
+	ServerID string `dynamodbav:"server"`
 	// State is StateLive, StateStopped or StateRestarting.
 	State string `dynamodbav:"state"`
 	// LeaseUntil is when the session ends unless a heartbeat renews it (Unix seconds); LeaseSK

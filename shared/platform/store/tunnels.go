@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -65,30 +62,23 @@ func (db *DB) SetNumber(ctx context.Context, k Key, attr string, v int64) (err e
 	return nil
 }
 
-// SetAndAdd sets the attributes of set on the existing item at k and adds 1 to its number
-// attribute add and to its version, in one UpdateItem, and returns add's new value (a tunnel
-// session's lease, server and login generation, on a reconnect: a write derived from the item
+// SetAndAdd sets the number attribute set of the existing item at k to v and adds 1 to its
+// number attribute add and to its version, in one UpdateItem, and returns add's new value (a
+// tunnel session's lease and login generation, on a reconnect: a write derived from the item
 // read before fails its version condition instead of undoing the count). It returns
 // ErrNotFound when the item does not exist.
-func (db *DB) SetAndAdd(ctx context.Context, k Key, set map[string]any, add string) (n int64, err error) {
+func (db *DB) SetAndAdd(ctx context.Context, k Key, set string, v int64, add string) (n int64, err error) {
 	defer derrors.Wrap(&err, "store.SetAndAdd(%s %s)", k.PK, k.SK)
-	u := expression.Add(expression.Name(add), expression.Value(1)).Add(expression.Name(AttrVersion), expression.Value(1))
-	for _, name := range slices.Sorted(maps.Keys(set)) {
-		u = u.Set(expression.Name(name), expression.Value(set[name]))
-	}
-	e, err := expression.NewBuilder().WithUpdate(u).WithCondition(expression.AttributeExists(expression.Name(AttrPK))).Build()
-	if err != nil {
-		return 0, err
-	}
 	res, err := db.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(db.Table),
-		Key:                       k.AV(),
-		UpdateExpression:          e.Update(),
-		ConditionExpression:       e.Condition(),
-		ExpressionAttributeNames:  e.Names(),
-		ExpressionAttributeValues: e.Values(),
-		ReturnValues:              types.ReturnValueUpdatedNew,
-		ReturnConsumedCapacity:    capacity(ctx),
+		TableName:                aws.String(db.Table),
+		Key:                      k.AV(),
+		UpdateExpression:         aws.String("SET #s = :v ADD #a :one, #v :one"),
+		ConditionExpression:      aws.String("attribute_exists(" + AttrPK + ")"),
+		ExpressionAttributeNames: map[string]string{"#s": set, "#a": add, "#v": AttrVersion},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)},
+			":one": &types.AttributeValueMemberN{Value: "1"}},
+		ReturnValues:           types.ReturnValueUpdatedNew,
+		ReturnConsumedCapacity: capacity(ctx),
 	})
 	if err != nil {
 		var cf *types.ConditionalCheckFailedException

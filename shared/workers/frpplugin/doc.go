@@ -9,11 +9,9 @@
 // ends its tunnel; a heartbeat renews the session's lease and carries stop and restart. Every
 // refusal says why, and reaches frpc's log.
 //
-// A heartbeat is the cheapest request served: one consistent read of three small items (the
-// session, its credential, its account: the server is verified by the key's secret hash the
-// session records), and only when less than half of the lease is left a read of the server's
-// key and a write: a revoked key's heartbeats are refused by then, its logins and proxies at
-// once. When the store cannot be reached, a heartbeat of a session this API issued is admitted
-// (an established tunnel never drops because the store blipped; revocations apply once it is
-// back), while logins and proxies are refused with the reason.
+// A heartbeat is the cheapest request served: one consistent read of four small items, and a
+// write only when less than half of the lease is left. When the store cannot be reached, a
+// heartbeat of a session this API issued is admitted (an established tunnel never drops
+// because the store blipped; revocations apply once it is back), while logins and proxies are
+// refused with the reason.
 package frpplugin

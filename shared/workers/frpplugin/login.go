@@ -96,7 +96,7 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 	case a.session != nil && a.session.State == tunnels.StateLive && a.session.CredentialID == tok.ResourceID:
 		// A reconnect: the session goes on, on a new connection.
 		id = a.session.ID
-		if gen, err = tunnels.Reconnect(ctx, p.DB, a.session, s.of(key), now, p.lease()); unreachable(err) {
+		if gen, err = tunnels.Reconnect(ctx, p.DB, a.session, now, p.lease()); unreachable(err) {
 			return errStore("the login"), nil
 		} else if store.IsNotFound(err) {
 			return gone(id), nil
@@ -113,7 +113,6 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 		}
 		it := &tunnels.SessionItem{AgentVersion: in.Version, CredentialID: tok.ResourceID, IP: hostOf(in.ClientAddress),
 			Metadata: in.Metas[MetaMetadata], OS: in.OS, Hostname: in.Hostname, Region: key.Region, ServerID: key.ID,
-			ServerName: key.Name, ServerHash: s.secretHash,
 			Behalf: audit.OnBehalf{PrincipalID: tok.PrincipalID, Subject: tok.Subject, CredentialID: tok.ResourceID, BaseURL: r.BaseURL()}}
 		id = ids.NewAt(ids.TunnelSession, now.UTC())
 		it.Meta = store.Meta{Key: tunnels.SessionKey(tok.AccountID, id), ID: id, AccountID: tok.AccountID, CreatedAt: now.Unix(), Version: 1}

@@ -162,17 +162,6 @@ func (s server) verify(raw store.Item) (tunnels.ServerTokenItem, error) {
 	return t, nil
 }
 
-// of is s as a session records it, with the id of its key k (s.verify's).
-func (s server) of(k tunnels.ServerTokenItem) tunnels.Server {
-	return tunnels.Server{ID: k.ID, Name: s.name, Region: s.region, Hash: s.secretHash}
-}
-
-// holds reports whether s is the server the session it records (tunnels.SessionItem.ServerHash):
-// the same secret, for the same server name and region.
-func (s server) holds(it *tunnels.SessionItem) bool {
-	return it.ServerHash != "" && it.ServerHash == s.secretHash && it.ServerName == s.name && it.Region == s.region
-}
-
 // key is the token item of s's secret.
 func (s server) key() store.Key { return store.TokenKey(s.secretHash) }
 

@@ -58,7 +58,7 @@ func (p *Plugin) newProxy(ctx context.Context, r *api.Request, s server, raw []b
 
 // openProxy is one attempt of newProxy.
 func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, account, credential, session string) (Response, error) {
-	a, err := p.read(ctx, s, account, credential, session, true)
+	a, err := p.read(ctx, s, account, credential, session)
 	if err != nil {
 		return Response{}, err
 	}

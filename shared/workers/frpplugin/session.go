@@ -39,7 +39,11 @@ func (u userInfo) ids() (account, credential, session string, ok bool) {
 // notOurs is the answer to a request from an agent whose login this API did not admit: the
 // refusal, once the server's key is verified.
 func (p *Plugin) notOurs(ctx context.Context, s server) (Response, error) {
-	if err := p.verifyFor(ctx, s, nil, false); err != nil {
+	items, err := p.DB.GetMany(ctx, s.key())
+	if err != nil {
+		return Response{}, err
+	}
+	if _, err := s.verify(items[0]); err != nil {
 		return Response{}, err
 	}
 	return refuse("the agent's login was not admitted by this API (no session id, credential and account from its rewrite): restart frpc"), nil
@@ -54,60 +58,36 @@ type agentState struct {
 	account    auth.AccountItem
 }
 
-// read reads the agent's state for s, with s's key in the same round trip when withKey is set
-// (the error is then errUnauthorized for a key that is not s's); without it (a heartbeat), the
-// caller is not verified yet (verifyFor).
-func (p *Plugin) read(ctx context.Context, s server, account, credential, session string, withKey bool) (*agentState, error) {
-	keys := []store.Key{tunnels.SessionKey(account, session), store.ResourceKey(account, credential), store.AccountKey(account)}
-	if withKey {
-		keys = append(keys, s.key())
-	}
-	items, err := p.DB.GetMany(ctx, keys...)
+// read reads the agent's state for s; the error is errUnauthorized for a key that is not s's.
+func (p *Plugin) read(ctx context.Context, s server, account, credential, session string) (*agentState, error) {
+	items, err := p.DB.GetMany(ctx, s.key(), tunnels.SessionKey(account, session), store.ResourceKey(account, credential), store.AccountKey(account))
 	if err != nil {
 		return nil, err
 	}
 	var a agentState
-	if withKey {
-		if a.key, err = s.verify(items[3]); err != nil {
-			return nil, err
-		}
-	}
-	if items[0] != nil {
-		a.session = &tunnels.SessionItem{}
-		if err := store.Unmarshal(items[0], a.session); err != nil {
-			return nil, err
-		}
+	if a.key, err = s.verify(items[0]); err != nil {
+		return nil, err
 	}
 	if items[1] != nil {
-		a.credential = &principals.CredentialItem{}
-		if err := store.Unmarshal(items[1], a.credential); err != nil {
+		a.session = &tunnels.SessionItem{}
+		if err := store.Unmarshal(items[1], a.session); err != nil {
 			return nil, err
 		}
 	}
 	if items[2] != nil {
-		if err := store.Unmarshal(items[2], &a.account); err != nil {
+		a.credential = &principals.CredentialItem{}
+		if err := store.Unmarshal(items[2], a.credential); err != nil {
+			return nil, err
+		}
+	}
+	if items[3] != nil {
+		if err := store.Unmarshal(items[3], &a.account); err != nil {
 			return nil, err
 		}
 	} else {
 		a.account.Status = auth.StatusDeleting
 	}
 	return &a, nil
-}
-
-// verifyFor verifies s as the caller of a heartbeat of the session read (nil when it is gone):
-// the server the session records (server.holds) is verified by what the session holds, any
-// other by reading its key; renew reads the key anyway, so that a revoked key's heartbeats are
-// refused by the time it renews the lease.
-func (p *Plugin) verifyFor(ctx context.Context, s server, it *tunnels.SessionItem, renew bool) error {
-	if it != nil && s.holds(it) && !renew {
-		return nil
-	}
-	items, err := p.DB.GetMany(ctx, s.key())
-	if err != nil {
-		return err
-	}
-	_, err = s.verify(items[0])
-	return err
 }
 
 // ended is why the session must end now, with the state it ends in; "" while it goes on.
@@ -142,10 +122,8 @@ func (p *Plugin) end(ctx context.Context, it *tunnels.SessionItem, state string)
 
 // ping is a heartbeat: it renews the session's lease when less than half is left, and is
 // refused (ending the session) once the session was stopped or restarted, its credential
-// deleted or its account suspended. It reads the session, its credential and its account in
-// one round trip; the server's key only when the session records another server or the lease
-// is renewed (verifyFor). A heartbeat the store cannot answer is admitted for any session this
-// API issued.
+// deleted or its account suspended. A heartbeat the store cannot answer is admitted for any
+// session this API issued.
 func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, error) {
 	var in struct {
 		User userInfo `json:"user"`
@@ -157,12 +135,7 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 	if !ok {
 		return p.notOurs(ctx, s)
 	}
-	now := time.Now()
-	a, err := p.read(ctx, s, account, credential, session, false)
-	renew := err == nil && a.session != nil && tunnels.Renewable(a.session, now, p.lease())
-	if err == nil {
-		err = p.verifyFor(ctx, s, a.session, renew)
-	}
+	a, err := p.read(ctx, s, account, credential, session)
 	if unreachable(err) {
 		p.logger().Warn("heartbeat admitted without the store", "session", session, "err", err.Error())
 		return admit, nil
@@ -176,7 +149,7 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 		p.end(ctx, a.session, state)
 		return refuse("%s", why), nil
 	}
-	if renew {
+	if now := time.Now(); tunnels.Renewable(a.session, now, p.lease()) {
 		if err := tunnels.Renew(ctx, p.DB, a.session, now, p.lease()); err != nil && !unreachable(err) && !store.IsNotFound(err) {
 			return Response{}, err
 		}
@@ -202,7 +175,7 @@ func (p *Plugin) closeProxy(ctx context.Context, s server, raw []byte) (Response
 		return admit, nil
 	}
 	for range 3 {
-		a, err := p.read(ctx, s, account, credential, session, true)
+		a, err := p.read(ctx, s, account, credential, session)
 		if err != nil {
 			return Response{}, err
 		}
