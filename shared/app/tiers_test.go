@@ -115,3 +115,35 @@ func TestFamiliesUseOneReceiverKindPerType(t *testing.T) {
 		}
 	}
 }
+
+// Every package doc says what the package is in a paragraph or two: at most 40 lines. Longer
+// explanations go beside the code they explain.
+func TestPackageDocsAreShort(t *testing.T) {
+	const maxLines = 40
+	checked := 0
+	for _, top := range []string{"shared", "infra", "functions"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			if f.Doc == nil {
+				return nil
+			}
+			checked++
+			if n := len(f.Doc.List); n > maxLines {
+				t.Errorf("%s: the package doc is %d lines; at most %d", path, n, maxLines)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("found only %d package docs", checked)
+	}
+}
