@@ -39,6 +39,9 @@ func TestCredentialsConformance(t *testing.T) {
 		},
 		Update:      map[string]any{"acl": []string{}},
 		UpdateWants: map[string]any{"acl": []any{}, "description": "agent"},
+		// A deletion then queries the account's tunnel sessions to mark the credential's revoked
+		// (tunnels.Revoke), after its transaction commits.
+		RoundTrips: map[string]map[string]int{"delete": {"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1}},
 	})
 }
 

@@ -3,8 +3,10 @@ package principals
 import (
 	"context"
 
+	"tunnelapi/shared/families/tunnels"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/resource"
 	"tunnelapi/shared/platform/store"
 	// The create responses of keys and credentials show their token once; one kept for an
@@ -61,9 +63,17 @@ type secretHooks[T any, P secretItem[T]] struct {
 	*resource.Family[T, P]
 }
 
-// Delete revokes the secret's token in the deletion's transaction.
+// Delete revokes the secret's token in the deletion's transaction; a credential's tunnel
+// sessions are marked revoked after it commits (tunnels.Revoke), so their next heartbeat ends
+// them.
 func (f secretHooks[T, P]) Delete(ctx context.Context, r *api.Request, it P, m *resource.Mutation) error {
 	it.secret().Revoke(r, m)
+	if b := it.Base(); ids.Is(b.ID, ids.Credential) {
+		account, id := b.AccountID, b.ID
+		m.AfterCommit(func(ctx context.Context) error {
+			return tunnels.Revoke(ctx, f.Kit.DB, account, id, "the tunnel credential "+id+" of this tunnel session was deleted")
+		})
+	}
 	return nil
 }
 

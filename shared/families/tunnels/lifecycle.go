@@ -24,6 +24,9 @@ type LeaseItem struct {
 	store.Key
 	AccountID string `dynamodbav:"account"`
 	ID        string `dynamodbav:"id"`
+	// Server is the session's ServerID, so that revoking a server's key finds its sessions
+	// (ForgetServer).
+	Server string `dynamodbav:"server,omitempty"`
 }
 
 // EndedItem marks a session ended by stop or restart (store.EndedSessionKey) until it expires:
@@ -42,7 +45,9 @@ const EndedRetention = 24 * time.Hour
 // SessionKey is the key of account's session id.
 func SessionKey(account, id string) store.Key { return store.ResourceKey(account, id) }
 
-// Start stores the new session it (its Meta, fields and Behalf set), with its lease entry.
+// Start stores the new session it (its Meta, fields and Behalf set), with its lease entry, on
+// the condition that its credential exists, its account is neither suspended nor being deleted
+// and its server's key (KeyHash) is not revoked; ErrRevoked when one fails.
 func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Duration) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Start(%s)", it.ID)
 	it.LeaseUntil = time.Now().Add(lease).Unix()
@@ -54,12 +59,18 @@ func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Durati
 	}
 	tx := &store.Tx{}
 	tx.Put("session", it, store.Absent())
-	tx.Put("lease", LeaseItem{Key: lk, AccountID: it.AccountID, ID: it.ID})
+	tx.Put("lease", LeaseItem{Key: lk, AccountID: it.AccountID, ID: it.ID, Server: it.ServerID})
+	startChecks(tx, it)
 	r := it.Behalf.Request(it.AccountID)
 	if _, err := audit.Record(tx, r, audit.Type(TunnelSessionsDescriptor.EventKind, "created"), RenderSession(r, it)); err != nil {
 		return err
 	}
-	return db.Commit(ctx, tx)
+	if err := db.Commit(ctx, tx); revokedMeanwhile(err) {
+		return ErrRevoked
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Renew extends the session's lease to now+lease with one write of its item (its lease entry

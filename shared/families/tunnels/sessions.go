@@ -38,6 +38,15 @@ type SessionItem struct {
 	Region       string `dynamodbav:"region"`
 	// ServerID is the tunnel-server key (tsk_…) of the server the agent is connected to.
 	ServerID string `dynamodbav:"server"`
+	// KeyHash is the hash of the secret of the server key the agent logged in through (the key
+	// of its token item), which a heartbeat from that server is verified by without reading the
+	// key; "" once the key is revoked (ForgetServer), and then every heartbeat reads the key.
+	KeyHash string `dynamodbav:"key_hash,omitempty"`
+	// ServerName is the name of that server (its region is Region), as its key names it.
+	ServerName string `dynamodbav:"server_name,omitempty"`
+	// Revoked is why the session's credential or account no longer admits it (Revoke): its next
+	// heartbeat is refused with it and ends the session.
+	Revoked string `dynamodbav:"revoked,omitempty"`
 	// State is StateLive, StateStopped or StateRestarting.
 	State string `dynamodbav:"state"`
 	// LeaseUntil is when the session ends unless a heartbeat renews it (Unix seconds); LeaseSK

@@ -57,7 +57,7 @@ func sweepOne(ctx context.Context, db *store.DB, l LeaseItem, now time.Time) (bo
 	case it.LeaseUntil > now.Unix():
 		next := store.LeaseKey(it.LeaseUntil, it.AccountID, it.ID)
 		tx.Delete("lease", l.Key)
-		tx.Put("lease.next", LeaseItem{Key: next, AccountID: it.AccountID, ID: it.ID})
+		tx.Put("lease.next", LeaseItem{Key: next, AccountID: it.AccountID, ID: it.ID, Server: it.ServerID})
 		tx.Update("session", it.Key, expression.Set(expression.Name("lease_sk"), expression.Value(next.SK)),
 			expression.Name("lease_sk").Equal(expression.Value(l.SK)))
 	default:

@@ -136,7 +136,15 @@ type Mutation struct {
 	read map[store.Key]store.Item
 	// assumed holds the facts the mutation used (Facts.Assume), by the label of their check.
 	assumed map[string]assumption
+	// after are the steps to run once the transaction committed (AfterCommit).
+	after []func(context.Context) error
 }
+
+// AfterCommit adds f to what runs once m's transaction committed, in order: work that must
+// see the commit (a revocation written onto what a consistent query finds after it). The
+// commit stands whatever f returns: a failure is logged, and what f does must be backed by
+// another path.
+func (m *Mutation) AfterCommit(f func(context.Context) error) { m.after = append(m.after, f) }
 
 // GetMany returns the items at keys (nil for absent ones) as GetMany of package store does:
 // from what the operation read ahead in its own round trip when that holds every key, else
@@ -231,6 +239,11 @@ func (m *Mutation) commit() error {
 	var big *store.TooLargeError
 	switch {
 	case err == nil:
+		for _, f := range m.after {
+			if err := f(m.ctx); err != nil {
+				m.kit.logger().Warn("a step after a commit failed", "op", m.r.OpID, "err", err.Error())
+			}
+		}
 		return nil
 	case errors.As(err, &big):
 		return m.tooLarge(big)
@@ -268,4 +281,11 @@ func (m *Mutation) tooLarge(big *store.TooLargeError) error {
 	}
 	return api.Invalid(field, "%s is too large to store: with it %s takes %d bytes, more than the %d DynamoDB stores; make %s smaller",
 		field, what, big.Bytes, big.Limit, field)
+}
+
+func (k *Kit) logger() *slog.Logger {
+	if k.Log != nil {
+		return k.Log
+	}
+	return slog.Default()
 }

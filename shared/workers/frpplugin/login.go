@@ -3,6 +3,7 @@ package frpplugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/netip"
 	"strconv"
@@ -93,7 +94,7 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 	now := time.Now()
 	id, gen := "", int64(1)
 	switch {
-	case a.session != nil && a.session.State == tunnels.StateLive && a.session.CredentialID == tok.ResourceID:
+	case a.session != nil && a.session.State == tunnels.StateLive && a.session.CredentialID == tok.ResourceID && a.session.Revoked == "":
 		// A reconnect: the session goes on, on a new connection.
 		id = a.session.ID
 		if gen, err = tunnels.Reconnect(ctx, p.DB, a.session, now, p.lease()); unreachable(err) {
@@ -106,18 +107,22 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 	case a.session != nil && a.session.State == tunnels.StateStopped, a.ended == tunnels.StateStopped:
 		return refuse("tunnel session %s was stopped through the API: start frpc again to open a new session", in.RunID), nil
 	default:
-		if a.session != nil && a.session.State == tunnels.StateRestarting {
+		// A session asked to restart, or revoked before its account was resumed, ends here: the
+		// agent goes on as a new one.
+		if a.session != nil && (a.session.State == tunnels.StateRestarting || a.session.Revoked != "") {
 			if err := tunnels.End(ctx, p.DB, a.session, tunnels.StateRestarting, now); err != nil && err != tunnels.ErrChanged {
 				return Response{}, err
 			}
 		}
 		it := &tunnels.SessionItem{AgentVersion: in.Version, CredentialID: tok.ResourceID, IP: hostOf(in.ClientAddress),
-			Metadata: in.Metas[MetaMetadata], OS: in.OS, Hostname: in.Hostname, Region: key.Region, ServerID: key.ID,
+			Metadata: in.Metas[MetaMetadata], OS: in.OS, Hostname: in.Hostname, Region: key.Region, ServerID: key.ID, KeyHash: s.secretHash, ServerName: key.Name,
 			Behalf: audit.OnBehalf{PrincipalID: tok.PrincipalID, Subject: tok.Subject, CredentialID: tok.ResourceID, BaseURL: r.BaseURL()}}
 		id = ids.NewAt(ids.TunnelSession, now.UTC())
 		it.Meta = store.Meta{Key: tunnels.SessionKey(tok.AccountID, id), ID: id, AccountID: tok.AccountID, CreatedAt: now.Unix(), Version: 1}
 		if err := tunnels.Start(ctx, p.DB, it, p.lease()); unreachable(err) {
 			return errStore("the login"), nil
+		} else if errors.Is(err, tunnels.ErrRevoked) {
+			return refuse("the authtoken's tunnel credential was deleted, its account suspended or the tunnel server's key revoked while the login was checked"), nil
 		} else if err != nil {
 			return Response{}, err
 		}

@@ -93,6 +93,8 @@ func (p *Plugin) read(ctx context.Context, s server, account, credential, sessio
 // ended is why the session must end now, with the state it ends in; "" while it goes on.
 func (a *agentState) ended(credential string) (why, state string) {
 	switch {
+	case a.session.Revoked != "":
+		return a.session.Revoked, ""
 	case a.session.State == tunnels.StateStopped:
 		return "tunnel session " + a.session.ID + " was stopped through the API", tunnels.StateStopped
 	case a.session.State == tunnels.StateRestarting:
@@ -124,6 +126,13 @@ func (p *Plugin) end(ctx context.Context, it *tunnels.SessionItem, state string)
 // refused (ending the session) once the session was stopped or restarted, its credential
 // deleted or its account suspended. A heartbeat the store cannot answer is admitted for any
 // session this API issued.
+//
+// Most heartbeats read the session item alone: the revocations are written onto it
+// (tunnels.Revoke), and the server is verified by the hash of its key's secret the session
+// records. The full read (the server's key, the session, its credential and its account) is
+// done when the session records another key or none (a reconnect through another server, a
+// revoked key), and when the heartbeat renews the lease: that read ends a session whose
+// revocation was committed but never written onto it.
 func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, error) {
 	var in struct {
 		User userInfo `json:"user"`
@@ -134,6 +143,27 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 	account, credential, session, ok := in.User.ids()
 	if !ok {
 		return p.notOurs(ctx, s)
+	}
+	now := time.Now()
+	it, err := p.readSession(ctx, account, session)
+	if unreachable(err) {
+		p.logger().Warn("heartbeat admitted without the store", "session", session, "err", err.Error())
+		return admit, nil
+	} else if err != nil {
+		return Response{}, err
+	}
+	if it != nil && s.recorded(it) && it.CredentialID == credential && !tunnels.Renewable(it, now, p.lease()) {
+		switch {
+		case it.Revoked != "":
+			p.end(ctx, it, "")
+			return refuse("%s", it.Revoked), nil
+		case it.State != tunnels.StateLive:
+			a := agentState{session: it}
+			why, state := a.ended(credential)
+			p.end(ctx, it, state)
+			return refuse("%s", why), nil
+		}
+		return admit, nil
 	}
 	a, err := p.read(ctx, s, account, credential, session)
 	if unreachable(err) {
@@ -149,12 +179,31 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 		p.end(ctx, a.session, state)
 		return refuse("%s", why), nil
 	}
-	if now := time.Now(); tunnels.Renewable(a.session, now, p.lease()) {
+	if tunnels.Renewable(a.session, now, p.lease()) {
 		if err := tunnels.Renew(ctx, p.DB, a.session, now, p.lease()); err != nil && !unreachable(err) && !store.IsNotFound(err) {
 			return Response{}, err
 		}
 	}
 	return admit, nil
+}
+
+// recorded reports whether s is the server whose key the session records: the same secret's
+// hash, name and region.
+func (s server) recorded(it *tunnels.SessionItem) bool {
+	return it.KeyHash != "" && it.KeyHash == s.secretHash && it.ServerName == s.name && it.Region == s.region
+}
+
+// readSession reads account's session id alone; nil when it does not exist.
+func (p *Plugin) readSession(ctx context.Context, account, id string) (*tunnels.SessionItem, error) {
+	items, err := p.DB.GetMany(ctx, tunnels.SessionKey(account, id))
+	if err != nil || items[0] == nil {
+		return nil, err
+	}
+	it := &tunnels.SessionItem{}
+	if err := store.Unmarshal(items[0], it); err != nil {
+		return nil, err
+	}
+	return it, nil
 }
 
 // closeProxy ends the tunnel of a proxy frps closed, unless a newer connection of the agent

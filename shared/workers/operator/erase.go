@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"tunnelapi/shared/families/tunnels"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
@@ -63,8 +64,8 @@ func (o *Operator) Erase(ctx context.Context, account string) error {
 	return o.DB.Commit(ctx, tx)
 }
 
-// markDeleting sets the account's status to deleting (its tenant entry's too); an account item
-// already gone is an erasure resumed after it.
+// markDeleting sets the account's status to deleting (its tenant entry's too), then marks its
+// tunnel sessions revoked; an account item already gone is an erasure resumed after it.
 func (o *Operator) markDeleting(ctx context.Context, account string) error {
 	status := expression.Set(expression.Name("status"), expression.Value(auth.StatusDeleting))
 	tx := &store.Tx{}
@@ -73,8 +74,10 @@ func (o *Operator) markDeleting(ctx context.Context, account string) error {
 	err := o.DB.Commit(ctx, tx)
 	if store.ConditionFailed(err, "account") {
 		return nil
+	} else if err != nil {
+		return err
 	}
-	return err
+	return tunnels.Revoke(ctx, o.DB, account, "", "the account of this tunnel session is being deleted")
 }
 
 // timeLeft reports whether ctx leaves time for more work.

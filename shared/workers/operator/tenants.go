@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/principals"
+	"tunnelapi/shared/families/tunnels"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
@@ -156,7 +157,9 @@ func (o *Operator) resume(ctx context.Context, r *api.Request) (any, error) {
 
 // SetStatus sets the status of tenant id (auth.StatusSuspended, or "" to resume it) on its
 // account item and its tenant entry in one transaction, on the condition that the tenant is not
-// being deleted.
+// being deleted. A suspension then marks the account's tunnel sessions revoked; when that fails
+// the suspension stands, the error is returned (suspending again marks them), and a session
+// left unmarked ends when its lease is next renewed.
 func (o *Operator) SetStatus(ctx context.Context, id, status string) (Tenant, error) {
 	t, err := o.tenant(ctx, id)
 	if err != nil {
@@ -175,6 +178,12 @@ func (o *Operator) SetStatus(ctx context.Context, id, status string) (Tenant, er
 	tx.Refuse("tenant", errDeleting)
 	if err := o.DB.Commit(ctx, tx); err != nil {
 		return Tenant{}, err
+	}
+	if status == auth.StatusSuspended {
+		// After the commit, so that a login committing before it is found (tunnels.Start).
+		if err := tunnels.Revoke(ctx, o.DB, id, "", "the account of this tunnel session is suspended"); err != nil {
+			return Tenant{}, err
+		}
 	}
 	t.Status = status
 	return render(t), nil

@@ -102,7 +102,8 @@ func (o *Operator) listTunnelServers(ctx context.Context, r *api.Request) (any, 
 	return out, nil
 }
 
-// deleteTunnelServer revokes a tunnel-server key: its next plugin request is refused.
+// deleteTunnelServer revokes a tunnel-server key: its next plugin request is refused, its
+// sessions' heartbeats too (tunnels.ForgetServer).
 func (o *Operator) deleteTunnelServer(ctx context.Context, r *api.Request) (any, error) {
 	id := r.PathValue("id")
 	if !ids.Is(id, ids.TunnelServerKey) {
@@ -122,5 +123,7 @@ func (o *Operator) deleteTunnelServer(ctx context.Context, r *api.Request) (any,
 	if err := o.DB.Commit(ctx, tx); err != nil {
 		return nil, err
 	}
-	return nil, nil
+	// After the commit, so that a login committing before it is found (tunnels.Start); a
+	// failure leaves the key revoked and its sessions ended when their leases are next renewed.
+	return nil, tunnels.ForgetServer(ctx, o.DB, k.ID, k.TokenHash)
 }
