@@ -122,7 +122,9 @@ func (s *runtimeStub) start(t testing.TB, bin string) time.Duration {
 	cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=" + s.addr, "TABLE_NAME=coldstart", "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "EVENTS_QUEUE_URL=http://127.0.0.1:1/q", "HOME=/tmp",
 		// The certificate worker names its DNS provider at start (no call is made).
-		"HOSTED_ZONE_ID=ZCOLDSTART"}
+		"HOSTED_ZONE_ID=ZCOLDSTART",
+		// The operator refuses to start without a principal it may admit.
+		"OPERATOR_PRINCIPALS=arn:aws:iam::123456789012:root"}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
