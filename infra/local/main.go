@@ -238,7 +238,13 @@ go run ./infra/local operator … reads):
 Ctrl-C stops the server.
 `, addr, db.Table, tokenFile, b.Token, c.EventWorker.QueueURL, credsFile, opCreds.AccessKeyID, opCreds.Region, opCreds.SecretAccessKey)
 	op := &operatorClient{operator.Client{Base: "http://" + addr, Authorize: operator.SignedBy(opCreds.aws(), opCreds.Region)}}
-	stopFrp := goFrp(ctx, c, c.TunnelPlugin.Lease, "http://"+addr, b.Token, op, log)
+	stopFrp := func() {}
+	// A crash-injection run exits after the first mutation it serves, which must be its
+	// caller's: frps's start creates frpc.toml's credential through the same handler, so it
+	// does not run then.
+	if c.FaultCrashAt == "" {
+		stopFrp = goFrp(ctx, c, c.TunnelPlugin.Lease, "http://"+addr, b.Token, op, log)
+	}
 	go func() {
 		<-ctx.Done()
 		stopFrp() // while the server still answers: it revokes frps's key
