@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 
@@ -68,7 +67,7 @@ func parseMessage(m lambdaevents.SQSMessage) (Message, time.Time, error) {
 		return ""
 	}
 	out := Message{EventID: attr(AttrEventID), EventType: attr(AttrEventType), AccountID: attr(AttrAccount),
-		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: bodyBytes(m.Body), Stored: attr(AttrStored) != ""}
+		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body), Stored: attr(AttrStored) != ""}
 	v, verr := strconv.ParseInt(attr(AttrDestinationVersion), 10, 64)
 	n, nerr := strconv.Atoi(attr(AttrAttempts))
 	// Event ids carry their creation second, which is the envelope's event_timestamp.
@@ -115,14 +114,6 @@ func idTime(id, prefix string) (time.Time, bool) {
 		return time.Time{}, false // more than 20 bytes
 	}
 	return time.Unix(ksuidEpoch+int64(hi), 0).UTC(), true
-}
-
-// bodyBytes is a message body as the bytes a Record carries, sharing the body's memory instead
-// of copying it: the body is the event verbatim, and neither the worker nor any sink writes to
-// a record's Data, so the copy would only cost the delivery an allocation and a move per event
-// that raw PutRecords of the same events does not make.
-func bodyBytes(body string) []byte {
-	return unsafe.Slice(unsafe.StringData(body), len(body))
 }
 
 // shaped reports whether id has the shape of an id of the kind prefix: the prefix, '_' and 27
