@@ -62,7 +62,6 @@ import (
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/metrics"
 	"tunnelapi/shared/platform/queue"
-	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/serve"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/platform/stream"
@@ -75,7 +74,6 @@ import (
 )
 
 func main() {
-	seal.UseKeyFiles() // .local/seal.key (SEAL_KEY_FILE), made on first use, unless a key is set
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -102,6 +100,7 @@ func main() {
 var localDefaults = map[string]string{
 	"TABLE_NAME": "tunnelapi", "DYNAMODB_ENDPOINT": "http://127.0.0.1:8000", "SQS_ENDPOINT": "http://127.0.0.1:9324",
 	"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+	"SEAL_KEY_FILE": ".local/seal.key",
 }
 
 // localEnv is the environment the local server reads: the process's, over localDefaults.

@@ -108,10 +108,10 @@ var Vars = []Var{
 	// the local master key's 32 bytes in hex, for containers that cannot see its file (`sam local`;
 	// empty in AWS)
 	{Name: "SEAL_LOCAL_KEY", By: ByFunctions | ByLocal, Secret: true},
-	// the local master key's file, made on first use, when neither of the above is set, in the
-	// processes that use key files (the local server and tests, seal.UseKeyFiles); a Lambda
-	// function seals only with one of the above
-	{Name: "SEAL_KEY_FILE", Default: ".local/seal.key", By: ByEvery},
+	// the local master key's file, made on first use, when neither of the above is set (the local
+	// server's default is `.local/seal.key`; the template sets none, so a Lambda function seals
+	// only with one of the above)
+	{Name: "SEAL_KEY_FILE", By: ByEvery},
 	// how long an event's outbox item stays before its TTL expires it, a Go duration
 	{Name: "OUTBOX_RETENTION", Default: audit.DefaultOutboxRetention.String(), By: ByFunctions | ByLocal},
 	// requests per rolling window allowed to each account, `<requests>/<seconds>`, or `off`; the

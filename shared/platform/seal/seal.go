@@ -53,7 +53,8 @@ type Settings struct {
 	// LocalKey is the local master key itself (for a container that cannot see its file, as
 	// under sam local); empty: the key in KeyFile.
 	LocalKey []byte
-	// KeyFile is the local master key's file, created on first use.
+	// KeyFile is the local master key's file, created on first use; empty (a Lambda function):
+	// no key file.
 	KeyFile string
 	// NewKMS makes the sealer of KMSKeyID; nil in a process that links no KMS client, whose
 	// sealer then refuses to work.
@@ -61,8 +62,9 @@ type Settings struct {
 }
 
 // New returns the KMS sealer when s.KMSKeyID is set; else the local sealer over s.LocalKey;
-// else the local key-file sealer of s.KeyFile, created on first use. No network I/O. A
-// process without s.NewKMS gets a sealer that refuses to work, which it never asks it to.
+// else the local key-file sealer of s.KeyFile, created on first use; else a sealer that refuses
+// to work. No network I/O. A process without s.NewKMS gets a sealer that refuses to work, which
+// it never asks it to.
 func New(cfg aws.Config, s Settings) Sealer {
 	switch {
 	case s.KMSKeyID != "":
@@ -72,22 +74,14 @@ func New(cfg aws.Config, s Settings) Sealer {
 		return s.NewKMS(cfg, s.KMSKeyID)
 	case len(s.LocalKey) > 0:
 		return NewLocal(s.LocalKey)
-	case newKeyFile != nil:
-		return newKeyFile(s.KeyFile)
+	case s.KeyFile != "":
+		return &lazyLocal{path: s.KeyFile}
 	default:
 		return &broken{errNoKey}
 	}
 }
 
-var newKeyFile func(path string) Sealer
-
-// UseKeyFiles lets New fall back to the local key file Settings.KeyFile, created on first use,
-// when neither a KMS key nor a local key is set. The processes run on a developer's machine (the
-// local server, tests) call it; the Lambda functions do not, so they link no key file's
-// creation: they seal with KMS in AWS and with SEAL_LOCAL_KEY under sam local.
-func UseKeyFiles() { newKeyFile = func(path string) Sealer { return &lazyLocal{path: path} } }
-
-var errNoKey = errors.New("seal: no key: set SEAL_KMS_KEY_ID or SEAL_LOCAL_KEY (a key file serves only processes that call seal.UseKeyFiles)")
+var errNoKey = errors.New("seal: no key: set SEAL_KMS_KEY_ID, SEAL_LOCAL_KEY or SEAL_KEY_FILE")
 
 // broken is the sealer of an environment it cannot work in (no KMS support linked, a malformed
 // key): every use fails with err.

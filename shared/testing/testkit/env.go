@@ -12,15 +12,11 @@ import (
 
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/metrics"
-	"tunnelapi/shared/platform/seal"
 )
 
-// Test processes seal with the test stack's key file (SEAL_KEY_FILE, in Env) when nothing else
-// is set, as the local server does.
-func init() { seal.UseKeyFiles() }
-
 // Env is the environment the services under test read (package config): the process's, with
-// dummy AWS credentials and a key file of the test stack's own where it sets none.
+// dummy AWS credentials and, where it sets none, a key file of the test stack's own that they
+// seal with, as the local server does.
 var Env = config.With(config.Env, map[string]string{
 	"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
 	"SEAL_KEY_FILE": filepath.Join(os.TempDir(), "tunnelapi-test-seal.key"),
