@@ -19,6 +19,7 @@ type Conn struct {
 	s    *Stack
 	conn net.Conn
 	r    *bufio.Reader
+	w    *bufio.Writer
 }
 
 // Dial opens a Conn to the stack's server, closed when the test ends.
@@ -29,7 +30,7 @@ func (s *Stack) Dial(tb testing.TB) *Conn {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close() })
-	return &Conn{s: s, conn: c, r: bufio.NewReader(c)}
+	return &Conn{s: s, conn: c, r: bufio.NewReader(c), w: bufio.NewWriter(c)}
 }
 
 // Do sends a request as Stack.Do does (token as the bearer, none when empty; body nil, a string,
@@ -40,7 +41,10 @@ func (c *Conn) Do(tb testing.TB, method, path, token string, body any) *Response
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := req.Write(c.conn); err != nil {
+	if err := req.Write(c.w); err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.w.Flush(); err != nil {
 		tb.Fatal(err)
 	}
 	res, err := http.ReadResponse(c.r, req)
