@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,7 +24,7 @@ import (
 type ledger struct {
 	mu        sync.Mutex
 	mutations int      // 2xx responses to POST, PATCH, PUT and DELETE
-	secrets   []string // every token shown in a response
+	shown     [][]byte // the bodies of those that name a token, decoded by secrets
 }
 
 // observe wraps the server's handler to record committed mutations and the secrets shown.
@@ -44,20 +45,37 @@ func (l *ledger) observe(next http.Handler) http.Handler {
 	})
 }
 
-// record notes a response: a 2xx to anything but GET is a committed mutation.
+// record notes a response: a 2xx to anything but GET is a committed mutation. It runs while
+// the request is answered, so it only keeps the body of one that names a token (body is the
+// ledger's from then on); secrets decodes them when the table is checked.
 func (l *ledger) record(method string, status int, body []byte) {
 	if method == http.MethodGet || status >= 300 {
 		return
 	}
+	named := bytes.Contains(body, []byte(`"token"`))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mutations++
-	var m map[string]any
-	if json.Unmarshal(body, &m) == nil {
-		if tok, ok := m["token"].(string); ok && tok != "" {
-			l.secrets = append(l.secrets, tok)
+	if named {
+		l.shown = append(l.shown, body)
+	}
+}
+
+// secrets returns every token shown in a response recorded so far.
+func (l *ledger) secrets() []string {
+	l.mu.Lock()
+	shown := l.shown[:len(l.shown):len(l.shown)]
+	l.mu.Unlock()
+	var out []string
+	for _, body := range shown {
+		var m map[string]any
+		if json.Unmarshal(body, &m) == nil {
+			if tok, ok := m["token"].(string); ok && tok != "" {
+				out = append(out, tok)
+			}
 		}
 	}
+	return out
 }
 
 type recorder struct {
@@ -144,8 +162,9 @@ func (s *Stack) CheckInvariants(ctx context.Context) error {
 		}
 	}
 	s.ledger.mu.Lock()
-	mutations, secrets := s.ledger.mutations, append([]string(nil), s.ledger.secrets...)
+	mutations := s.ledger.mutations
 	s.ledger.mu.Unlock()
+	secrets := s.ledger.secrets()
 	if logEvents != mutations {
 		problems = append(problems, fmt.Sprintf("%d audit events for %d committed mutations", logEvents, mutations))
 	}
