@@ -175,7 +175,7 @@ type walk struct {
 func newWalk(t *testing.T, st *testkit.Stack, dir string) *walk {
 	t.Helper()
 	a := st.NewAccount(t)
-	vars, err := samples.Setup(t.Context(), dir, func(_ context.Context, path string, body any) (map[string]any, error) {
+	vars, err := samples.Setup(t.Context(), "../..", dir, func(_ context.Context, path string, body any) (map[string]any, error) {
 		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
 	})
 	if err != nil {

@@ -7,12 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"tunnelapi/shared/testing/frptest"
 	"tunnelapi/shared/testing/testkit"
@@ -29,41 +27,13 @@ func TestMakeRunServesATunnel(t *testing.T) {
 		t.Skip("needs the SQS emulator: run `make test`")
 	}
 	frps, _ := frptest.Binaries(t)
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "local")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	port, bindPort, vhostPort := testkit.FreePort(t), testkit.FreePort(t), testkit.FreePort(t)
-	env := append(os.Environ(), fmt.Sprint("PORT=", port), "STATE_DIR="+dir, fmt.Sprint("TABLE_NAME=local-frp-test-", port),
-		"SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"), fmt.Sprint("FRP_BIND_PORT=", bindPort), fmt.Sprint("FRP_VHOST_HTTP_PORT=", vhostPort),
-		"BASE_DOMAIN=tunnels.example.com", "PATH="+filepath.Dir(frps)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	banner := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "frps serves agents on ") {
-				banner <- sc.Text()
-			}
-		}
-	}()
-	select {
-	case line := <-banner:
-		if want := fmt.Sprintf("frps serves agents on 127.0.0.1:%d and HTTP tunnels on http://127.0.0.1:%d", bindPort, vhostPort); !strings.HasPrefix(line, want) {
-			t.Errorf("the banner says %q, want it to start with %q", line, want)
-		}
-	case <-time.After(frptest.Patience):
-		t.Fatalf("the server printed no frps banner within %s", frptest.Patience)
+	l := testkit.BuildLocalServer(t, "../..", "local-frp-test")
+	l.Env = append(l.Env, "BASE_DOMAIN=tunnels.example.com", "PATH="+filepath.Dir(frps)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir, port, bindPort, vhostPort := l.Dir, l.Port, l.FRPBindPort, l.FRPVhostPort
+	srv := l.Start(t)
+	line := srv.Line(t, regexp.MustCompile(`^frps serves agents on .*`), frptest.Patience)[0]
+	if want := fmt.Sprintf("frps serves agents on 127.0.0.1:%d and HTTP tunnels on http://127.0.0.1:%d", bindPort, vhostPort); !strings.HasPrefix(line, want) {
+		t.Errorf("the banner says %q, want it to start with %q", line, want)
 	}
 	frptest.Eventually(t, frptest.Patience, func() error {
 		c, err := net.Dial("tcp", fmt.Sprint("127.0.0.1:", bindPort))
@@ -125,18 +95,8 @@ func TestMakeRunServesATunnel(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the server did not stop cleanly on SIGINT: %v", err)
-		}
-	case <-time.After(frptest.Patience):
-		t.Fatalf("the server did not stop within %s of SIGINT", frptest.Patience)
+	if err := srv.Stop(frptest.Patience); err != nil {
+		t.Fatalf("the server did not stop cleanly on SIGINT: %v", err)
 	}
 	frptest.Eventually(t, frptest.Patience, func() error {
 		if c, err := net.Dial("tcp", fmt.Sprint("127.0.0.1:", bindPort)); err == nil {

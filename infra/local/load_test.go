@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -137,40 +135,14 @@ func medianLoad(rs []loadResult) loadResult {
 // loadClients clients for duration, stops it with SIGINT and deletes its table.
 func runLoad(b *testing.B, bin, round string, duration time.Duration) loadResult {
 	b.Helper()
-	dir := b.TempDir()
-	port := fmt.Sprint(testkit.FreePort(b))
-	table := "load-" + round + "-" + port
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "PORT="+port, "STATE_DIR="+dir, "SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"),
-		"TABLE_NAME="+table, "QUEUE_PREFIX=load-"+round+"-"+port, "RATE_LIMIT=off",
-		fmt.Sprint("FRP_BIND_PORT=", testkit.FreePort(b)), fmt.Sprint("FRP_VHOST_HTTP_PORT=", testkit.FreePort(b)))
-	// What the server prints (its banner, a usage line per request) is read and dropped, as a
-	// terminal would take it.
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = nil
-	// A benchmark killed by its timeout takes its servers with it instead of leaving them polling
-	// DynamoDB Local under the next run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	go io.Copy(io.Discard, bufio.NewReader(stdout))
+	server := testkit.NewLocalServer(b, bin, "load-"+round)
+	server.Env = append(server.Env, "RATE_LIMIT=off")
+	srv := server.Start(b)
 	defer func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		dropTable(b, table)
+		srv.Stop(30 * time.Second)
+		dropTable(b, server.Name)
 	}()
-	base := "http://127.0.0.1:" + port
+	base, dir := server.URL(), server.Dir
 	token := waitForToken(b, filepath.Join(dir, "admin.token"), base)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadClients}, Timeout: 60 * time.Second}
 	l := &loader{b: b, client: client, base: base, token: token}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,56 +31,11 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	if os.Getenv("SQS_ENDPOINT") == "" {
 		t.Skip("needs the SQS emulator: run `make test`")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "local")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	env := append(os.Environ(), "PORT="+port, "STATE_DIR="+dir, "TABLE_NAME=local-test-"+port,
-		"SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"),
-		// frps (on PATH under make test) on ports of its own, never make run's
-		fmt.Sprint("FRP_BIND_PORT=", testkit.FreePort(t)), fmt.Sprint("FRP_VHOST_HTTP_PORT=", testkit.FreePort(t)))
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = nil
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	curlRE := regexp.MustCompile(`curl -s -H "Authorization: Bearer (\S+)" -H "Ngrok-Version: 2" (\S+)`)
-	keyRE := regexp.MustCompile(`^  access key id (\S+)$`)
-	found, keyID := make(chan []string, 1), make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := curlRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m
-			}
-			if m := keyRE.FindStringSubmatch(sc.Text()); m != nil {
-				keyID <- m[1]
-			}
-		}
-	}()
-	var m []string
-	var printedKey string
-	for m == nil || printedKey == "" {
-		select {
-		case m = <-found:
-		case printedKey = <-keyID:
-		case <-time.After(60 * time.Second):
-			t.Fatal("the local server printed no curl command and operator key within 60s")
-		}
-	}
+	l := testkit.BuildLocalServer(t, "../..", "local-test")
+	dir, bin, env := l.Dir, l.Bin, l.Env
+	srv := l.Start(t)
+	m := srv.Line(t, regexp.MustCompile(`curl -s -H "Authorization: Bearer (\S+)" -H "Ngrok-Version: 2" (\S+)`), 60*time.Second)
+	printedKey := srv.Line(t, regexp.MustCompile(`^  access key id (\S+)$`), 60*time.Second)[1]
 	token, url := m[1], m[2]
 	if saved, _ := os.ReadFile(filepath.Join(dir, "admin.token")); strings.TrimSpace(string(saved)) != token {
 		t.Fatalf("admin.token holds %q, the printed token is %q", saved, token)
@@ -132,18 +84,8 @@ func TestLocalServerPrintsAWorkingCurl(t *testing.T) {
 	checkOperatorCredentials(t, env, printedKey)
 	checkOperatorMove(t, bin, env)
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the server did not stop cleanly on SIGINT: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the server did not stop within 15s of SIGINT")
+	if err := srv.Stop(15 * time.Second); err != nil {
+		t.Fatalf("the server did not stop cleanly on SIGINT: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/tunnels"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
@@ -18,13 +19,13 @@ import (
 // left.
 func TestScheduleSweepsWithoutCertificates(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	start := func(lease time.Duration) string {
+	start := func(term time.Duration) string {
 		t.Helper()
 		now := time.Now()
 		id := ids.NewAt(ids.TunnelSession, now.UTC())
-		it := &tunnels.SessionItem{Meta: store.Meta{Key: tunnels.SessionKey(a.AccountID, id), ID: id, AccountID: a.AccountID, CreatedAt: now.Unix(), Version: 1},
+		it := &lease.SessionItem{Meta: store.Meta{Key: lease.SessionKey(a.AccountID, id), ID: id, AccountID: a.AccountID, CreatedAt: now.Unix(), Version: 1},
 			AgentVersion: "0.70.1", OS: "linux", Region: "us", Behalf: audit.OnBehalf{PrincipalID: a.UserID, BaseURL: "http://127.0.0.1"}}
-		if err := tunnels.Start(t.Context(), s.DB, it, lease); err != nil {
+		if err := tunnels.Start(t.Context(), s.DB, it, term); err != nil {
 			t.Fatal(err)
 		}
 		return id
@@ -35,8 +36,8 @@ func TestScheduleSweepsWithoutCertificates(t *testing.T) {
 	goSchedule(ctx, &scheduler.Scheduler{DB: s.DB, Log: testkit.Logger()}, 200*time.Millisecond, false)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var it tunnels.SessionItem
-		err := s.DB.Get(t.Context(), tunnels.SessionKey(a.AccountID, lapsing), &it)
+		var it lease.SessionItem
+		err := s.DB.Get(t.Context(), lease.SessionKey(a.AccountID, lapsing), &it)
 		if store.IsNotFound(err) {
 			break
 		} else if err != nil {
@@ -47,8 +48,8 @@ func TestScheduleSweepsWithoutCertificates(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var it tunnels.SessionItem
-	if err := s.DB.Get(t.Context(), tunnels.SessionKey(a.AccountID, lasting), &it); err != nil {
+	var it lease.SessionItem
+	if err := s.DB.Get(t.Context(), lease.SessionKey(a.AccountID, lasting), &it); err != nil {
 		t.Errorf("the session whose lease holds: %v", err)
 	}
 }

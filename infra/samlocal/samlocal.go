@@ -354,7 +354,7 @@ func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string,
 		return nil, err
 	}
 	setup := func() (map[string]string, error) {
-		vars, err := samples.Setup(ctx, f.Dir, creator(o.Deps, o.Token))
+		vars, err := samples.Setup(ctx, o.Root, f.Dir, creator(o.Deps, o.Token))
 		if err != nil {
 			return nil, err
 		}

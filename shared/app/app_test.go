@@ -43,7 +43,7 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			}
 			deps, _ := s.Instance(t, f.Families...)
 			handler := deps.Handler(f.Families...)
-			vars, err := samples.Setup(t.Context(), f.Dir, testkit.SampleCreator(t, a))
+			vars, err := samples.Setup(t.Context(), root, f.Dir, testkit.SampleCreator(t, a))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,13 +15,18 @@ import (
 // They hold placeholders: TokenPlaceholder (a bearer token), IDPlaceholder (the id the walk's
 // create returned), ChildIDPlaceholder and ParentIDPlaceholder (the id the walk's create of a
 // sub-resource returned, such as an HTTPS edge's route, and the id of the resource it is under)
-// and the ones the set-ups of package samples (shared/testing/samples) fill.
+// and the ones the function's set-up fills (SetupFile).
 const (
 	TokenPlaceholder    = "{{token}}"
 	IDPlaceholder       = "{{id}}"
 	ChildIDPlaceholder  = "{{child_id}}"
 	ParentIDPlaceholder = "{{parent_id}}"
 )
+
+// SetupFile is the name of a function's set-up in its folder of sample events: what its samples
+// refer to besides their own resource, as data that package samples (shared/testing/samples)
+// interprets. It is no sample event.
+const SetupFile = "setup.json"
 
 // CreatedIDPlaceholder is the placeholder the id created by a POST to the route pattern path
 // fills: ChildIDPlaceholder under a path that names a parent, else IDPlaceholder.
@@ -68,12 +73,18 @@ func TenantCreated(vars map[string]string, body []byte) string {
 	return created.Tenant.ID
 }
 
-// SampleFiles returns the sample events of the function in folder dir, in name order, under the
-// repository root.
+// SampleFiles returns the sample events of the function in folder dir (its set-up aside), in
+// name order, under the repository root.
 func SampleFiles(root, dir string) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(root, "events", dir, "*.json"))
+	all, err := filepath.Glob(filepath.Join(root, "events", dir, "*.json"))
 	if err != nil {
 		return nil, fmt.Errorf("sample events of %s: %w", dir, err)
+	}
+	var files []string
+	for _, f := range all {
+		if filepath.Base(f) != SetupFile {
+			files = append(files, f)
+		}
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no sample events in events/%s", dir)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +17,7 @@ import (
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/resource"
+	sampleset "tunnelapi/shared/testing/samples"
 )
 
 // A new family is its package and one line in the list of functions in app.go. Given the
@@ -23,7 +27,7 @@ import (
 // function in template.yaml with its settings, role and routes, its log group, alarm and
 // dashboard lines, its skeleton samples, its event kinds in audit.AuditKinds and its collection
 // in the operator's main, which an erasure reads; registering it adds the routes the template
-// sends it.
+// sends it. Its set-up is data in its own folder of sample events (checkFixtureSetup).
 func TestNewFamily(t *testing.T) {
 	dir := t.TempDir()
 	tpl, err := os.ReadFile(filepath.Join(root, "template.yaml"))
@@ -90,9 +94,11 @@ func TestNewFamily(t *testing.T) {
 	if mk := string(files["functions.mk"]); !strings.Contains(mk, "FixtureWidgetsFunction:fixture_widgets") {
 		t.Errorf("functions.mk lacks FixtureWidgetsFunction:fixture_widgets:\n%s", mk)
 	}
-	if _, ok := files[filepath.Join("events", "fixture_widgets", "1-create.json")]; !ok {
-		t.Error("no skeleton sample events/fixture_widgets/1-create.json")
+	skeleton, ok := files[filepath.Join("events", "fixture_widgets", "1-create.json")]
+	if !ok {
+		t.Fatal("no skeleton sample events/fixture_widgets/1-create.json")
 	}
+	checkFixtureSetup(t, dir, string(skeleton))
 
 	var got struct {
 		Resources map[string]struct {
@@ -162,6 +168,58 @@ func TestNewFamily(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the dashboard does not show %s", want)
 		}
+	}
+}
+
+// checkFixtureSetup shows the fixture family's set-up, in its own folder of sample events as its
+// author would write it (testdata/fixture_widgets/setup.json): the IP policy its widgets name,
+// created first, and a fresh name, which its create sample (the skeleton, completed) refers to.
+func checkFixtureSetup(t *testing.T, root, skeleton string) {
+	t.Helper()
+	setup, err := os.ReadFile(filepath.Join("testdata", "fixture_widgets", app.SetupFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := strings.Replace(skeleton, `{\"description\": \"sample\"}`, `{\"name\": \"{{widget_name}}\", \"ip_policy_id\": \"{{ip_policy_id}}\"}`, 1)
+	if create == skeleton {
+		t.Fatalf("the skeleton create sample has no description body to complete:\n%s", skeleton)
+	}
+	events := filepath.Join(root, "events", "fixture_widgets")
+	if err := os.MkdirAll(events, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{app.SetupFile: string(setup), "1-create.json": create} {
+		if err := os.WriteFile(filepath.Join(events, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if files, err := app.SampleFiles(root, "fixture_widgets"); err != nil || len(files) != 1 {
+		t.Errorf("the fixture's sample events are %v (%v), want its create alone: the set-up is no sample", files, err)
+	}
+	var posted []string
+	vars, err := sampleset.Setup(t.Context(), root, "fixture_widgets", func(_ context.Context, path string, body any) (map[string]any, error) {
+		posted = append(posted, fmt.Sprint("POST ", path, " ", body))
+		return map[string]any{"id": "ipp_fixture"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"POST /ip_policies map[description:the widgets' policy]"}; !slices.Equal(posted, want) {
+		t.Errorf("the fixture's set-up posted %q, want %q", posted, want)
+	}
+	var ev struct{ Body string }
+	if err := json.Unmarshal([]byte(app.FillSample(create, vars)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Name       string `json:"name"`
+		IPPolicyID string `json:"ip_policy_id"`
+	}
+	if err := json.Unmarshal([]byte(ev.Body), &body); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(body.Name, "widget-") || strings.Contains(body.Name, "{{") || body.IPPolicyID != "ipp_fixture" {
+		t.Errorf("the filled create sample sends %+v, want a fresh widget-… name and ip_policy_id ipp_fixture", body)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"tunnelapi/shared/families/k8soperators"
 	"tunnelapi/shared/platform/seal"
 	"tunnelapi/shared/platform/store"
-	"tunnelapi/shared/testing/samples"
 	"tunnelapi/shared/testing/testkit"
 )
 
@@ -53,16 +52,6 @@ func TestMain(m *testing.M) {
 		}
 		return problems
 	})
-}
-
-// csrPEM is a fresh PEM CSR (samples.OperatorCSR).
-func csrPEM(t testing.TB) string {
-	t.Helper()
-	csr, err := samples.OperatorCSR()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return csr
 }
 
 func TestConformance(t *testing.T) {
@@ -149,7 +138,7 @@ func TestBindingCertificateVerifiesWithOpenSSL(t *testing.T) {
 		t.Error("the certificate is not for the CSR's key")
 	}
 	// Another account's CA does not vouch for it.
-	other.Do(t, "POST", path, map[string]any{"binding": map[string]any{"csr": csrPEM(t)}}).Expect(t, http.StatusCreated)
+	other.Do(t, "POST", path, map[string]any{"binding": map[string]any{"csr": testkit.CSRPEM(t)}}).Expect(t, http.StatusCreated)
 	os.WriteFile(filepath.Join(dir, "other.pem"), []byte(caPEM(t, s, other.AccountID)), 0o600)
 	cmd := exec.Command("openssl", "verify", "-CAfile", "other.pem", "cert.pem")
 	cmd.Dir = dir
@@ -179,7 +168,7 @@ func TestBindingCertificateVerifiesWithOpenSSL(t *testing.T) {
 func TestBadCSRs(t *testing.T) {
 	_, a := suite.AppAccount(t)
 	dir := t.TempDir()
-	good := csrPEM(t)
+	good := testkit.CSRPEM(t)
 	block, _ := pem.Decode([]byte(good))
 	tampered := bytes.Clone(block.Bytes)
 	tampered[len(tampered)-3] ^= 0xff // inside the signature
@@ -359,7 +348,7 @@ func TestFirstCSRsAtOnceShareOneCA(t *testing.T) {
 	const n = 6
 	csrs := make([]string, n)
 	for i := range csrs {
-		csrs[i] = csrPEM(t)
+		csrs[i] = testkit.CSRPEM(t)
 	}
 	responses := testkit.AtOnce(n, func(i int) *testkit.Response {
 		return a.Do(t, "POST", path, map[string]any{"binding": map[string]any{"csr": csrs[i]}})

@@ -7,6 +7,9 @@
 // account. Stop and restart change the session's state, which the next heartbeat enacts;
 // update answers 400 ERR_NGROK_806, as frp agents cannot update themselves.
 //
+// A session and a tunnel as stored and shown, how a session ends and the sweep of lapsed leases
+// are package lease, which the scheduler links without the families' rules.
+//
 // The tunnel-server keys that authenticate the plugin's callers are here too (ServerKeyItem),
 // minted and revoked by the operator.
 package tunnels

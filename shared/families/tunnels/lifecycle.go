@@ -2,13 +2,13 @@ package tunnels
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/endpoints/view"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
@@ -16,41 +16,14 @@ import (
 )
 
 // What the tunnel server's reports do to sessions and tunnels: each is one transaction with
-// the events it records, on behalf of the session's credential owner (SessionItem.Behalf).
-
-// LeaseItem is a session's entry in the lease partition (store.LeaseKey): the sweep reads the
-// entries due and ends the sessions whose lease lapsed.
-type LeaseItem struct {
-	store.Key
-	AccountID string `dynamodbav:"account"`
-	ID        string `dynamodbav:"id"`
-	// Server is the session's ServerID, so that revoking a server's key finds its sessions
-	// (ForgetServer).
-	Server string `dynamodbav:"server,omitempty"`
-}
-
-// EndedItem marks a session ended by stop or restart (store.EndedSessionKey) until it expires:
-// a reconnect carrying the session's id is refused after a stop and starts a new session after
-// a restart.
-type EndedItem struct {
-	store.Key
-	State   string `dynamodbav:"state"`
-	Expires int64  `dynamodbav:"ttl"`
-}
-
-// EndedRetention is how long an ended session's mark stays: longer than any agent keeps
-// reconnecting with the same id.
-const EndedRetention = 24 * time.Hour
-
-// SessionKey is the key of account's session id.
-func SessionKey(account, id string) store.Key { return store.ResourceKey(account, id) }
+// the events it records, on behalf of the session's credential owner (lease.SessionItem.Behalf).
 
 // Start stores the new session it (its Meta, fields and Behalf set), with its lease entry, on
 // the condition that its credential exists, its account is neither suspended nor being deleted
 // and its server's key (KeyHash) is not revoked; ErrRevoked when one fails.
-func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Duration) (err error) {
+func Start(ctx context.Context, db *store.DB, it *lease.SessionItem, term time.Duration) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Start(%s)", it.ID)
-	it.LeaseUntil = time.Now().Add(lease).Unix()
+	it.LeaseUntil = time.Now().Add(term).Unix()
 	it.Generation = 1
 	lk := store.LeaseKey(it.LeaseUntil, it.AccountID, it.ID)
 	it.LeaseSK = lk.SK
@@ -59,10 +32,10 @@ func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Durati
 	}
 	tx := &store.Tx{}
 	tx.Put("session", it, store.Absent())
-	tx.Put("lease", LeaseItem{Key: lk, AccountID: it.AccountID, ID: it.ID, Server: it.ServerID})
+	tx.Put("lease", lease.EntryItem{Key: lk, AccountID: it.AccountID, ID: it.ID, Server: it.ServerID})
 	startChecks(tx, it)
 	r := it.Behalf.Request(it.AccountID)
-	if _, err := audit.Record(tx, r, audit.Type(TunnelSessionsDescriptor.EventKind, "created"), RenderSession(r, it)); err != nil {
+	if _, err := audit.Record(tx, r, audit.Type(lease.SessionKind, "created"), lease.RenderSession(r, it)); err != nil {
 		return err
 	}
 	if err := db.Commit(ctx, tx); revokedMeanwhile(err) {
@@ -73,42 +46,29 @@ func Start(ctx context.Context, db *store.DB, it *SessionItem, lease time.Durati
 	return nil
 }
 
-// Renew extends the session's lease to now+lease with one write of its item (its lease entry
+// Renew extends the session's lease to now+term with one write of its item (its lease entry
 // stays: the sweep moves it when it comes due and the lease has not lapsed).
-func Renew(ctx context.Context, db *store.DB, it *SessionItem, now time.Time, lease time.Duration) error {
-	return db.SetNumber(ctx, it.Key, "lease_until", now.Add(lease).Unix())
+func Renew(ctx context.Context, db *store.DB, it *lease.SessionItem, now time.Time, term time.Duration) error {
+	return db.SetNumber(ctx, it.Key, "lease_until", now.Add(term).Unix())
 }
 
 // Reconnect renews the session's lease for a new connection of its agent (a login carrying the
 // session's id) and returns the connection's generation, one more than the last; one write of
 // the session's item, which bumps its version.
-func Reconnect(ctx context.Context, db *store.DB, it *SessionItem, now time.Time, lease time.Duration) (generation int64, err error) {
-	return db.SetAndAdd(ctx, it.Key, "lease_until", now.Add(lease).Unix(), "generation")
+func Reconnect(ctx context.Context, db *store.DB, it *lease.SessionItem, now time.Time, term time.Duration) (generation int64, err error) {
+	return db.SetAndAdd(ctx, it.Key, "lease_until", now.Add(term).Unix(), "generation")
 }
 
 // Renewable reports whether a heartbeat at now should renew the session's lease: once less
-// than half of lease is left, so a heartbeat costs no write most of the time.
-func Renewable(it *SessionItem, now time.Time, lease time.Duration) bool {
-	return time.Unix(it.LeaseUntil, 0).Sub(now) < lease/2
-}
-
-// ErrChanged reports that the session or its tunnels changed under a write derived from them:
-// read them again.
-var ErrChanged = fmt.Errorf("tunnels: the session changed meanwhile")
-
-// commit commits tx, reporting a failed condition on the session as ErrChanged.
-func commit(ctx context.Context, db *store.DB, tx *store.Tx) error {
-	err := db.Commit(ctx, tx)
-	if store.ConditionFailed(err, "session") {
-		return ErrChanged
-	}
-	return err
+// than half of term is left, so a heartbeat costs no write most of the time.
+func Renewable(it *lease.SessionItem, now time.Time, term time.Duration) bool {
+	return time.Unix(it.LeaseUntil, 0).Sub(now) < term/2
 }
 
 // Endpoint is the ephemeral endpoint of the tunnel t of session it: its public URL, in the
 // account's endpoint collection beside the cloud endpoints, so that GET /endpoints lists and
 // pages both kinds as one collection; ok is false for a public URL that is no endpoint URL.
-func Endpoint(it *SessionItem, t *TunnelItem, now time.Time) (ep *view.EndpointItem, ok bool) {
+func Endpoint(it *lease.SessionItem, t *lease.TunnelItem, now time.Time) (ep *view.EndpointItem, ok bool) {
 	u, err := view.ParseURL(t.PublicURL)
 	if err != nil {
 		return nil, false
@@ -123,7 +83,7 @@ func Endpoint(it *SessionItem, t *TunnelItem, now time.Time) (ep *view.EndpointI
 
 // Open records the tunnel t (its Meta and fields set) on the session it, which must still be at
 // the version read, with its ephemeral endpoint (Endpoint).
-func Open(ctx context.Context, db *store.DB, it *SessionItem, t *TunnelItem) (err error) {
+func Open(ctx context.Context, db *store.DB, it *lease.SessionItem, t *lease.TunnelItem) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Open(%s %s)", it.ID, t.ProxyName)
 	tx := &store.Tx{}
 	if ep, ok := Endpoint(it, t, time.Now()); ok {
@@ -140,23 +100,23 @@ func Open(ctx context.Context, db *store.DB, it *SessionItem, t *TunnelItem) (er
 	tx.Put("session", &next, store.AtVersion(it.Version))
 	tx.Put("tunnel", t, store.Absent())
 	r := it.Behalf.Request(it.AccountID)
-	if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "created"), RenderTunnel(r, t)); err != nil {
+	if _, err := audit.Record(tx, r, audit.Type(lease.TunnelKind, "created"), lease.RenderTunnel(r, t)); err != nil {
 		return err
 	}
-	return commit(ctx, db, tx)
+	return lease.Commit(ctx, db, tx)
 }
 
 // Adopt records that the connection of generation gen reopened the session's tunnel of proxy
 // name after a reconnect: the tunnel goes on, and only a close of that connection or a newer
 // one ends it. The session must still be at the version read.
-func Adopt(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen int64) (err error) {
+func Adopt(ctx context.Context, db *store.DB, it *lease.SessionItem, proxy string, gen int64) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Adopt(%s %s)", it.ID, proxy)
 	tx := &store.Tx{}
 	tx.Update("session", it.Key, expression.Add(expression.Name(store.AttrVersion), expression.Value(1)), store.AtVersion(it.Version))
 	g := expression.Name("generation")
 	tx.Update("tunnel", store.ResourceKey(it.AccountID, it.Tunnels[proxy]), expression.Set(g, expression.Value(gen)),
 		store.Exists().And(expression.Or(expression.AttributeNotExists(g), g.LessThan(expression.Value(gen)))))
-	if err := commit(ctx, db, tx); !store.ConditionFailed(err, "tunnel") {
+	if err := lease.Commit(ctx, db, tx); !store.ConditionFailed(err, "tunnel") {
 		return err
 	}
 	return nil // a connection as new or newer adopted it already
@@ -165,13 +125,13 @@ func Adopt(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen
 // Close deletes the session's tunnel of proxy name, with its endpoint, when it has one and the
 // close comes from the connection of generation gen that opened it or a newer one: a late close
 // of a connection a reconnect replaced leaves the tunnel its successor reopened.
-func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen int64) (err error) {
+func Close(ctx context.Context, db *store.DB, it *lease.SessionItem, proxy string, gen int64) (err error) {
 	defer derrors.Wrap(&err, "tunnels.Close(%s %s)", it.ID, proxy)
 	id, ok := it.Tunnels[proxy]
 	if !ok {
 		return nil
 	}
-	var t TunnelItem
+	var t lease.TunnelItem
 	if err := db.Get(ctx, store.ResourceKey(it.AccountID, id), &t); err != nil && !store.IsNotFound(err) {
 		return err
 	}
@@ -190,55 +150,9 @@ func Close(ctx context.Context, db *store.DB, it *SessionItem, proxy string, gen
 			tx.Delete("endpoint", store.ResourceKey(t.AccountID, t.EndpointID))
 		}
 		r := it.Behalf.Request(it.AccountID)
-		if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "deleted"), RenderTunnel(r, &t)); err != nil {
+		if _, err := audit.Record(tx, r, audit.Type(lease.TunnelKind, "deleted"), lease.RenderTunnel(r, &t)); err != nil {
 			return err
 		}
 	}
-	return commit(ctx, db, tx)
-}
-
-// End deletes the session it (at the version read) with its tunnels, their endpoints and its
-// lease entry. A state of StateStopped or StateRestarting leaves the mark a reconnect is
-// answered by (EndedItem).
-func End(ctx context.Context, db *store.DB, it *SessionItem, state string, now time.Time) (err error) {
-	defer derrors.Wrap(&err, "tunnels.End(%s)", it.ID)
-	var keys []store.Key
-	for _, id := range it.Tunnels {
-		keys = append(keys, store.ResourceKey(it.AccountID, id))
-	}
-	var items []store.Item
-	if len(keys) > 0 {
-		if items, err = db.GetMany(ctx, keys...); err != nil {
-			return err
-		}
-	}
-	tx := &store.Tx{}
-	r := it.Behalf.Request(it.AccountID)
-	tx.Delete("session", it.Key, store.AtVersion(it.Version))
-	if it.LeaseSK != "" {
-		tx.Delete("lease", store.Key{PK: store.LeasePartition, SK: it.LeaseSK})
-	}
-	if state == StateStopped || state == StateRestarting {
-		tx.Put("ended", EndedItem{Key: store.EndedSessionKey(it.AccountID, it.ID), State: state, Expires: now.Add(EndedRetention).Unix()})
-	}
-	if _, err := audit.Record(tx, r, audit.Type(TunnelSessionsDescriptor.EventKind, "deleted"), RenderSession(r, it)); err != nil {
-		return err
-	}
-	for _, raw := range items {
-		if raw == nil {
-			continue
-		}
-		var t TunnelItem
-		if err := store.Unmarshal(raw, &t); err != nil {
-			return err
-		}
-		tx.Delete("tunnel."+t.ID, t.Key)
-		if t.EndpointID != "" {
-			tx.Delete("endpoint."+t.ID, store.ResourceKey(t.AccountID, t.EndpointID))
-		}
-		if _, err := audit.Record(tx, r, audit.Type(TunnelsDescriptor.EventKind, "deleted"), RenderTunnel(r, &t)); err != nil {
-			return err
-		}
-	}
-	return commit(ctx, db, tx)
+	return lease.Commit(ctx, db, tx)
 }

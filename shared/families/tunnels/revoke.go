@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/derrors"
 	"tunnelapi/shared/platform/ids"
@@ -57,14 +58,14 @@ func ForgetServer(ctx context.Context, db *store.DB, id, hash string) (err error
 	}
 	kh := expression.Name("key_hash")
 	for _, raw := range items {
-		var l LeaseItem
+		var l lease.EntryItem
 		if err := store.Unmarshal(raw, &l); err != nil {
 			return err
 		}
 		if l.Server != id {
 			continue
 		}
-		if err := mark(ctx, db, SessionKey(l.AccountID, l.ID), expression.Remove(kh), kh.Equal(expression.Value(hash))); err != nil {
+		if err := mark(ctx, db, lease.SessionKey(l.AccountID, l.ID), expression.Remove(kh), kh.Equal(expression.Value(hash))); err != nil {
 			return err
 		}
 	}
@@ -85,7 +86,7 @@ func mark(ctx context.Context, db *store.DB, k store.Key, upd expression.UpdateB
 // startChecks adds to tx, for the new session it, the checks that what its login was admitted
 // on still holds: its credential, its account neither suspended nor being deleted, and the
 // server's key it logged in with (each when the session records one: a login always does).
-func startChecks(tx *store.Tx, it *SessionItem) {
+func startChecks(tx *store.Tx, it *lease.SessionItem) {
 	if it.CredentialID != "" {
 		tx.Check("credential", store.ResourceKey(it.AccountID, it.CredentialID), store.Exists())
 	}

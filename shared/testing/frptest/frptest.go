@@ -335,7 +335,7 @@ func (c *Client) ProxyRefusal(t testing.TB, name string) string {
 type Process struct {
 	name string
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *testkit.SyncBuffer
 	done chan struct{}
 	err  error // set before done closes
 }
@@ -347,7 +347,7 @@ func start(t testing.TB, name, bin, config string) *Process {
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{name: name, log: &syncBuffer{}, done: make(chan struct{})}
+	p := &Process{name: name, log: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, "-c", file)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -516,22 +516,4 @@ func Eventually(t testing.TB, within time.Duration, cond func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the writer goroutines of exec and a reading test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

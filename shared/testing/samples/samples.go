@@ -1,265 +1,218 @@
 // Package samples makes what the sample events of a function (events/<dir>/*.json, whose format
-// package app defines) refer to besides their own resource: the resources of other families
-// they name and fresh values such as keys, certificates and unique domains. Only the tests that
-// send the samples and the tools that write them filled in (infra/samlocal) use it.
+// package app defines) refer to besides their own resource, as the function's set-up declares it
+// in events/<dir>/setup.json (app.SetupFile): the resources of other families to create first
+// and the values of its placeholders. A function without the file needs no set-up. Only the
+// tests that send the samples and the tools that write them filled in (infra/samlocal) use it.
+//
+// The files in fixtures/ are test fixtures, not secrets: a CA certificate, a server
+// certificate with its private key and a certificate request, made once with crypto/x509 (ECDSA
+// P-256, valid from 2026 to 2126) for samples to upload.
 package samples
 
 import (
+	"bytes"
 	"context"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
+	_ "embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
-	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"tunnelapi/shared/app"
 )
 
 // Creator creates a resource for the samples' account (POST body to path) and returns the
 // created object; any status but 201 is an error.
 type Creator func(ctx context.Context, path string, body any) (map[string]any, error)
 
-// Setup makes, with create, what the samples of the function in folder dir refer to besides
-// their own resource, and returns the values of those placeholders (none for most functions).
-func Setup(ctx context.Context, dir string, create Creator) (map[string]string, error) {
-	setup := setups[dir]
-	if setup == nil {
+// A set-up file is a JSON object of this form: Values maps placeholders to their text, and each
+// of Creates is a POST made in order, whose answer's string fields fill the placeholders its
+// Answer maps them to. Values and bodies may hold the placeholders the interpreter fills (Unique,
+// UniqueSSHKey and the fixtures), bodies also Values' and earlier answers'.
+//
+//	{"values": {"{{domain}}": "sample-{{unique}}.example.com"},
+//	 "creates": [{"path": "/reserved_domains", "body": {"domain": "{{domain}}"}, "answer": {"{{domain_id}}": "id"}}]}
+type setup struct {
+	Values  map[string]string `json:"values"`
+	Creates []struct {
+		Path   string            `json:"path"`
+		Body   any               `json:"body"`
+		Answer map[string]string `json:"answer"`
+	} `json:"creates"`
+}
+
+// Placeholders the interpreter fills in every set-up.
+const (
+	// Unique is a decimal number that no other set-up of any run gets: for values unique across
+	// accounts, such as domains, since runs of the samples may share a table.
+	Unique = "{{unique}}"
+	// UniqueSSHKey is a fresh SSH public key in authorized-keys form (no comment): an SSH
+	// credential holds its key once across accounts.
+	UniqueSSHKey = "{{unique_ssh_key}}"
+)
+
+// The fixtures, by the placeholders that set-ups name them with.
+var (
+	//go:embed fixtures/ca.pem
+	fixtureCA string
+	//go:embed fixtures/cert.pem
+	fixtureCert string
+	//go:embed fixtures/key.pem
+	fixtureKey string
+	//go:embed fixtures/csr.pem
+	fixtureCSR string
+
+	fixtures = map[string]string{
+		"{{fixture_ca_pem}}":   fixtureCA,   // a self-signed CA certificate
+		"{{fixture_cert_pem}}": fixtureCert, // a self-signed server certificate for sample.example.com
+		"{{fixture_key_pem}}":  fixtureKey,  // its PKCS#8 private key
+		"{{fixture_csr}}":      fixtureCSR,  // a certificate request, as a Kubernetes operator sends
+	}
+)
+
+// placeholder is a placeholder's form.
+var placeholder = regexp.MustCompile(`\{\{[a-z_]+\}\}`)
+
+// last is the last Unique handed out.
+var last atomic.Int64
+
+// Setup makes, with create, what the samples of the function in folder dir under the checkout
+// at root refer to besides their own resource, as its set-up file declares, and returns the
+// values of the placeholders it fills (none without the file).
+func Setup(ctx context.Context, root, dir string, create Creator) (map[string]string, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "events", dir, app.SetupFile))
+	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, nil
 	}
-	vars, err := setup(ctx, create)
 	if err != nil {
-		return nil, fmt.Errorf("setup of the %s samples: %w", dir, err)
+		return nil, err
+	}
+	vars, err := run(ctx, raw, create)
+	if err != nil {
+		return nil, fmt.Errorf("events/%s/%s: %w", dir, app.SetupFile, err)
 	}
 	return vars, nil
 }
 
-// setups are the set-ups of the functions whose samples need one, by folder: a family whose
-// samples name a resource of another family (an IP policy rule's policy) or a fresh value (a
-// certificate, a domain unique across runs) adds its function's here, beside the others.
-var setups = map[string]func(context.Context, Creator) (map[string]string, error){
-	"ip_policy_rules": ipPolicySetup,
-	"ip_restrictions": ipPolicySetup,
-	"event_subscriptions": func(ctx context.Context, create Creator) (map[string]string, error) {
-		return createdID(ctx, create, "{{destination_id}}", "/event_destinations", map[string]any{"target": map[string]any{
-			"datadog": map[string]any{"api_key": "0123456789abcdef0123456789abcdef"}}})
-	},
-	"tls_certificates": func(context.Context, Creator) (map[string]string, error) {
-		cert, key, err := selfSigned(false)
-		return map[string]string{"{{cert_pem}}": cert, "{{key_pem}}": key}, err
-	},
-	"certificate_authorities": func(context.Context, Creator) (map[string]string, error) {
-		cert, _, err := selfSigned(true)
-		return map[string]string{"{{ca_pem}}": cert}, err
-	},
-	"endpoints":             reservedDomain,
-	"reserved_domains":      uniqueDomain,
-	"agent_ingresses":       uniqueDomain,
-	"ssh_user_certificates": sshSetup,
-	"ssh_host_certificates": sshSetup,
-	"ssh_credentials":       sshPublicKey,
-	"failover_backends":     childBackendsSetup,
-	"weighted_backends":     childBackendsSetup,
-	"tls_edges":             edgeSetup("/reserved_domains"),
-	"https_edges":           edgeSetup("/reserved_domains"),
-	"tcp_edges":             edgeSetup("/reserved_addrs"),
-	"vaults":                vaultSetup,
-	"kubernetes_operators":  operatorCSR,
-}
-
-// operatorCSR is a fresh {{csr}} (OperatorCSR).
-func operatorCSR(context.Context, Creator) (map[string]string, error) {
-	csr, err := OperatorCSR()
+// run interprets the set-up file raw.
+func run(ctx context.Context, raw []byte, create Creator) (map[string]string, error) {
+	var s setup
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	known, err := builtins()
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"{{csr}}": csr}, nil
-}
-
-// OperatorCSR returns a PEM certificate request of a fresh ECDSA P-256 key, as the Kubernetes
-// operator sends to have its binding certificate signed.
-func OperatorCSR() (string, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", err
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "ngrok-operator"}}, key)
-	if err != nil {
-		return "", err
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})), nil
-}
-
-// vaultSetup is a fresh {{vault_name}} (names are unique in an account, which runs of the
-// samples may share), the vault {{vault_id}} that secret samples are stored in, and a secret
-// {{secret_id}} in it for the secret samples that read, change and delete one.
-func vaultSetup(ctx context.Context, create Creator) (map[string]string, error) {
-	n := time.Now().UnixNano()
-	vars, err := createdID(ctx, create, "{{vault_id}}", "/vaults", map[string]any{"name": fmt.Sprintf("sample-secrets-%d", n)})
-	if err != nil {
-		return nil, err
-	}
-	vars["{{vault_name}}"] = fmt.Sprintf("sample-vault-%d", n)
-	// The secret samples after the create sample act on a secret of their own: the function's
-	// {{id}} is a vault.
-	secret, err := createdID(ctx, create, "{{secret_id}}", "/vault_secrets", map[string]any{
-		"vault_id": vars["{{vault_id}}"], "name": fmt.Sprintf("sample-secret-%d", n), "value": "sample"})
-	if err != nil {
-		return nil, err
-	}
-	vars["{{secret_id}}"] = secret["{{secret_id}}"]
-	return vars, nil
-}
-
-// uniqueDomain is a fresh {{domain}}: domains are unique across accounts and runs of the samples
-// may share a table.
-func uniqueDomain(context.Context, Creator) (map[string]string, error) {
-	return map[string]string{"{{domain}}": fmt.Sprintf("sample-%d.example.com", time.Now().UnixNano())}, nil
-}
-
-// reservedDomain reserves a fresh {{domain}} for samples that serve on it: a public
-// endpoint's host is a reserved domain of its account.
-func reservedDomain(ctx context.Context, create Creator) (map[string]string, error) {
-	vars, err := uniqueDomain(ctx, create)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := create(ctx, "/reserved_domains", map[string]any{"domain": vars["{{domain}}"], "description": "for samples"}); err != nil {
-		return nil, err
-	}
-	return vars, nil
-}
-
-// edgeSetup makes what edge samples refer to: a reservation to serve on (a fresh domain, made
-// at reservations "/reserved_domains", or an address at "/reserved_addrs"), and the backend,
-// IP policy and certificate authority their modules name.
-func edgeSetup(reservations string) func(context.Context, Creator) (map[string]string, error) {
-	return func(ctx context.Context, create Creator) (map[string]string, error) {
-		vars := map[string]string{}
-		body := map[string]any{"description": "for samples"}
-		if reservations == "/reserved_domains" {
-			vars["{{domain}}"] = fmt.Sprintf("edge-sample-%d.example.com", time.Now().UnixNano())
-			body["domain"] = vars["{{domain}}"]
+	vars := map[string]string{}
+	for k, v := range s.Values {
+		if vars[k], err = fill(v, known); err != nil {
+			return nil, fmt.Errorf("value of %s: %w", k, err)
 		}
-		held, err := create(ctx, reservations, body)
+	}
+	maps.Copy(known, vars)
+	for _, c := range s.Creates {
+		body, err := fillJSON(c.Body, known)
+		if err != nil {
+			return nil, fmt.Errorf("POST %s: %w", c.Path, err)
+		}
+		got, err := create(ctx, c.Path, body)
 		if err != nil {
 			return nil, err
 		}
-		if addr, ok := held["addr"].(string); ok {
-			vars["{{addr}}"] = addr
-		}
-		caPEM, _, err := selfSigned(true)
-		if err != nil {
-			return nil, err
-		}
-		for _, ref := range []struct {
-			placeholder, path string
-			body              any
-		}{
-			{"{{backend_id}}", "/backends/tunnel_group", map[string]any{"labels": map[string]string{"app": "sample"}}},
-			{"{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for samples"}},
-			{"{{ca_id}}", "/certificate_authorities", map[string]any{"ca_pem": caPEM}},
-		} {
-			got, err := createdID(ctx, create, ref.placeholder, ref.path, ref.body)
-			if err != nil {
-				return nil, err
+		for p, field := range c.Answer {
+			v, _ := got[field].(string)
+			if v == "" {
+				return nil, fmt.Errorf("POST %s answered no %s for %s", c.Path, field, p)
 			}
-			maps.Copy(vars, got)
+			vars[p], known[p] = v, v
 		}
-		return vars, nil
 	}
-}
-
-// ipPolicySetup makes the IP policy that rule and restriction samples refer to.
-func ipPolicySetup(ctx context.Context, create Creator) (map[string]string, error) {
-	return createdID(ctx, create, "{{ip_policy_id}}", "/ip_policies", map[string]any{"description": "for samples"})
-}
-
-// createdID creates body at path and returns the new id as the value of placeholder.
-func createdID(ctx context.Context, create Creator, placeholder, path string, body any) (map[string]string, error) {
-	obj, err := create(ctx, path, body)
-	if err != nil {
-		return nil, err
-	}
-	id, _ := obj["id"].(string)
-	if id == "" {
-		return nil, fmt.Errorf("POST %s returned no id", path)
-	}
-	return map[string]string{placeholder: id}, nil
-}
-
-// childBackendsSetup makes the static and HTTP response backends that failover and weighted
-// backend samples refer to.
-func childBackendsSetup(ctx context.Context, create Creator) (map[string]string, error) {
-	vars, err := createdID(ctx, create, "{{static_backend_id}}", "/backends/static", map[string]any{"address": "origin.example.com:443"})
-	if err != nil {
-		return nil, err
-	}
-	more, err := createdID(ctx, create, "{{http_response_backend_id}}", "/backends/http_response", map[string]any{"status_code": 503})
-	if err != nil {
-		return nil, err
-	}
-	vars["{{http_response_backend_id}}"] = more["{{http_response_backend_id}}"]
 	return vars, nil
 }
 
-// sshSetup makes the SSH CA and the public key that certificate samples refer to.
-func sshSetup(ctx context.Context, create Creator) (map[string]string, error) {
-	vars, err := createdID(ctx, create, "{{ssh_ca_id}}", "/ssh_certificate_authorities", map[string]any{"private_key_type": "ed25519"})
-	if err != nil {
-		return nil, err
-	}
-	key, err := sshPublicKey(ctx, create)
-	if err != nil {
-		return nil, err
-	}
-	vars["{{ssh_public_key}}"] = key["{{ssh_public_key}}"]
-	return vars, nil
-}
-
-// sshPublicKey is a fresh {{ssh_public_key}} in authorized-keys form: SSH credentials hold a key
-// once across accounts, and runs of the samples may share a table.
-func sshPublicKey(context.Context, Creator) (map[string]string, error) {
+// builtins are the values of the placeholders every set-up may use.
+func builtins() (map[string]string, error) {
 	pub, _, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := ssh.NewPublicKey(pub)
+	key, err := ssh.NewPublicKey(pub)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"{{ssh_public_key}}": strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))) + " sample@ci"}, nil
+	out := maps.Clone(fixtures)
+	out[Unique] = strconv.FormatInt(unique(), 10)
+	out[UniqueSSHKey] = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))
+	return out, nil
 }
 
-// selfSigned returns a fresh self-signed ECDSA certificate (a CA when ca) and its PKCS#8 key.
-func selfSigned(ca bool) (certPEM, keyPEM string, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return "", "", err
+// unique returns a number above every one it returned before and no less than the time in
+// nanoseconds, so that runs in other processes get others too.
+func unique() int64 {
+	for {
+		prev := last.Load()
+		n := max(prev+1, time.Now().UnixNano())
+		if last.CompareAndSwap(prev, n) {
+			return n
+		}
 	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "sample.example.com"},
-		DNSNames: []string{"sample.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: ca,
+}
+
+// fill replaces the placeholders of known in s; one left over is an error.
+func fill(s string, known map[string]string) (string, error) {
+	var missing string
+	out := placeholder.ReplaceAllStringFunc(s, func(p string) string {
+		if v, ok := known[p]; ok {
+			return v
+		}
+		missing = p
+		return p
+	})
+	if missing != "" {
+		return "", fmt.Errorf("nothing fills %s", missing)
 	}
-	if ca {
-		tpl.KeyUsage |= x509.KeyUsageCertSign
+	return out, nil
+}
+
+// fillJSON is v (a decoded JSON value) with fill applied to each string in it.
+func fillJSON(v any, known map[string]string) (any, error) {
+	switch v := v.(type) {
+	case string:
+		return fill(v, known)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			f, err := fillJSON(e, known)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = f
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			f, err := fillJSON(e, known)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = f
+		}
+		return out, nil
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, key.Public(), key)
-	if err != nil {
-		return "", "", err
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return "", "", err
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})), nil
+	return v, nil
 }

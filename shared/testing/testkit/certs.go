@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
 	"testing"
@@ -54,4 +55,15 @@ func SelfSigned(t testing.TB, tpl *x509.Certificate) (certPEM, keyPEM string, ke
 	t.Helper()
 	key = NewKey(t)
 	return CertPEM(t, tpl, key), KeyPEM(t, key), key
+}
+
+// CSRPEM returns a PEM certificate request of a fresh P-256 key, as the Kubernetes operator
+// sends to have its binding certificate signed.
+func CSRPEM(t testing.TB) string {
+	t.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "ngrok-operator"}}, NewKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 }

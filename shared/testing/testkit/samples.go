@@ -45,7 +45,7 @@ func FirstSample(t testing.TB, root, dir string, a *Account) (string, map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars, err := samples.Setup(t.Context(), dir, SampleCreator(t, a))
+	vars, err := samples.Setup(t.Context(), root, dir, SampleCreator(t, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func SampleForms(t testing.TB, root string, a *Account) []SampleForm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vars, err := samples.Setup(t.Context(), f.Dir, SampleCreator(t, a))
+		vars, err := samples.Setup(t.Context(), root, f.Dir, SampleCreator(t, a))
 		if err != nil {
 			t.Fatal(err)
 		}

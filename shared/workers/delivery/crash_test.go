@@ -1,21 +1,16 @@
 package delivery_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -177,60 +172,18 @@ func TestLocalServerKilledAfterCommit(t *testing.T) {
 	if os.Getenv("SQS_ENDPOINT") == "" {
 		t.Skip("no SQS emulator")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "local")
-	build := exec.Command("go", "build", "-o", bin, "./infra/local")
-	build.Dir = "../../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	st := standin.Start()
 	defer st.Close()
 	ep := st.Endpoints()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	l := testkit.BuildLocalServer(t, "../../..", fmt.Sprintf("crash-%d", time.Now().UnixNano()))
+	l.Env = append(l.Env, "DYNAMODB_ENDPOINT="+ddb, "SINK_ENDPOINT_KINESIS="+ep.Kinesis, "SINK_ENDPOINT_STS="+ep.STS)
+	if key := os.Getenv("SEAL_KEY_FILE"); key != "" {
+		l.Env = append(l.Env, "SEAL_KEY_FILE="+key)
 	}
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	name := fmt.Sprintf("crash-%d", time.Now().UnixNano())
-	env := append(os.Environ(), "TABLE_NAME="+name, "QUEUE_PREFIX="+name, "PORT="+port, "STATE_DIR="+dir,
-		"DYNAMODB_ENDPOINT="+ddb,
-		"SINK_ENDPOINT_KINESIS="+ep.Kinesis, "SINK_ENDPOINT_STS="+ep.STS,
-		// Its own queues, whatever the calling shell has exported.
-		"EVENTS_QUEUE_URL=", "EVENTS_DLQ_URL=", "CERT_JOBS_QUEUE_URL=", "CERT_JOBS_DLQ_URL=")
-	if os.Getenv("SEAL_KEY_FILE") == "" {
-		env = append(env, "SEAL_KEY_FILE="+filepath.Join(dir, "seal.key"))
-	}
-	defer cleanupLocal(t, name)
-	base := "http://127.0.0.1:" + port
-	start := func(extra ...string) (*exec.Cmd, *bytes.Buffer) {
-		var logs bytes.Buffer
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = append(append([]string{}, env...), extra...)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 30*time.Second, "the local server", func() bool {
-			res, err := http.Get(base + "/api_keys")
-			if err == nil {
-				res.Body.Close()
-			}
-			return err == nil
-		})
-		return cmd, &logs
-	}
-	stop := func(cmd *exec.Cmd) {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	}
-	srv, _ := start()
-	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := strings.TrimSpace(string(tok))
+	t.Cleanup(func() { cleanupLocal(t, l.Name) }) // after the processes' stops, registered later
+	base := l.URL()
+	srv := l.Start(t)
+	token := l.Token(t)
 	do := func(method, path string, body any) (*testkit.Response, error) {
 		req, err := testkit.NewRequest(method, base+path, token, body)
 		if err != nil {
@@ -249,10 +202,10 @@ func TestLocalServerKilledAfterCommit(t *testing.T) {
 	d := mustDo("POST", "/event_destinations", map[string]any{"target": h.kinesisCreds(t, "killed")}, 201)["id"].(string)
 	mustDo("POST", "/event_subscriptions", map[string]any{"sources": []any{map[string]any{"type": "api_key_created.v0"}},
 		"destination_ids": []string{d}}, 201)
-	stop(srv)
+	srv.Stop(30 * time.Second)
 
 	for i, at := range []string{"before-response", "after-response"} {
-		crashing, logs := start("FAULT_CRASH_AT=" + at)
+		crashing := l.Start(t, "FAULT_CRASH_AT="+at)
 		res, err := do("POST", "/api_keys", map[string]any{"description": "committed, then killed " + at})
 		// An answer cut short after its status line (res with err) still counts as an answer.
 		switch {
@@ -261,20 +214,20 @@ func TestLocalServerKilledAfterCommit(t *testing.T) {
 		case at == "after-response" && (res == nil || res.Status != http.StatusCreated):
 			t.Fatalf("%s: %v %v", at, err, res)
 		}
-		if err := crashing.Wait(); err == nil || !strings.Contains(logs.String(), "FAULT_CRASH_AT="+at) {
-			t.Fatalf("the server did not crash after the commit: %v\n%s", err, logs)
+		if err := crashing.Wait(); err == nil || !strings.Contains(crashing.Output(), "FAULT_CRASH_AT="+at) {
+			t.Fatalf("the server did not crash after the commit: %v\n%s", err, crashing.Output())
 		}
-		restarted, rlogs := start()
+		restarted := l.Start(t)
 		// A message the killed worker had received comes back after the events queue's
 		// visibility timeout (30 s locally).
 		deadline := time.Now().Add(60 * time.Second)
 		for u, _ := st.Kinesis.Unique(); len(u) != i+1; u, _ = st.Kinesis.Unique() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d events at the sink after the restart, want %d\n%s", at, len(u), i+1, rlogs)
+				t.Fatalf("%s: %d events at the sink after the restart, want %d\n%s", at, len(u), i+1, restarted.Output())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		stop(restarted)
+		restarted.Stop(30 * time.Second)
 	}
 	time.Sleep(time.Second)
 	got, dups := st.Kinesis.Unique()

@@ -12,6 +12,7 @@ import (
 	"tunnelapi/shared/families/access"
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/tunnels"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/auth"
@@ -23,7 +24,7 @@ import (
 // The members of frpc's metadatas the plugin reads and writes. The agent sends its credential's
 // token as MetaAuthtoken; the login's rewrite replaces it by the credential's id and adds
 // MetaAccount, so that later requests name their items without the secret, and MetaGeneration,
-// the connection's generation (tunnels.SessionItem.Generation). MetaMetadata is the session's
+// the connection's generation (lease.SessionItem.Generation). MetaMetadata is the session's
 // metadata.
 const (
 	MetaAuthtoken  = "authtoken"
@@ -94,7 +95,7 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 	now := time.Now()
 	id, gen := "", int64(1)
 	switch {
-	case a.session != nil && a.session.State == tunnels.StateLive && a.session.CredentialID == tok.ResourceID && a.session.Revoked == "":
+	case a.session != nil && a.session.State == lease.StateLive && a.session.CredentialID == tok.ResourceID && a.session.Revoked == "":
 		// A reconnect: the session goes on, on a new connection.
 		id = a.session.ID
 		if gen, err = tunnels.Reconnect(ctx, p.DB, a.session, now, p.lease()); unreachable(err) {
@@ -104,21 +105,21 @@ func (p *Plugin) login(ctx context.Context, r *api.Request, s server, raw json.R
 		} else if err != nil {
 			return Response{}, err
 		}
-	case a.session != nil && a.session.State == tunnels.StateStopped, a.ended == tunnels.StateStopped:
+	case a.session != nil && a.session.State == lease.StateStopped, a.ended == lease.StateStopped:
 		return refuse("tunnel session %s was stopped through the API: start frpc again to open a new session", in.RunID), nil
 	default:
 		// A session asked to restart, or revoked before its account was resumed, ends here: the
 		// agent goes on as a new one.
-		if a.session != nil && (a.session.State == tunnels.StateRestarting || a.session.Revoked != "") {
-			if err := tunnels.End(ctx, p.DB, a.session, tunnels.StateRestarting, now); err != nil && err != tunnels.ErrChanged {
+		if a.session != nil && (a.session.State == lease.StateRestarting || a.session.Revoked != "") {
+			if err := lease.End(ctx, p.DB, a.session, lease.StateRestarting, now); err != nil && err != lease.ErrChanged {
 				return Response{}, err
 			}
 		}
-		it := &tunnels.SessionItem{AgentVersion: in.Version, CredentialID: tok.ResourceID, IP: hostOf(in.ClientAddress),
+		it := &lease.SessionItem{AgentVersion: in.Version, CredentialID: tok.ResourceID, IP: hostOf(in.ClientAddress),
 			Metadata: in.Metas[MetaMetadata], OS: in.OS, Hostname: in.Hostname, Region: key.Region, ServerID: key.ID, KeyHash: s.secretHash, ServerName: key.Name,
 			Behalf: audit.OnBehalf{PrincipalID: tok.PrincipalID, Subject: tok.Subject, CredentialID: tok.ResourceID, BaseURL: r.BaseURL()}}
 		id = ids.NewAt(ids.TunnelSession, now.UTC())
-		it.Meta = store.Meta{Key: tunnels.SessionKey(tok.AccountID, id), ID: id, AccountID: tok.AccountID, CreatedAt: now.Unix(), Version: 1}
+		it.Meta = store.Meta{Key: lease.SessionKey(tok.AccountID, id), ID: id, AccountID: tok.AccountID, CreatedAt: now.Unix(), Version: 1}
 		if err := tunnels.Start(ctx, p.DB, it, p.lease()); unreachable(err) {
 			return errStore("the login"), nil
 		} else if errors.Is(err, tunnels.ErrRevoked) {
@@ -156,7 +157,7 @@ func rewriteLogin(raw json.RawMessage, metas map[string]string, session string, 
 type loginState struct {
 	credential, account, owner store.Item
 	ownerRead                  bool
-	session                    *tunnels.SessionItem
+	session                    *lease.SessionItem
 	// ended is the state of the session's ended mark ("" for none).
 	ended string
 	// agentTables are the account's enforced agent IP restrictions, by id.
@@ -175,7 +176,7 @@ func (p *Plugin) loginState(ctx context.Context, tok auth.TokenItem, runID strin
 	}
 	run := ids.Is(runID, ids.TunnelSession)
 	if run {
-		keys = append(keys, tunnels.SessionKey(acct, runID), store.EndedSessionKey(acct, runID))
+		keys = append(keys, lease.SessionKey(acct, runID), store.EndedSessionKey(acct, runID))
 	}
 	type tables struct {
 		t   map[string]*iprestrict.Table
@@ -201,13 +202,13 @@ func (p *Plugin) loginState(ctx context.Context, tok auth.TokenItem, runID strin
 	}
 	if run {
 		if rest[0] != nil {
-			a.session = &tunnels.SessionItem{}
+			a.session = &lease.SessionItem{}
 			if err := store.Unmarshal(rest[0], a.session); err != nil {
 				return nil, err
 			}
 		}
 		if rest[1] != nil {
-			var e tunnels.EndedItem
+			var e lease.EndedItem
 			if err := store.Unmarshal(rest[1], &e); err != nil {
 				return nil, err
 			}

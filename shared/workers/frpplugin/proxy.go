@@ -12,6 +12,7 @@ import (
 
 	"tunnelapi/shared/families/domains"
 	"tunnelapi/shared/families/tunnels"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
@@ -49,7 +50,7 @@ func (p *Plugin) newProxy(ctx context.Context, r *api.Request, s server, raw []b
 		if unreachable(err) {
 			return errStore("proxy " + in.ProxyName), nil
 		}
-		if !errors.Is(err, tunnels.ErrChanged) {
+		if !errors.Is(err, lease.ErrChanged) {
 			return res, err
 		}
 	}
@@ -77,8 +78,8 @@ func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, acco
 		}
 		return admit, nil
 	}
-	if len(a.session.Tunnels) >= tunnels.MaxTunnelsPerSession {
-		return refuse("proxy %s: a tunnel session has at most %d proxies", in.ProxyName, tunnels.MaxTunnelsPerSession), nil
+	if len(a.session.Tunnels) >= lease.MaxTunnelsPerSession {
+		return refuse("proxy %s: a tunnel session has at most %d proxies", in.ProxyName, lease.MaxTunnelsPerSession), nil
 	}
 	bind, why, err := p.binding(ctx, in, account, a)
 	if err != nil {
@@ -89,7 +90,7 @@ func (p *Plugin) openProxy(ctx context.Context, s server, in *proxyContent, acco
 	}
 	now := time.Now()
 	id := ids.NewAt(ids.Tunnel, now.UTC())
-	t := &tunnels.TunnelItem{Meta: store.Meta{Key: store.ResourceKey(account, id), ID: id, AccountID: account, CreatedAt: now.Unix(), Version: 1},
+	t := &lease.TunnelItem{Meta: store.Meta{Key: store.ResourceKey(account, id), ID: id, AccountID: account, CreatedAt: now.Unix(), Version: 1},
 		SessionID: session, ProxyName: in.ProxyName, PublicURL: bind, Proto: in.ProxyType, Region: a.session.Region,
 		Labels: in.Metas, Generation: in.User.generation()}
 	if err := tunnels.Open(ctx, p.DB, a.session, t); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tunnelapi/shared/families/tunnels"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
@@ -29,11 +30,11 @@ func operatorDo(t *testing.T, s *testkit.Stack, method, path string, want int) {
 }
 
 // session reads the stored session of login's rewrite; nil when it is gone.
-func session(t *testing.T, s *testkit.Stack, login map[string]any) *tunnels.SessionItem {
+func session(t *testing.T, s *testkit.Stack, login map[string]any) *lease.SessionItem {
 	t.Helper()
 	metas := login["metas"].(map[string]any)
-	var it tunnels.SessionItem
-	err := s.DB.Get(t.Context(), tunnels.SessionKey(metas[frpplugin.MetaAccount].(string), login["run_id"].(string)), &it)
+	var it lease.SessionItem
+	err := s.DB.Get(t.Context(), lease.SessionKey(metas[frpplugin.MetaAccount].(string), login["run_id"].(string)), &it)
 	if store.IsNotFound(err) {
 		return nil
 	} else if err != nil {
@@ -120,13 +121,13 @@ func TestStartAfterRevocationRefused(t *testing.T) {
 		t.Helper()
 		now := time.Now()
 		id := ids.NewAt(ids.TunnelSession, now.UTC())
-		it := &tunnels.SessionItem{Meta: store.Meta{Key: tunnels.SessionKey(a.AccountID, id), ID: id, AccountID: a.AccountID, CreatedAt: now.Unix(), Version: 1},
+		it := &lease.SessionItem{Meta: store.Meta{Key: lease.SessionKey(a.AccountID, id), ID: id, AccountID: a.AccountID, CreatedAt: now.Unix(), Version: 1},
 			CredentialID: credential, Region: key.Region, ServerID: key.ID, ServerName: key.Name, KeyHash: store.TokenHash(key.Secret),
 			Behalf: audit.OnBehalf{PrincipalID: a.UserID, CredentialID: credential, BaseURL: "http://api.test"}}
 		if err := tunnels.Start(t.Context(), s.DB, it, time.Minute); !errors.Is(err, tunnels.ErrRevoked) {
 			t.Errorf("%s: Start answered %v, want tunnels.ErrRevoked", name, err)
 		}
-		var got tunnels.SessionItem
+		var got lease.SessionItem
 		if err := s.DB.Get(t.Context(), it.Key, &got); !store.IsNotFound(err) {
 			t.Errorf("%s: the refused Start stored %+v (%v)", name, got, err)
 		}
@@ -134,7 +135,7 @@ func TestStartAfterRevocationRefused(t *testing.T) {
 	// The control: the same Start before any revocation succeeds.
 	now := time.Now()
 	id := ids.NewAt(ids.TunnelSession, now.UTC())
-	ok := &tunnels.SessionItem{Meta: store.Meta{Key: tunnels.SessionKey(a.AccountID, id), ID: id, AccountID: a.AccountID, CreatedAt: now.Unix(), Version: 1},
+	ok := &lease.SessionItem{Meta: store.Meta{Key: lease.SessionKey(a.AccountID, id), ID: id, AccountID: a.AccountID, CreatedAt: now.Unix(), Version: 1},
 		CredentialID: cred["id"].(string), Region: g.key.Region, ServerID: g.key.ID, ServerName: g.key.Name, KeyHash: store.TokenHash(g.key.Secret),
 		Behalf: audit.OnBehalf{PrincipalID: a.UserID, BaseURL: "http://api.test"}}
 	if err := tunnels.Start(t.Context(), s.DB, ok, time.Minute); err != nil {

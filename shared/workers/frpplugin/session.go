@@ -9,6 +9,7 @@ import (
 
 	"tunnelapi/shared/families/principals"
 	"tunnelapi/shared/families/tunnels"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
@@ -53,14 +54,14 @@ func (p *Plugin) notOurs(ctx context.Context, s server) (Response, error) {
 // its credential and its account, read in one round trip.
 type agentState struct {
 	key        tunnels.ServerTokenItem
-	session    *tunnels.SessionItem
+	session    *lease.SessionItem
 	credential *principals.CredentialItem
 	account    auth.AccountItem
 }
 
 // read reads the agent's state for s; the error is errUnauthorized for a key that is not s's.
 func (p *Plugin) read(ctx context.Context, s server, account, credential, session string) (*agentState, error) {
-	items, err := p.DB.GetMany(ctx, s.key(), tunnels.SessionKey(account, session), store.ResourceKey(account, credential), store.AccountKey(account))
+	items, err := p.DB.GetMany(ctx, s.key(), lease.SessionKey(account, session), store.ResourceKey(account, credential), store.AccountKey(account))
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func (p *Plugin) read(ctx context.Context, s server, account, credential, sessio
 		return nil, err
 	}
 	if items[1] != nil {
-		a.session = &tunnels.SessionItem{}
+		a.session = &lease.SessionItem{}
 		if err := store.Unmarshal(items[1], a.session); err != nil {
 			return nil, err
 		}
@@ -95,10 +96,10 @@ func (a *agentState) ended(credential string) (why, state string) {
 	switch {
 	case a.session.Revoked != "":
 		return a.session.Revoked, ""
-	case a.session.State == tunnels.StateStopped:
-		return "tunnel session " + a.session.ID + " was stopped through the API", tunnels.StateStopped
-	case a.session.State == tunnels.StateRestarting:
-		return "tunnel session " + a.session.ID + " was asked to restart through the API: the agent reconnects as a new session", tunnels.StateRestarting
+	case a.session.State == lease.StateStopped:
+		return "tunnel session " + a.session.ID + " was stopped through the API", lease.StateStopped
+	case a.session.State == lease.StateRestarting:
+		return "tunnel session " + a.session.ID + " was asked to restart through the API: the agent reconnects as a new session", lease.StateRestarting
 	case a.credential == nil || a.session.CredentialID != credential:
 		return "the tunnel credential " + credential + " of tunnel session " + a.session.ID + " was deleted", ""
 	case a.account.Status == auth.StatusSuspended:
@@ -116,8 +117,8 @@ func gone(session string) Response {
 
 // end ends the session in state, logging a failure: the refusal that follows ends it on frps
 // anyway, and the next heartbeat or the sweep ends it here.
-func (p *Plugin) end(ctx context.Context, it *tunnels.SessionItem, state string) {
-	if err := tunnels.End(ctx, p.DB, it, state, time.Now()); err != nil && !errors.Is(err, tunnels.ErrChanged) {
+func (p *Plugin) end(ctx context.Context, it *lease.SessionItem, state string) {
+	if err := lease.End(ctx, p.DB, it, state, time.Now()); err != nil && !errors.Is(err, lease.ErrChanged) {
 		p.logger().Warn("a tunnel session could not be ended", "session", it.ID, "err", err.Error())
 	}
 }
@@ -157,7 +158,7 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 		case it.Revoked != "":
 			p.end(ctx, it, "")
 			return refuse("%s", it.Revoked), nil
-		case it.State != tunnels.StateLive:
+		case it.State != lease.StateLive:
 			a := agentState{session: it}
 			why, state := a.ended(credential)
 			p.end(ctx, it, state)
@@ -189,17 +190,17 @@ func (p *Plugin) ping(ctx context.Context, s server, raw []byte) (Response, erro
 
 // recorded reports whether s is the server whose key the session records: the same secret's
 // hash, name and region.
-func (s server) recorded(it *tunnels.SessionItem) bool {
+func (s server) recorded(it *lease.SessionItem) bool {
 	return it.KeyHash != "" && it.KeyHash == s.secretHash && it.ServerName == s.name && it.Region == s.region
 }
 
 // readSession reads account's session id alone; nil when it does not exist.
-func (p *Plugin) readSession(ctx context.Context, account, id string) (*tunnels.SessionItem, error) {
-	items, err := p.DB.GetMany(ctx, tunnels.SessionKey(account, id))
+func (p *Plugin) readSession(ctx context.Context, account, id string) (*lease.SessionItem, error) {
+	items, err := p.DB.GetMany(ctx, lease.SessionKey(account, id))
 	if err != nil || items[0] == nil {
 		return nil, err
 	}
-	it := &tunnels.SessionItem{}
+	it := &lease.SessionItem{}
 	if err := store.Unmarshal(items[0], it); err != nil {
 		return nil, err
 	}
@@ -231,7 +232,7 @@ func (p *Plugin) closeProxy(ctx context.Context, s server, raw []byte) (Response
 		if a.session == nil {
 			return admit, nil
 		}
-		if err := tunnels.Close(ctx, p.DB, a.session, in.ProxyName, in.User.generation()); !errors.Is(err, tunnels.ErrChanged) {
+		if err := tunnels.Close(ctx, p.DB, a.session, in.ProxyName, in.User.generation()); !errors.Is(err, lease.ErrChanged) {
 			return admit, err
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"tunnelapi/shared/families/domains"
-	"tunnelapi/shared/families/tunnels"
+	"tunnelapi/shared/families/tunnels/lease"
 	"tunnelapi/shared/platform/auth"
 	"tunnelapi/shared/platform/config"
 	"tunnelapi/shared/platform/derrors"
@@ -125,13 +125,13 @@ func (s *Scheduler) commit(ctx context.Context, tx *store.Tx) (lost bool, err er
 	return false, err
 }
 
-// Sweep ends the tunnel sessions whose lease lapsed by now (tunnels.Sweep), at most Batch.
+// Sweep ends the tunnel sessions whose lease lapsed by now (lease.Sweep), at most Batch.
 func (s *Scheduler) Sweep(ctx context.Context, now time.Time) (int, error) {
 	limit := s.Batch
 	if limit <= 0 {
 		limit = DefaultScheduleBatch
 	}
-	return tunnels.Sweep(ctx, s.DB, now, limit)
+	return lease.Sweep(ctx, s.DB, now, limit)
 }
 
 // FromConfig builds the scheduler configured by c with no network I/O.

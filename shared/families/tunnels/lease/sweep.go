@@ -1,4 +1,4 @@
-package tunnels
+package lease
 
 import (
 	"context"
@@ -17,13 +17,13 @@ import (
 // heartbeats renewed the lease moves to the lease's new end; one whose session is gone is
 // deleted. It returns how many sessions it ended.
 func Sweep(ctx context.Context, db *store.DB, now time.Time, limit int) (ended int, err error) {
-	defer derrors.Wrap(&err, "tunnels.Sweep")
+	defer derrors.Wrap(&err, "lease.Sweep")
 	items, err := db.QueryBelow(ctx, store.LeasePartition, store.LeaseBefore(now.Unix()), limit)
 	if err != nil {
 		return 0, err
 	}
 	for _, raw := range items {
-		var l LeaseItem
+		var l EntryItem
 		if err := store.Unmarshal(raw, &l); err != nil {
 			return ended, err
 		}
@@ -39,7 +39,7 @@ func Sweep(ctx context.Context, db *store.DB, now time.Time, limit int) (ended i
 }
 
 // sweepOne looks at one lease entry due: it ends its session, moves it, or deletes it.
-func sweepOne(ctx context.Context, db *store.DB, l LeaseItem, now time.Time) (bool, error) {
+func sweepOne(ctx context.Context, db *store.DB, l EntryItem, now time.Time) (bool, error) {
 	got, err := db.GetMany(ctx, SessionKey(l.AccountID, l.ID))
 	if err != nil {
 		return false, err
@@ -57,11 +57,11 @@ func sweepOne(ctx context.Context, db *store.DB, l LeaseItem, now time.Time) (bo
 	case it.LeaseUntil > now.Unix():
 		next := store.LeaseKey(it.LeaseUntil, it.AccountID, it.ID)
 		tx.Delete("lease", l.Key)
-		tx.Put("lease.next", LeaseItem{Key: next, AccountID: it.AccountID, ID: it.ID, Server: it.ServerID})
+		tx.Put("lease.next", EntryItem{Key: next, AccountID: it.AccountID, ID: it.ID, Server: it.ServerID})
 		tx.Update("session", it.Key, expression.Set(expression.Name("lease_sk"), expression.Value(next.SK)),
 			expression.Name("lease_sk").Equal(expression.Value(l.SK)))
 	default:
 		return true, End(ctx, db, &it, "", now)
 	}
-	return false, commit(ctx, db, tx)
+	return false, Commit(ctx, db, tx)
 }
