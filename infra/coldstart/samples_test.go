@@ -175,19 +175,22 @@ type walk struct {
 func newWalk(t *testing.T, st *testkit.Stack, dir string) *walk {
 	t.Helper()
 	a := st.NewAccount(t)
-	vars, err := samples.Setup(t.Context(), "../..", dir, func(_ context.Context, path string, body any) (map[string]any, error) {
-		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
-	})
+	makers := testkit.SampleMakers(t, a)
+	var reported map[string]string
+	report := makers.Report
+	makers.Report = func(ctx context.Context) (map[string]string, error) {
+		var err error
+		reported, err = report(ctx)
+		return reported, err
+	}
+	vars, err := samples.Setup(t.Context(), "../..", dir, makers)
 	if err != nil {
 		t.Fatal(err)
 	}
 	vars[app.TokenPlaceholder] = a.Token
-	if dir == "tunnel_sessions" || dir == "tunnels" {
-		// Reported by a tunnel server, never created through the API: one reported now.
-		session, tunnel := testkit.AgentSession(t, st, a)
-		vars[app.IDPlaceholder] = map[string]string{"tunnel_sessions": session, "tunnels": tunnel}[dir]
-		// The tunnel's URL is on a domain the walk reserved: masked as walks' values are.
-		vars["{{public_url}}"] = a.Do(t, "GET", "/tunnels/"+tunnel, nil).Expect(t, http.StatusOK)["public_url"].(string)
+	if url := reported["public_url"]; url != "" {
+		// A reported tunnel's URL is on a domain the walk reserved: masked as walks' values are.
+		vars["{{public_url}}"] = url
 	}
 	return &walk{vars: vars}
 }

@@ -354,35 +354,28 @@ func writeHTTPSamples(ctx context.Context, o Options, f app.Function) ([]string,
 		return nil, err
 	}
 	setup := func() (map[string]string, error) {
-		vars, err := samples.Setup(ctx, o.Root, f.Dir, creator(o.Deps, o.Token))
+		vars, err := samples.Setup(ctx, o.Root, f.Dir, samples.Makers{Create: creator(o.Deps, o.Token), Report: func(ctx context.Context) (map[string]string, error) {
+			return reportSession(ctx, o)
+		}})
 		if err != nil {
 			return nil, err
 		}
 		vars[app.TokenPlaceholder] = o.Token
 		return vars, nil
 	}
-	var id string
-	if reported := map[string]int{"tunnel_sessions": 0, "tunnels": 1}; f.Dir == "tunnel_sessions" || f.Dir == "tunnels" {
-		// Sessions and tunnels are reported by tunnel servers, never created through the API.
-		ids, err := reportSession(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		id = ids[reported[f.Dir]]
-	} else {
-		own, err := setup()
-		if err != nil {
-			return nil, err
-		}
-		if id, err = createWithSample(ctx, o.Deps.Handler(f.Families...), files, own); err != nil {
-			return nil, err
-		}
-	}
 	vars, err := setup()
 	if err != nil {
 		return nil, err
 	}
-	vars[app.IDPlaceholder] = id
+	if vars[app.IDPlaceholder] == "" { // else reported by a tunnel server (its set-up says so)
+		own, err := setup()
+		if err != nil {
+			return nil, err
+		}
+		if vars[app.IDPlaceholder], err = createWithSample(ctx, o.Deps.Handler(f.Families...), files, own); err != nil {
+			return nil, err
+		}
+	}
 	// Samples of a sub-resource (an HTTPS edge's routes) need one made now, under a resource of
 	// its own: the written sub-resource create sample (under {{id}}) must not collide with it.
 	if mentions(files, app.ChildIDPlaceholder) {
@@ -504,10 +497,11 @@ func creator(d *serve.Deps, token string) samples.Creator {
 
 // reportSession has the tunnel servers' plugin report an agent of o.Token's account as frps
 // would: a tunnel-server key minted, a credential and a reserved domain made through the API, a
-// login and an http proxy on the domain. It returns the session's and the tunnel's ids.
-func reportSession(ctx context.Context, o Options) (_ [2]string, err error) {
+// login and an http proxy on the domain. It returns the session's fields as samples.Reporter
+// does.
+func reportSession(ctx context.Context, o Options) (_ map[string]string, err error) {
 	defer derrors.Wrap(&err, "samlocal.reportSession")
-	var out [2]string
+	out := map[string]string{}
 	create := creator(o.Deps, o.Token)
 	suffix := make([]byte, 6)
 	_, _ = rand.Read(suffix)
@@ -561,13 +555,14 @@ func reportSession(ctx context.Context, o Options) (_ [2]string, err error) {
 	o.Deps.Mux(app.Families...).ServeHTTP(rec, req)
 	var list struct {
 		Tunnels []struct {
-			ID string `json:"id"`
+			ID        string `json:"id"`
+			PublicURL string `json:"public_url"`
 		} `json:"tunnels"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || len(list.Tunnels) == 0 {
 		return out, fmt.Errorf("no tunnel listed after the proxy: %d %s", rec.Code, rec.Body)
 	}
-	out[0], _ = login["run_id"].(string)
-	out[1] = list.Tunnels[0].ID
+	out["session_id"], _ = login["run_id"].(string)
+	out["tunnel_id"], out["public_url"] = list.Tunnels[0].ID, list.Tunnels[0].PublicURL
 	return out, nil
 }

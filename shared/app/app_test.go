@@ -43,16 +43,11 @@ func TestSampleEventsThroughLambdaHandlers(t *testing.T) {
 			}
 			deps, _ := s.Instance(t, f.Families...)
 			handler := deps.Handler(f.Families...)
-			vars, err := samples.Setup(t.Context(), root, f.Dir, testkit.SampleCreator(t, a))
+			vars, err := samples.Setup(t.Context(), root, f.Dir, testkit.SampleMakers(t, a))
 			if err != nil {
 				t.Fatal(err)
 			}
 			vars[app.TokenPlaceholder] = a.Token
-			if f.Dir == "tunnel_sessions" || f.Dir == "tunnels" {
-				// Reported by a tunnel server, never created through the API.
-				sid, tid := testkit.AgentSession(t, s, a)
-				vars[app.IDPlaceholder] = map[string]string{"tunnel_sessions": sid, "tunnels": tid}[f.Dir]
-			}
 			covered := map[string]bool{}
 			for _, file := range files {
 				ev := testkit.ReadSample(t, file, vars)

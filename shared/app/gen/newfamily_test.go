@@ -197,10 +197,10 @@ func checkFixtureSetup(t *testing.T, root, skeleton string) {
 		t.Errorf("the fixture's sample events are %v (%v), want its create alone: the set-up is no sample", files, err)
 	}
 	var posted []string
-	vars, err := sampleset.Setup(t.Context(), root, "fixture_widgets", func(_ context.Context, path string, body any) (map[string]any, error) {
+	vars, err := sampleset.Setup(t.Context(), root, "fixture_widgets", sampleset.Makers{Create: func(_ context.Context, path string, body any) (map[string]any, error) {
 		posted = append(posted, fmt.Sprint("POST ", path, " ", body))
 		return map[string]any{"id": "ipp_fixture"}, nil
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,13 +36,28 @@ import (
 // created object; any status but 201 is an error.
 type Creator func(ctx context.Context, path string, body any) (map[string]any, error)
 
+// Reporter has a tunnel server report, for the samples' account, an agent's session with one
+// tunnel (what is never created through the API) and returns its fields: session_id,
+// tunnel_id and public_url.
+type Reporter func(ctx context.Context) (map[string]string, error)
+
+// Makers make, in the samples' account, what a set-up asks for.
+type Makers struct {
+	Create Creator
+	// Report is nil for a caller whose functions' set-ups report nothing.
+	Report Reporter
+}
+
 // A set-up file is a JSON object of this form: Values maps placeholders to their text, and each
 // of Creates is a POST made in order, whose answer's string fields fill the placeholders its
 // Answer maps them to. Values and bodies may hold the placeholders the interpreter fills (Unique,
-// UniqueSSHKey and the fixtures), bodies also Values' and earlier answers'.
+// UniqueSSHKey and the fixtures), bodies also Values' and earlier answers'. Reported, when
+// present, fills placeholders from the fields of a session a tunnel server reports (Reporter):
+// the samples of what only tunnel servers make name theirs that way.
 //
 //	{"values": {"{{domain}}": "sample-{{unique}}.example.com"},
 //	 "creates": [{"path": "/reserved_domains", "body": {"domain": "{{domain}}"}, "answer": {"{{domain_id}}": "id"}}]}
+//	{"reported": {"{{id}}": "tunnel_id"}}
 type setup struct {
 	Values  map[string]string `json:"values"`
 	Creates []struct {
@@ -50,6 +65,7 @@ type setup struct {
 		Body   any               `json:"body"`
 		Answer map[string]string `json:"answer"`
 	} `json:"creates"`
+	Reported map[string]string `json:"reported"`
 }
 
 // Placeholders the interpreter fills in every set-up.
@@ -87,10 +103,10 @@ var placeholder = regexp.MustCompile(`\{\{[a-z_]+\}\}`)
 // last is the last Unique handed out.
 var last atomic.Int64
 
-// Setup makes, with create, what the samples of the function in folder dir under the checkout
-// at root refer to besides their own resource, as its set-up file declares, and returns the
+// Setup makes, with m, what the samples of the function in folder dir under the checkout at
+// root refer to besides their own resource, as its set-up file declares, and returns the
 // values of the placeholders it fills (none without the file).
-func Setup(ctx context.Context, root, dir string, create Creator) (map[string]string, error) {
+func Setup(ctx context.Context, root, dir string, m Makers) (map[string]string, error) {
 	raw, err := os.ReadFile(filepath.Join(root, "events", dir, app.SetupFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, nil
@@ -98,7 +114,7 @@ func Setup(ctx context.Context, root, dir string, create Creator) (map[string]st
 	if err != nil {
 		return nil, err
 	}
-	vars, err := run(ctx, raw, create)
+	vars, err := run(ctx, raw, m)
 	if err != nil {
 		return nil, fmt.Errorf("events/%s/%s: %w", dir, app.SetupFile, err)
 	}
@@ -106,7 +122,7 @@ func Setup(ctx context.Context, root, dir string, create Creator) (map[string]st
 }
 
 // run interprets the set-up file raw.
-func run(ctx context.Context, raw []byte, create Creator) (map[string]string, error) {
+func run(ctx context.Context, raw []byte, m Makers) (map[string]string, error) {
 	var s setup
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -129,7 +145,7 @@ func run(ctx context.Context, raw []byte, create Creator) (map[string]string, er
 		if err != nil {
 			return nil, fmt.Errorf("POST %s: %w", c.Path, err)
 		}
-		got, err := create(ctx, c.Path, body)
+		got, err := m.Create(ctx, c.Path, body)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +155,21 @@ func run(ctx context.Context, raw []byte, create Creator) (map[string]string, er
 				return nil, fmt.Errorf("POST %s answered no %s for %s", c.Path, field, p)
 			}
 			vars[p], known[p] = v, v
+		}
+	}
+	if len(s.Reported) > 0 {
+		if m.Report == nil {
+			return nil, errors.New("a reported session is asked for, and nothing here reports one")
+		}
+		got, err := m.Report(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for p, field := range s.Reported {
+			if got[field] == "" {
+				return nil, fmt.Errorf("the reported session has no %s for %s", field, p)
+			}
+			vars[p] = got[field]
 		}
 	}
 	return vars, nil

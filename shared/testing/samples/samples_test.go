@@ -18,14 +18,25 @@ import (
 
 const root = "../../.."
 
-// fake answers every create with an id and an address of its own, and records the creates.
-type fake struct{ creates []string }
+// fake answers every create with an id and an address of its own, and records the creates
+// and the sessions reported.
+type fake struct {
+	creates  []string
+	reported int
+}
 
 func (f *fake) create(_ context.Context, path string, body any) (map[string]any, error) {
 	f.creates = append(f.creates, fmt.Sprintf("POST %s %v", path, body))
 	n := len(f.creates)
 	return map[string]any{"id": fmt.Sprintf("fake_%d", n), "addr": fmt.Sprintf("%d.tcp.example.com:10000", n)}, nil
 }
+
+func (f *fake) report(context.Context) (map[string]string, error) {
+	f.reported++
+	return map[string]string{"session_id": "ts_fake", "tunnel_id": "tn_fake", "public_url": "https://fake.example.com"}, nil
+}
+
+func (f *fake) makers() Makers { return Makers{Create: f.create, Report: f.report} }
 
 // Each function's set-up fills every placeholder its samples hold besides the walk's own (the
 // token and the ids the walk creates), and each placeholder it fills is held by a sample.
@@ -37,7 +48,7 @@ func TestSetupsFillTheirSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vars, err := Setup(t.Context(), root, f.Dir, (&fake{}).create)
+		vars, err := Setup(t.Context(), root, f.Dir, (&fake{}).makers())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +86,7 @@ func TestSetupCreatesInOrder(t *testing.T) {
 		"creates": [{"path": "/a", "body": {"name": "{{name}}", "n": 3}, "answer": {"{{a_id}}": "id"}},
 		            {"path": "/b", "body": {"refs": ["{{a_id}}"], "pem": "{{fixture_ca_pem}}"}, "answer": {"{{b_addr}}": "addr"}}]}`)
 	f := &fake{}
-	vars, err := Setup(t.Context(), dir, "x", f.create)
+	vars, err := Setup(t.Context(), dir, "x", f.makers())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +101,7 @@ func TestSetupCreatesInOrder(t *testing.T) {
 	if !slices.Equal(f.creates, want) {
 		t.Errorf("creates %q, want %q", f.creates, want)
 	}
-	again, err := Setup(t.Context(), dir, "x", (&fake{}).create)
+	again, err := Setup(t.Context(), dir, "x", (&fake{}).makers())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +122,33 @@ func TestSetupRefusesWhatItCannotFill(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		write(t, dir, body)
-		_, err := Setup(t.Context(), dir, "x", (&fake{}).create)
+		_, err := Setup(t.Context(), dir, "x", (&fake{}).makers())
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %s", body, err, want)
 		}
 	}
-	vars, err := Setup(t.Context(), t.TempDir(), "x", (&fake{}).create)
+	vars, err := Setup(t.Context(), t.TempDir(), "x", (&fake{}).makers())
 	if err != nil || len(vars) != 0 {
 		t.Errorf("no set-up file: %v, %v; want no values", vars, err)
+	}
+}
+
+// A set-up that asks for a reported session gets its fields once, and is refused, naming what
+// is missing, by a caller that reports none or when the session lacks the field.
+func TestSetupReportsASession(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, `{"reported": {"{{id}}": "tunnel_id", "{{url}}": "public_url"}}`)
+	f := &fake{}
+	vars, err := Setup(t.Context(), dir, "x", f.makers())
+	if err != nil || vars["{{id}}"] != "tn_fake" || vars["{{url}}"] != "https://fake.example.com" || f.reported != 1 || len(f.creates) != 0 {
+		t.Errorf("reported set-up: %v, %v after %d reports and creates %q; want the tunnel's id and URL from one report", vars, err, f.reported, f.creates)
+	}
+	if _, err := Setup(t.Context(), dir, "x", Makers{Create: f.create}); err == nil || !strings.Contains(err.Error(), "nothing here reports one") {
+		t.Errorf("without a reporter: %v, want a refusal", err)
+	}
+	write(t, dir, `{"reported": {"{{id}}": "tunnel"}}`)
+	if _, err := Setup(t.Context(), dir, "x", f.makers()); err == nil || !strings.Contains(err.Error(), "no tunnel for {{id}}") {
+		t.Errorf("a field the session lacks: %v, want a refusal naming it", err)
 	}
 }
 

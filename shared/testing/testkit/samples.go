@@ -15,10 +15,18 @@ import (
 	"tunnelapi/shared/testing/samples"
 )
 
-// SampleCreator creates the samples' setup resources (samples.Setup) as a.
-func SampleCreator(t testing.TB, a *Account) samples.Creator {
-	return func(_ context.Context, path string, body any) (map[string]any, error) {
-		return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
+// SampleMakers make the samples' set-ups (samples.Setup) in a's account: the resources to
+// create, as a, and the tunnel session to report (AgentSession).
+func SampleMakers(t testing.TB, a *Account) samples.Makers {
+	return samples.Makers{
+		Create: func(_ context.Context, path string, body any) (map[string]any, error) {
+			return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated), nil
+		},
+		Report: func(context.Context) (map[string]string, error) {
+			session, tunnel := AgentSession(t, a.s, a)
+			url, _ := a.Do(t, "GET", "/tunnels/"+tunnel, nil).Expect(t, http.StatusOK)["public_url"].(string)
+			return map[string]string{"session_id": session, "tunnel_id": tunnel, "public_url": url}, nil
+		},
 	}
 }
 
@@ -45,7 +53,7 @@ func FirstSample(t testing.TB, root, dir string, a *Account) (string, map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars, err := samples.Setup(t.Context(), root, dir, SampleCreator(t, a))
+	vars, err := samples.Setup(t.Context(), root, dir, SampleMakers(t, a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +82,7 @@ func SampleForms(t testing.TB, root string, a *Account) []SampleForm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vars, err := samples.Setup(t.Context(), root, f.Dir, SampleCreator(t, a))
+		vars, err := samples.Setup(t.Context(), root, f.Dir, SampleMakers(t, a))
 		if err != nil {
 			t.Fatal(err)
 		}
