@@ -32,6 +32,7 @@ require (
 	github.com/crewjam/saml v0.5.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/cel-go v0.31.0
+	github.com/mattermost/xml-roundtrip-validator v0.1.0
 	github.com/mholt/acmez/v3 v3.1.7
 	github.com/prometheus/client_golang v1.13.0
 	github.com/rs/zerolog v1.28.0
@@ -70,7 +71,6 @@ require (
 	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/jessevdk/go-flags v1.5.0 // indirect
 	github.com/jonboulle/clockwork v0.2.2 // indirect
-	github.com/mattermost/xml-roundtrip-validator v0.1.0 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/matttproud/golang_protobuf_extensions v1.0.1 // indirect

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/segmentio/ksuid"
 
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/api"
@@ -469,7 +468,7 @@ func accountGuardKey(account, domain string) store.Key {
 func targetLabel(id string) string {
 	_, k, err := ids.Parse(id)
 	if err != nil {
-		k = ksuid.New()
+		k = ids.NewKSUID(time.Now())
 	}
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(k.Bytes()))
 }

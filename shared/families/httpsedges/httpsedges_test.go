@@ -300,10 +300,9 @@ func TestSAMLServiceProvider(t *testing.T) {
 	if again["request_signing_certificate_pem"] != sm["request_signing_certificate_pem"] || again["force_authn"] != false {
 		t.Fatalf("replaced module %v", again)
 	}
-	stored := httpmodules.SAML{SigningCert: block.Bytes, NameIDFormat: httpmodules.NameIDFormats[0]}
-	sp := httpmodules.SPURLs{EntityID: sm["entity_id"].(string), ACS: sm["assertion_consumer_service_url"].(string),
-		SLO: sm["single_logout_url"].(string), Metadata: sm["metadata_url"].(string)}
-	out, err := stored.SPMetadata(sp)
+	out, err := samltest.SPMetadata(samltest.SP{Cert: block.Bytes, NameIDFormat: httpmodules.NameIDFormats[0],
+		EntityID: sm["entity_id"].(string), ACS: sm["assertion_consumer_service_url"].(string),
+		SLO: sm["single_logout_url"].(string), Metadata: sm["metadata_url"].(string)})
 	ed := samltest.EntityDescriptor(t, out, err)
 	if ed.SPSSODescriptors[0].AssertionConsumerServices[0].Location != base+"/acs" {
 		t.Fatalf("SP metadata %s", out)

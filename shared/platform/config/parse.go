@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -147,8 +148,11 @@ func (p *parser) awsAccount(name string) string {
 }
 
 // principalARN is an IAM principal a list of principals may name: an account's root, a user or
-// a role (with its path).
-var principalARN = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(root|user/[\w+=,.@/-]+|role/[\w+=,.@/-]+)$`)
+// a role (with its path). It is compiled by the first process that parses such a list (the
+// operator's), not at every function's start.
+var principalARN = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:(root|user/[\w+=,.@/-]+|role/[\w+=,.@/-]+)$`)
+})
 
 // principals is a comma-separated list of IAM principal ARNs (principalARN); nil when unset.
 func (p *parser) principals(name string) []string {
@@ -159,7 +163,7 @@ func (p *parser) principals(name string) []string {
 	var out []string
 	for a := range strings.SplitSeq(s, ",") {
 		a = strings.TrimSpace(a)
-		if !principalARN.MatchString(a) || strings.HasSuffix(a, "/") {
+		if !principalARN().MatchString(a) || strings.HasSuffix(a, "/") {
 			p.fail(name, s, fmt.Sprintf("%q is not the ARN of an account's root, an IAM user or an IAM role (arn:aws:iam::<account>:root, …:user/<name>, …:role/<name>)", a))
 			return nil
 		}

@@ -156,6 +156,35 @@ func TestRequestsTheAPIDoesNotAccept(t *testing.T) {
 	}
 }
 
+// One ServeMux pattern per path (Deps.Mux) answers as a pattern per route did, on the local
+// server and through the Lambda handler: a method the path does not serve is the 404 in the
+// envelope, a HEAD is served by the path's GET, and the path's own methods work.
+func TestMethodsOfAPath(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	key := a.Do(t, "POST", "/api_keys", map[string]any{"description": "target"}).Expect(t, http.StatusCreated)["id"].(string)
+	auth := headers("Authorization", "Bearer "+a.Token, "Ngrok-Version", "2")
+	for _, d := range deployments(s, app.Families...) {
+		for _, m := range []string{"PUT", "POST"} {
+			status, h, body := d.do(t, m, "/api_keys/"+key, auth)
+			var env struct {
+				Status int               `json:"status_code"`
+				Code   string            `json:"error_code"`
+				Det    map[string]string `json:"details"`
+			}
+			if err := json.Unmarshal(body, &env); err != nil || status != http.StatusNotFound || env.Status != http.StatusNotFound ||
+				env.Det["operation_id"] == "" || env.Det["operation_id"] != h.Get("Ngrok-Operation-Id") {
+				t.Errorf("%s: %s /api_keys/{id}: %d %s, want the 404 envelope", d.name, m, status, body)
+			}
+		}
+		if status, _, body := d.do(t, "HEAD", "/api_keys/"+key, auth); status != http.StatusOK {
+			t.Errorf("%s: HEAD /api_keys/{id}: %d %s, want its GET's 200", d.name, status, body)
+		}
+		if status, _, body := d.do(t, "GET", "/api_keys/"+key, auth); status != http.StatusOK {
+			t.Errorf("%s: GET /api_keys/{id}: %d %s", d.name, status, body)
+		}
+	}
+}
+
 // A browser's preflight is answered the same by the local server and by the function
 // template.yaml routes every OPTIONS request to, and the actual request then carries the CORS
 // headers from either.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -62,13 +63,62 @@ func NewDeps(ctx context.Context, c config.HTTP, opts store.Options) (*Deps, err
 
 // Mux builds the http.Handler serving the given families, with a 404 in the envelope for
 // anything else, behind api.Server.Front (the same on Lambda and in the local server).
+//
+// The ServeMux gets one pattern per path, which picks the route by method (byPath): a function
+// starts by registering its routes, and a ServeMux pattern costs at start (parsing, conflict
+// checks, the caller's file and line) while the families' routes average more than two methods
+// a path. It answers as a pattern per route would: the families' paths never overlap (no
+// request path matches two of them), so the path decides as the pattern did; a HEAD is served
+// by the path's GET, as a GET pattern serves it; and any other method is the catch-all's 404,
+// as it was (no 405: "/" matches every method). Two families naming one path with other
+// wildcard names would conflict here and stop the function at start.
 func (d *Deps) Mux(families ...*resource.Descriptor) http.Handler {
-	mux := http.NewServeMux()
+	routes := &byPath{}
 	for _, f := range families {
-		f.Register(d.Kit, mux, d.Server)
+		f.Register(d.Kit, routes, d.Server)
 	}
-	mux.Handle("/", d.Server.NotFound())
+	notFound := d.Server.NotFound()
+	mux := http.NewServeMux()
+	for _, path := range routes.paths {
+		methods := routes.methods[path]
+		mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, ok := methods[r.Method]
+			if !ok && r.Method == http.MethodHead {
+				h, ok = methods[http.MethodGet]
+			}
+			if !ok {
+				h = notFound
+			}
+			h.ServeHTTP(w, r)
+		}))
+	}
+	mux.Handle("/", notFound)
 	return d.Server.Front(mux)
+}
+
+// byPath collects routes ("METHOD /path") by path, in the order their paths first come.
+type byPath struct {
+	paths   []string
+	methods map[string]map[string]http.Handler
+}
+
+// Handle adds pattern's route; a pattern without a method panics, as every family route has one.
+func (b *byPath) Handle(pattern string, h http.Handler) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("serve: the route " + pattern + " has no method")
+	}
+	if b.methods == nil {
+		b.methods = map[string]map[string]http.Handler{}
+	}
+	if b.methods[path] == nil {
+		b.methods[path] = map[string]http.Handler{}
+		b.paths = append(b.paths, path)
+	}
+	if _, dup := b.methods[path][method]; dup {
+		panic("serve: the route " + pattern + " is registered twice")
+	}
+	b.methods[path][method] = h
 }
 
 // Handler is the Lambda handler for API Gateway HTTP API (payload v2) events serving families.

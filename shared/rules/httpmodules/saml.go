@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"encoding/xml"
 	"fmt"
 	"math/big"
 	"net"
@@ -15,10 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/crewjam/saml"
-	"github.com/crewjam/saml/samlsp"
-	dsig "github.com/russellhaering/goxmldsig"
 
 	"tunnelapi/shared/platform/api"
 	"tunnelapi/shared/platform/derrors"
@@ -87,8 +82,7 @@ type SAMLJSON struct {
 var samlSession = sessionCodes{cookieFormat: CodeCookiePrefix, cookieLong: api.CodeBadFieldValue, maxDuration: api.CodeBadFieldValue}
 
 // Check validates a saml module: idp_metadata required (7091), at most MaxIdPMetadataBytes
-// (7080), parsed with crewjam/saml as an IdP EntityDescriptor (or an EntitiesDescriptor holding
-// one) that has an IDPSSODescriptor with a single sign-on service (7083); nameid_format one of
+// (7080), IdP metadata as CheckIdPMetadata reads it (7083); nameid_format one of
 // NameIDFormats; authorized_groups non-empty names. The service provider's entity_id and
 // metadata_url, assertion_consumer_service_url and single_logout_url are on the route's edge's
 // first hostport (SPURLs); request_signing_certificate_pem is the certificate of an RSA key pair
@@ -109,7 +103,7 @@ func (in SAMLIn) Check(field string) (SAML, error) {
 	case len(s.IdPMetadata) > MaxIdPMetadataBytes:
 		return s, api.BadRequest(CodeSAMLTooLarge, f, "%s is %d bytes long; the limit is %d", f, len(s.IdPMetadata), MaxIdPMetadataBytes)
 	}
-	if _, err := ParseIdPMetadata(s.IdPMetadata); err != nil {
+	if err := CheckIdPMetadata(s.IdPMetadata); err != nil {
 		return s, api.BadRequest(CodeSAMLMalformed, f, "%s is not IdP metadata: %s", f, err.Error())
 	}
 	if in.NameIDFormat != nil && *in.NameIDFormat != "" {
@@ -125,23 +119,6 @@ func (in SAMLIn) Check(field string) (SAML, error) {
 	}
 	s.AuthorizedGroups = api.Slice(slices.Clone(in.AuthorizedGroups))
 	return s, nil
-}
-
-// ParseIdPMetadata parses an IdP's metadata: an EntityDescriptor, or an EntitiesDescriptor
-// holding one, with an IDPSSODescriptor that has a single sign-on service.
-func ParseIdPMetadata(doc string) (*saml.EntityDescriptor, error) {
-	ed, err := samlsp.ParseMetadata([]byte(doc))
-	if err != nil {
-		return nil, err
-	}
-	for _, idp := range ed.IDPSSODescriptors {
-		for _, sso := range idp.SingleSignOnServices {
-			if sso.Location != "" {
-				return ed, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("the EntityDescriptor has no IDPSSODescriptor with a SingleSignOnService")
 }
 
 // Provision gives s its route's request signing key pair: prev's (the route's saml module being
@@ -209,40 +186,6 @@ func (s SAML) CertificatePEM() string {
 		return ""
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.SigningCert}))
-}
-
-// SPMetadata is the service provider's metadata (an EntityDescriptor) for sp, built with
-// crewjam/saml: the entity id, the assertion consumer and single logout services, the request
-// signing certificate and the name id format.
-func (s SAML) SPMetadata(sp SPURLs) (_ []byte, err error) {
-	defer derrors.Wrap(&err, "httpmodules.SPMetadata")
-	cert, err := x509.ParseCertificate(s.SigningCert)
-	if err != nil {
-		return nil, fmt.Errorf("parse the certificate: %w", err)
-	}
-	var acs, slo, md url.URL
-	for _, u := range []struct {
-		name string
-		raw  string
-		dst  *url.URL
-	}{{"ACS", sp.ACS, &acs}, {"SLO", sp.SLO, &slo}, {"metadata", sp.Metadata, &md}} {
-		parsed, err := url.Parse(u.raw)
-		if err != nil {
-			return nil, fmt.Errorf("parse the %s URL: %w", u.name, err)
-		}
-		*u.dst = *parsed
-	}
-	provider := saml.ServiceProvider{
-		EntityID: sp.EntityID, Certificate: cert, MetadataURL: md, AcsURL: acs, SloURL: slo,
-		AuthnNameIDFormat: saml.NameIDFormat(s.NameIDFormat), SignatureMethod: dsig.RSASHA256SignatureMethod,
-		LogoutBindings:    []string{saml.HTTPPostBinding, saml.HTTPRedirectBinding},
-		AllowIDPInitiated: s.AllowIdPInitiated, ForceAuthn: &s.ForceAuthn,
-	}
-	out, err := xml.MarshalIndent(provider.Metadata(), "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("marshal the metadata: %w", err)
-	}
-	return out, nil
 }
 
 // JSON returns s's response form for sp.

@@ -69,7 +69,7 @@ func TestSAMLRealMetadataAndSPMetadataRoundTrip(t *testing.T) {
 	}
 
 	// The SP metadata parses back with the library and names the route's ACS URL.
-	out, err := s.SPMetadata(sp)
+	out, err := spMetadata(s, sp)
 	ed := samltest.EntityDescriptor(t, out, err)
 	if ed.EntityID != sp.EntityID || len(ed.SPSSODescriptors) != 1 {
 		t.Fatalf("SP metadata %s", out)
@@ -115,7 +115,7 @@ func TestSAMLMetadataForms(t *testing.T) {
 	}
 	s, _ := decode[SAMLIn](t, samlBody(t, md, "")).Check("")
 	hooktest.WantJSON(t, s.JSON(SPURLs{}).NameIDFormat, `"urn:oasis:names:tc:SAML:2.0:nameid-format:persistent"`)
-	spOnly, err := s.provisioned(t).SPMetadata(NewSPURLs("a.example:443", "r"))
+	spOnly, err := spMetadata(s.provisioned(t), NewSPURLs("a.example:443", "r"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,12 @@ func TestSAMLMetadataForms(t *testing.T) {
 		{"inactivity", samlBody(t, md, `,"inactivity_timeout":40000000`), CodeInactivityTooLong, "m.inactivity_timeout"},
 		{"cookie prefix", samlBody(t, md, `,"cookie_prefix":"a b"`), CodeCookiePrefix, "m.cookie_prefix"},
 	})
+}
+
+// spMetadata is the metadata of the service provider s configures at sp (samltest.SPMetadata).
+func spMetadata(s SAML, sp SPURLs) ([]byte, error) {
+	return samltest.SPMetadata(samltest.SP{Cert: s.SigningCert, EntityID: sp.EntityID, ACS: sp.ACS, SLO: sp.SLO, Metadata: sp.Metadata,
+		NameIDFormat: s.NameIDFormat, AllowIdPInitiated: s.AllowIdPInitiated, ForceAuthn: s.ForceAuthn})
 }
 
 func (s SAML) provisioned(t *testing.T) SAML {

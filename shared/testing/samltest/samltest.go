@@ -1,5 +1,7 @@
-// Package samltest makes SAML identity provider metadata for tests with crewjam/saml: the
-// EntityDescriptor a real IdP publishes, with a fresh signing key.
+// Package samltest makes SAML metadata for tests with crewjam/saml: the EntityDescriptor a real
+// IdP publishes, with a fresh signing key, and the one a route's service provider would publish.
+// The library is the tests' alone: the functions validate metadata without it
+// (httpmodules.CheckIdPMetadata).
 package samltest
 
 import (
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crewjam/saml"
+	dsig "github.com/russellhaering/goxmldsig"
 )
 
 // IdPMetadata returns the metadata of an identity provider at idp.example.com.
@@ -54,4 +57,39 @@ func EntityDescriptor(t testing.TB, doc []byte, err error) *saml.EntityDescripto
 		t.Fatalf("%v: %s", err, doc)
 	}
 	return &ed
+}
+
+// SP is what a route's service provider metadata is made of (httpmodules.SAML and SPURLs).
+type SP struct {
+	// Cert is the route's request signing certificate (DER).
+	Cert                          []byte
+	EntityID, ACS, SLO, Metadata  string
+	NameIDFormat                  string
+	AllowIdPInitiated, ForceAuthn bool
+}
+
+// SPMetadata is the service provider's metadata (an EntityDescriptor) for sp, built with the
+// library: the entity id, the assertion consumer and single logout services, the request
+// signing certificate and the name id format.
+func SPMetadata(sp SP) ([]byte, error) {
+	cert, err := x509.ParseCertificate(sp.Cert)
+	if err != nil {
+		return nil, err
+	}
+	var acs, slo, md *url.URL
+	for _, u := range []struct {
+		raw string
+		dst **url.URL
+	}{{sp.ACS, &acs}, {sp.SLO, &slo}, {sp.Metadata, &md}} {
+		if *u.dst, err = url.Parse(u.raw); err != nil {
+			return nil, err
+		}
+	}
+	provider := saml.ServiceProvider{
+		EntityID: sp.EntityID, Certificate: cert, MetadataURL: *md, AcsURL: *acs, SloURL: *slo,
+		AuthnNameIDFormat: saml.NameIDFormat(sp.NameIDFormat), SignatureMethod: dsig.RSASHA256SignatureMethod,
+		LogoutBindings:    []string{saml.HTTPPostBinding, saml.HTTPRedirectBinding},
+		AllowIDPInitiated: sp.AllowIdPInitiated, ForceAuthn: &sp.ForceAuthn,
+	}
+	return xml.MarshalIndent(provider.Metadata(), "", "  ")
 }
