@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/segmentio/ksuid"
 
 	"tunnelapi/shared/families/tlscerts"
 	"tunnelapi/shared/platform/api"
@@ -468,7 +469,7 @@ func accountGuardKey(account, domain string) store.Key {
 func targetLabel(id string) string {
 	_, k, err := ids.Parse(id)
 	if err != nil {
-		k = ids.NewKSUID(time.Now())
+		k = ksuid.New()
 	}
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(k.Bytes()))
 }
