@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // meter is the service's DynamoDB client with ReturnConsumedCapacity TOTAL on every call it
-// makes, summing the capacity DynamoDB reports.
+// makes, summing the capacity DynamoDB reports, but for transactions, which it counts itself.
 type meter struct {
 	store.Client
 	mu          sync.Mutex
@@ -127,11 +128,61 @@ func (m *meter) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, op
 	return out, err
 }
 
+// TransactWriteItems counts a transaction's write units by DynamoDB's rule, not by what
+// DynamoDB Local reports: two units per started KB of each item the transaction puts, updates,
+// deletes or checks, at the larger of its size before and after (an absent item counts as one
+// KB). DynamoDB Local reports the sum of the distinct per-item values instead (two 1 KB Puts: 2
+// units, not 4). The sizes come from consistent reads of each item around the call.
 func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	in.ReturnConsumedCapacity = total
-	out, err := m.Client.TransactWriteItems(ctx, in, opts...)
-	if err == nil {
-		m.addWrite(out.ConsumedCapacity...)
+	before, err := m.sizes(ctx, in)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	out, err := m.Client.TransactWriteItems(ctx, in, opts...)
+	if err != nil {
+		return out, err
+	}
+	after, err := m.sizes(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	units := txUnits(before, after)
+	m.addWrite(types.ConsumedCapacity{WriteCapacityUnits: &units})
+	return out, nil
+}
+
+// txUnits is the write units of a transaction whose items had the sizes before and after.
+func txUnits(before, after []int) float64 {
+	var units float64
+	for i := range before {
+		kb := max(1, (max(before[i], after[i])+1023)/1024)
+		units += 2 * float64(kb)
+	}
+	return units
+}
+
+// sizes reads each item of in's transaction (consistently, past the meter) and returns their
+// sizes as DynamoDB accounts them, 0 for an absent one.
+func (m *meter) sizes(ctx context.Context, in *dynamodb.TransactWriteItemsInput) ([]int, error) {
+	out := make([]int, len(in.TransactItems))
+	for i, ti := range in.TransactItems {
+		var table *string
+		var key map[string]types.AttributeValue
+		switch {
+		case ti.Put != nil:
+			table, key = ti.Put.TableName, map[string]types.AttributeValue{store.AttrPK: ti.Put.Item[store.AttrPK], store.AttrSK: ti.Put.Item[store.AttrSK]}
+		case ti.Update != nil:
+			table, key = ti.Update.TableName, ti.Update.Key
+		case ti.Delete != nil:
+			table, key = ti.Delete.TableName, ti.Delete.Key
+		case ti.ConditionCheck != nil:
+			table, key = ti.ConditionCheck.TableName, ti.ConditionCheck.Key
+		}
+		got, err := m.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = store.ItemSize(got.Item)
+	}
+	return out, nil
 }
