@@ -2,7 +2,6 @@ package frpplugin_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"tunnelapi/shared/testing/testkit"
@@ -37,14 +36,7 @@ func TestHeartbeatVerifiesItsServer(t *testing.T) {
 		t.Errorf("another valid key's heartbeat answered %d %s", status, body)
 	}
 
-	o := &operator.Operator{DB: s.DB}
-	mux := http.NewServeMux()
-	o.Register(mux, func(*http.Request, []byte) error { return nil })
-	w := httptest.NewRecorder()
-	mux.ServeHTTP(w, httptest.NewRequest(http.MethodDelete, "/operator/tunnel_servers/"+g.key.ID, nil))
-	if w.Code != http.StatusNoContent {
-		t.Fatalf("revoking answered %d %s", w.Code, w.Body)
-	}
+	revokeServer(t, s, g.key.ID)
 	// The lease is fresh (the rig's default), yet the next heartbeat reads the key: refused.
 	if status, _, body := g.send(frpplugin.OpPing, ping(u)); status != http.StatusUnauthorized {
 		t.Errorf("a revoked key's next heartbeat answered %d %s, want 401", status, body)

@@ -30,6 +30,19 @@ type rig struct {
 	domain string // the deployment's base domain
 }
 
+// revokeServer revokes the tunnel server key id through the operator API, as an operator does.
+func revokeServer(t *testing.T, s *testkit.Stack, id string) {
+	t.Helper()
+	o := &operator.Operator{DB: s.DB}
+	mux := http.NewServeMux()
+	o.Register(mux, func(*http.Request, []byte) error { return nil })
+	w := httptest.NewRecorder()
+	mux.ServeHTTP(w, httptest.NewRequest(http.MethodDelete, "/operator/tunnel_servers/"+id, nil))
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("revoking answered %d %s", w.Code, w.Body)
+	}
+}
+
 func newRig(t *testing.T, s *testkit.Stack) *rig {
 	c := testkit.Config(t, config.LoadTunnelPlugin)
 	p := &frpplugin.Plugin{DB: s.DB, Domains: c.Domains, Lease: time.Minute, Log: testkit.Logger()}
@@ -276,14 +289,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	// A revoked key's next request is refused.
-	o := &operator.Operator{DB: s.DB}
-	mux := http.NewServeMux()
-	o.Register(mux, func(*http.Request, []byte) error { return nil })
-	w := httptest.NewRecorder()
-	mux.ServeHTTP(w, httptest.NewRequest(http.MethodDelete, "/operator/tunnel_servers/"+g.key.ID, nil))
-	if w.Code != http.StatusNoContent {
-		t.Fatalf("revoking answered %d %s", w.Code, w.Body)
-	}
+	revokeServer(t, s, g.key.ID)
 	if status, _, _ := g.send(frpplugin.OpLogin, `{"version":"0.70.1","metas":{"authtoken":"`+token+`"},"client_address":"127.0.0.1:1"}`); status != http.StatusUnauthorized {
 		t.Fatalf("a revoked key's Login answered %d, want 401", status)
 	}
