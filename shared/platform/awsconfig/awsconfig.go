@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
 // Settings are the region and credentials of a process (package config reads them from its
@@ -15,11 +16,14 @@ type Settings struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
 }
 
-// New returns the SDK configuration of s. No I/O.
+// New returns the SDK configuration of s. No I/O. The service clients made from one
+// configuration share its HTTP client (the SDK's default, see memoryBodies), as they reach
+// different hosts.
 func New(s Settings) aws.Config {
 	return aws.Config{
 		Region:      s.Region,
 		Credentials: aws.CredentialsProviderFunc(s.credentials),
+		HTTPClient:  memoryBodies{awshttp.NewBuildableClient()},
 	}
 }
 
