@@ -209,12 +209,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		ps = append(ps, pendingDelivery{id: m.MessageId, msg: msg, at: at})
 	}
 	groups := groupByDestination(ps)
-	want := make([]destRef, len(groups))
-	for i, g := range groups {
-		want[i] = g.destRef
-	}
-	dests, err := w.destinations(ctx, want)
-	if err != nil {
+	if err := w.destinations(ctx, groups); err != nil {
 		// The destinations could not be read: every delivery is retried later.
 		for _, p := range ps {
 			if !w.retry(ctx, p, err) {
@@ -225,7 +220,7 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 	}
 	live := groups[:0]
 	for _, g := range groups {
-		if g.dest = dests[g.destKey]; g.dest == nil {
+		if g.dest == nil {
 			w.log().Info("destination gone; deliveries dropped", "destination", g.id, "count", len(g.ps))
 		} else {
 			live = append(live, g)
@@ -464,40 +459,39 @@ type destRef struct {
 // maxDests bounds the destination cache; past it the cache starts over.
 const maxDests = 10000
 
-// destinations returns the destinations wanted, from the cache when the cached one is at least
-// as new as the version the delivery was fanned out with, else read (one round trip for
-// all misses) with their secrets opened. An absent destination maps to nil.
-func (w *Worker) destinations(ctx context.Context, want []destRef) (map[destKey]*Destination, error) {
-	out := make(map[destKey]*Destination, len(want))
-	var miss []destRef
+// destinations sets each group's destination: the cached one when it is at least as new as the
+// version the group's deliveries were fanned out with, else read (one round trip for all misses)
+// with its secret opened; nil when the destination is gone.
+func (w *Worker) destinations(ctx context.Context, groups []*group) error {
+	var miss []*group
 	w.mu.Lock()
-	for _, r := range want {
-		if d, ok := w.dests[r.destKey]; ok && d.Version >= r.version {
-			out[r.destKey] = d
+	for _, g := range groups {
+		if d, ok := w.dests[g.destKey]; ok && d.Version >= g.version {
+			g.dest = d
 		} else {
-			miss = append(miss, r)
+			miss = append(miss, g)
 		}
 	}
 	w.mu.Unlock()
 	for start := 0; start < len(miss); start += 100 {
 		chunk := miss[start:min(start+100, len(miss))]
 		keys := make([]store.Key, len(chunk))
-		for i, r := range chunk {
-			keys[i] = store.ResourceKey(r.account, r.id)
+		for i, g := range chunk {
+			keys[i] = store.ResourceKey(g.account, g.id)
 		}
 		items, err := w.DB.GetMany(ctx, keys...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, raw := range items {
-			r := chunk[i]
+			g := chunk[i]
 			if raw == nil {
-				out[r.destKey] = nil
+				g.dest = nil
 				continue
 			}
 			var it eventsub.EventDestinationItem
 			if err := store.Unmarshal(raw, &it); err != nil {
-				return nil, err
+				return err
 			}
 			d := &Destination{ID: it.ID, AccountID: it.AccountID, Version: it.Version, Target: it.Target}
 			if it.Target.Secret != nil {
@@ -511,16 +505,16 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[destKey]
 			}
 			// The secret stays in memory only; the stored target keeps just the sealed form.
 			d.Target.Secret = nil
-			out[r.destKey] = d
+			g.dest = d
 			w.mu.Lock()
 			if w.dests == nil || len(w.dests) >= maxDests {
 				w.dests = map[destKey]*Destination{}
 			}
-			if old, ok := w.dests[r.destKey]; !ok || old.Version < d.Version {
-				w.dests[r.destKey] = d
+			if old, ok := w.dests[g.destKey]; !ok || old.Version < d.Version {
+				w.dests[g.destKey] = d
 			}
 			w.mu.Unlock()
 		}
 	}
-	return out, nil
+	return nil
 }
