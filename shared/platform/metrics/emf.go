@@ -225,7 +225,7 @@ func (b *Batch) Emit(k *Kind, dims map[string]string, values ...float64) {
 // EmitUsage adds u's line (see Emitter.EmitUsage).
 func (b *Batch) EmitUsage(u Usage) {
 	if u.Account != "" {
-		b.lines = append(b.lines, UsageLine(u)...)
+		b.lines = appendUsageLine(b.lines, u)
 	}
 }
 

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -101,6 +102,28 @@ func TestUsageLines(t *testing.T) {
 	}
 	if metrics.TallyOf(context.Background()) != nil || metrics.TallyOf(metrics.WithTally(context.Background(), &tally)) != &tally {
 		t.Error("a context's tally")
+	}
+}
+
+// A usage line is written directly, byte for byte what json.Marshal writes: every field, strings
+// JSON escapes, and numbers in each of encoding/json's forms.
+func TestUsageLineIsJSON(t *testing.T) {
+	for _, u := range []metrics.Usage{
+		{Account: "acct_2Bxz7mWl3jk8UpN5sQ0vR9tYc1a", Events: 10},
+		{Account: "acct_x", Family: "backends/failover", Status: 201, Mutation: 1, Items: -2, Certificates: 3, ReadUnits: 1.5, WriteUnits: 28},
+		{Account: "a\"b\\c<d>&\u00e9\x01\u2028", Family: "f\n", Status: -1},
+		{Account: "acct_x", ReadUnits: 1e-7, WriteUnits: 2.5e21},
+		{Account: "acct_x", ReadUnits: 0.1 + 0.2, WriteUnits: -1e-6},
+		{Account: "acct_x", ReadUnits: 123456789.125, WriteUnits: 1e20},
+		{},
+	} {
+		want, err := json.Marshal(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(metrics.UsageLine(u)); got != string(want)+"\n" {
+			t.Errorf("%+v: wrote %q, json.Marshal %q", u, got, want)
+		}
 	}
 }
 

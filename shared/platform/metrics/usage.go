@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"sync"
 )
 
@@ -42,9 +43,49 @@ const UsageFilterPattern = `{ $.usage = "*" }`
 var usagePrefix = []byte(`{"usage":`)
 
 // UsageLine is u as written: one JSON object and a newline.
-func UsageLine(u Usage) []byte {
-	line, _ := json.Marshal(u) // strings and numbers: it cannot fail
-	return append(line, '\n')
+func UsageLine(u Usage) []byte { return appendUsageLine(nil, u) }
+
+// appendUsageLine appends u's line to line: the bytes json.Marshal writes, written directly (the
+// event worker writes a line per batch it delivers, and reflection cost more than the rest of
+// the line's work).
+func appendUsageLine(line []byte, u Usage) []byte {
+	if math.IsNaN(u.ReadUnits) || math.IsInf(u.ReadUnits, 0) || math.IsNaN(u.WriteUnits) || math.IsInf(u.WriteUnits, 0) {
+		m, _ := json.Marshal(u) // as before: no JSON for them, an empty line
+		return append(append(line, m...), '\n')
+	}
+	line = appendString(append(line, usagePrefix...), u.Account)
+	if u.Family != "" {
+		line = appendString(append(line, `,"f":`...), u.Family)
+	}
+	for _, f := range [...]struct {
+		name string
+		v    int
+	}{{`,"s":`, u.Status}, {`,"m":`, u.Mutation}, {`,"n":`, u.Items}, {`,"e":`, u.Events}, {`,"c":`, u.Certificates}} {
+		if f.v != 0 {
+			line = strconv.AppendInt(append(line, f.name...), int64(f.v), 10)
+		}
+	}
+	if u.ReadUnits != 0 {
+		line = appendJSONFloat(append(line, `,"r":`...), u.ReadUnits)
+	}
+	if u.WriteUnits != 0 {
+		line = appendJSONFloat(append(line, `,"w":`...), u.WriteUnits)
+	}
+	return append(line, '}', '\n')
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1] // e-09 as e-9
+		b = b[:n-1]
+	}
+	return b
 }
 
 // EmitUsage writes u's line (see Emit: a write error is dropped). A line without an account is

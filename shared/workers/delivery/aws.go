@@ -168,16 +168,16 @@ func (s awsSink[C]) builder() *AWS { return s.aws }
 // drop duplicates by key.
 func putKinesis(ctx context.Context, c *kinesis.Client, d *Destination, recs []Record) []error {
 	// PutRecords: at most 500 records and 5 MiB (data plus partition keys) per call.
-	return deliverChunked(recs, 500, 5<<20, 64, func(idx []int) []error {
-		in := &kinesis.PutRecordsInput{StreamARN: &d.Target.ARN, Records: make([]kintypes.PutRecordsRequestEntry, len(idx))}
-		for j, i := range idx {
-			in.Records[j] = kintypes.PutRecordsRequestEntry{Data: recs[i].Data, PartitionKey: &recs[i].EventID}
+	return deliverChunked(recs, 500, 5<<20, 64, func(chunk []Record) []error {
+		in := &kinesis.PutRecordsInput{StreamARN: &d.Target.ARN, Records: make([]kintypes.PutRecordsRequestEntry, len(chunk))}
+		for j := range chunk {
+			in.Records[j] = kintypes.PutRecordsRequestEntry{Data: chunk[j].Data, PartitionKey: &chunk[j].EventID}
 		}
 		out, err := c.PutRecords(ctx, in)
 		if err != nil {
-			return every(len(idx), fmt.Errorf("kinesis: %w", err))
+			return every(len(chunk), fmt.Errorf("kinesis: %w", err))
 		}
-		return recordErrors("kinesis", len(idx), out.Records, func(r kintypes.PutRecordsResultEntry) (code, msg *string) {
+		return recordErrors("kinesis", len(chunk), out.Records, func(r kintypes.PutRecordsResultEntry) (code, msg *string) {
 			return r.ErrorCode, r.ErrorMessage
 		})
 	})
@@ -186,16 +186,16 @@ func putKinesis(ctx context.Context, c *kinesis.Client, d *Destination, recs []R
 // putFirehose delivers with PutRecordBatch, one JSON document per line.
 func putFirehose(ctx context.Context, c *firehose.Client, d *Destination, recs []Record) []error {
 	// PutRecordBatch: at most 500 records and 4 MiB per call.
-	return deliverChunked(recs, 500, 4<<20, 1, func(idx []int) []error {
+	return deliverChunked(recs, 500, 4<<20, 1, func(chunk []Record) []error {
 		in := &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String(d.Target.ResourceName())}
-		for _, i := range idx {
-			in.Records = append(in.Records, fhtypes.Record{Data: append(append([]byte{}, recs[i].Data...), '\n')})
+		for _, r := range chunk {
+			in.Records = append(in.Records, fhtypes.Record{Data: append(append([]byte{}, r.Data...), '\n')})
 		}
 		out, err := c.PutRecordBatch(ctx, in)
 		if err != nil {
-			return every(len(idx), fmt.Errorf("firehose: %w", err))
+			return every(len(chunk), fmt.Errorf("firehose: %w", err))
 		}
-		return recordErrors("firehose", len(idx), out.RequestResponses, func(r fhtypes.PutRecordBatchResponseEntry) (code, msg *string) {
+		return recordErrors("firehose", len(chunk), out.RequestResponses, func(r fhtypes.PutRecordBatchResponseEntry) (code, msg *string) {
 			return r.ErrorCode, r.ErrorMessage
 		})
 	})
@@ -218,11 +218,11 @@ func putLogs(ctx context.Context, c *cloudwatchlogs.Client, d *Destination, recs
 	}
 	group := d.Target.ResourceName()
 	// PutLogEvents: at most 10,000 events and 1 MiB, counting 26 bytes per event.
-	errs := deliverChunked(sorted, 10000, 1<<20, 26, func(idx []int) []error {
+	errs := deliverChunked(sorted, 10000, 1<<20, 26, func(chunk []Record) []error {
 		in := &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(group), LogStreamName: aws.String(LogStream)}
-		for _, i := range idx {
+		for _, r := range chunk {
 			in.LogEvents = append(in.LogEvents, cwtypes.InputLogEvent{
-				Message: aws.String(string(sorted[i].Data)), Timestamp: aws.Int64(sorted[i].Time.UnixMilli())})
+				Message: aws.String(string(r.Data)), Timestamp: aws.Int64(r.Time.UnixMilli())})
 		}
 		out, err := c.PutLogEvents(ctx, in)
 		var nf *cwtypes.ResourceNotFoundException
@@ -231,16 +231,16 @@ func putLogs(ctx context.Context, c *cloudwatchlogs.Client, d *Destination, recs
 			_, cerr := c.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: aws.String(group), LogStreamName: aws.String(LogStream)})
 			var exists *cwtypes.ResourceAlreadyExistsException
 			if cerr != nil && !errors.As(cerr, &exists) {
-				return every(len(idx), fmt.Errorf("cloudwatch_logs: create log stream: %w", cerr))
+				return every(len(chunk), fmt.Errorf("cloudwatch_logs: create log stream: %w", cerr))
 			}
 			out, err = c.PutLogEvents(ctx, in)
 		}
 		if err != nil {
-			return every(len(idx), fmt.Errorf("cloudwatch_logs: %w", err))
+			return every(len(chunk), fmt.Errorf("cloudwatch_logs: %w", err))
 		}
-		errs := make([]error, len(idx))
+		errs := make([]error, len(chunk))
 		if rej := out.RejectedLogEventsInfo; rej != nil {
-			for j := range idx {
+			for j := range chunk {
 				switch {
 				case rej.TooOldLogEventEndIndex != nil && int32(j) < *rej.TooOldLogEventEndIndex:
 					errs[j] = errors.New("cloudwatch_logs: event too old for the log group")

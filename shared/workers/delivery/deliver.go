@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,23 +52,42 @@ func (m Message) Queued(id string, delay int32) queue.Message {
 
 // ParseMessage reads a delivery message as the queue delivers it.
 func ParseMessage(m lambdaevents.SQSMessage) (Message, error) {
-	msg, _, err := parseMessage(m)
+	msg, _, err := parseMessage(m, []byte(m.Body))
 	return msg, err
 }
 
-// parseMessage is ParseMessage, also returning the time of the event's id, read in the same
-// parse of the id as its check.
-func parseMessage(m lambdaevents.SQSMessage) (Message, time.Time, error) {
-	attr := func(k string) string {
-		if a, ok := m.MessageAttributes[k]; ok && a.StringValue != nil {
-			return *a.StringValue
+// parseMessage is ParseMessage with the message's Event given (event, the caller's copy of the
+// body), also returning the time of the event's id, read in the same parse of the id as its
+// check.
+func parseMessage(m lambdaevents.SQSMessage, event []byte) (Message, time.Time, error) {
+	// One pass over the attributes rather than a lookup (a hash) per attribute.
+	out := Message{Event: event}
+	var version, attempts string
+	for k, a := range m.MessageAttributes {
+		if a.StringValue == nil {
+			continue
 		}
-		return ""
+		switch v := *a.StringValue; k {
+		case AttrEventID:
+			out.EventID = v
+		case AttrEventType:
+			out.EventType = v
+		case AttrAccount:
+			out.AccountID = v
+		case AttrDestination:
+			out.DestinationID = v
+		case AttrDestinationVersion:
+			version = v
+		case AttrAttempts:
+			attempts = v
+		case AttrLastError:
+			out.LastError = v
+		case AttrStored:
+			out.Stored = v != ""
+		}
 	}
-	out := Message{EventID: attr(AttrEventID), EventType: attr(AttrEventType), AccountID: attr(AttrAccount),
-		DestinationID: attr(AttrDestination), LastError: attr(AttrLastError), Event: []byte(m.Body), Stored: attr(AttrStored) != ""}
-	v, verr := strconv.ParseInt(attr(AttrDestinationVersion), 10, 64)
-	n, nerr := strconv.Atoi(attr(AttrAttempts))
+	v, verr := strconv.ParseInt(version, 10, 64)
+	n, nerr := strconv.Atoi(attempts)
 	// Event ids carry their creation second, which is the envelope's event_timestamp.
 	at, ok := idTime(out.EventID, ids.Event)
 	if verr != nil || nerr != nil || !ok || n < 1 || !shaped(out.DestinationID, ids.EventDestination) ||
@@ -87,28 +105,27 @@ const ksuidEpoch = 1400000000
 // with 27 base62 digits that fit a KSUID's 20 bytes (as ids.Parse checks). The digits are
 // multiplied out in three 64-bit words, whose top 32 of 160 bits are the KSUID's timestamp;
 // ksuid.Parse's long division into bytes, which the worker does not need, cost a delivery more
-// than the rest of its message's parse.
+// than the rest of its message's parse. The digits are summed ten at a time in one word (62^10
+// < 2^60), so the three words are multiplied three times, not 27.
 func idTime(id, prefix string) (time.Time, bool) {
-	if !shaped(id, prefix) {
+	digits, ok := idDigits(id, prefix)
+	if !ok {
 		return time.Time{}, false
 	}
 	var hi, mid, lo uint64 // the KSUID, a 160-bit number (27 base62 digits fit in 192 bits)
-	for _, c := range []byte(id[len(id)-27:]) {
-		var d uint64
-		switch {
-		case c <= '9':
-			d = uint64(c - '0')
-		case c <= 'Z':
-			d = uint64(c-'A') + 10
-		default:
-			d = uint64(c-'a') + 36
+	for _, n := range [...]int{7, 10, 10} {
+		var chunk, scale uint64 = 0, 1
+		for _, c := range []byte(digits[:n]) {
+			chunk = chunk*62 + uint64(base62[c])
+			scale *= 62
 		}
-		// (hi, mid, lo) = (hi, mid, lo)*62 + d
-		c1, l := bits.Mul64(lo, 62)
-		l, carry := bits.Add64(l, d, 0)
-		c2, m := bits.Mul64(mid, 62)
+		digits = digits[n:]
+		// (hi, mid, lo) = (hi, mid, lo)*scale + chunk
+		c1, l := bits.Mul64(lo, scale)
+		l, carry := bits.Add64(l, chunk, 0)
+		c2, m := bits.Mul64(mid, scale)
 		m, carry = bits.Add64(m, c1, carry)
-		hi, lo, mid = hi*62+c2+carry, l, m
+		hi, mid, lo = hi*scale+c2+carry, m, l
 	}
 	if hi>>32 != 0 {
 		return time.Time{}, false // more than 20 bytes
@@ -116,90 +133,96 @@ func idTime(id, prefix string) (time.Time, bool) {
 	return time.Unix(ksuidEpoch+int64(hi), 0).UTC(), true
 }
 
+// notBase62 marks a byte that is no base62 digit in base62.
+const notBase62 = 0xff
+
+// base62 is each byte's value as a base62 digit (0-9, A-Z, a-z), or notBase62. A table, not
+// comparisons: the digits of random ids make range checks' branches mispredict.
+var base62 = func() (t [256]byte) {
+	for i := range t {
+		t[i] = notBase62
+	}
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for v := range len(alphabet) {
+		t[alphabet[v]] = byte(v)
+	}
+	return t
+}()
+
 // shaped reports whether id has the shape of an id of the kind prefix: the prefix, '_' and 27
 // base62 characters. Only the event id is decoded (its time is the record's, idTime); decoding the
 // account and destination ids, which the worker's own fan-out wrote, would add only that their
 // characters fit a KSUID's 20 bytes, and an id that names no destination finds none.
 func shaped(id, prefix string) bool {
-	rest, ok := strings.CutPrefix(id, prefix+"_")
-	if !ok || len(rest) != 27 {
-		return false
-	}
-	for i := 0; i < len(rest); i++ {
-		if c := rest[i]; !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
-			return false
-		}
-	}
-	return true
+	_, ok := idDigits(id, prefix)
+	return ok
 }
 
-// pendingDelivery is a delivery message with its parsed routing and the record it carries.
+// idDigits returns the 27 base62 digits of an id shaped as one of the kind prefix (see shaped).
+func idDigits(id, prefix string) (string, bool) {
+	if len(id) != len(prefix)+28 || id[len(prefix)] != '_' || id[:len(prefix)] != prefix {
+		return "", false
+	}
+	digits := id[len(prefix)+1:]
+	bad := byte(0)
+	for _, c := range []byte(digits) {
+		bad |= base62[c] & 0x80
+	}
+	return digits, bad == 0
+}
+
+// pendingDelivery is a delivery message with its parsed routing.
 type pendingDelivery struct {
 	id  string // the SQS message id, for partial batch failures
 	msg Message
-	rec Record
+	at  time.Time // the event's time (its record's Time)
 }
 
-func parseDelivery(m lambdaevents.SQSMessage) (pendingDelivery, error) {
-	msg, t, err := parseMessage(m)
-	if err != nil {
-		return pendingDelivery{id: m.MessageId}, err
-	}
-	return pendingDelivery{id: m.MessageId, msg: msg, rec: Record{EventID: msg.EventID, EventType: msg.EventType, Time: t, Data: msg.Event}}, nil
+// record is the record p delivers.
+func (p *pendingDelivery) record() Record {
+	return Record{EventID: p.msg.EventID, EventType: p.msg.EventType, Time: p.at, Data: p.msg.Event}
 }
 
 // deliver sends delivery messages to their destinations, one batch per destination, all
 // destinations at once. It returns the messages to receive again: only those whose retry
 // could not even be enqueued.
 func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []string {
-	type group struct {
-		destRef
-		ps   []pendingDelivery
-		dest *Destination
+	// The records' data share one copy of the bodies: a copy each cost a batch ten allocations
+	// that raw PutRecords of the same records does not make.
+	size := 0
+	for _, m := range msgs {
+		size += len(m.Body)
 	}
-	groups := map[destKey]*group{}
-	var order []destKey
+	bodies := make([]byte, 0, size)
+	ps := make([]pendingDelivery, 0, len(msgs))
 	var failed []string
 	for _, m := range msgs {
-		p, err := parseDelivery(m)
+		start := len(bodies)
+		bodies = append(bodies, m.Body...)
+		msg, at, err := parseMessage(m, bodies[start:len(bodies):len(bodies)])
 		if err != nil {
 			if !w.toDLQ(ctx, "delivery", queue.Message{ID: "dlq", Body: m.Body, Attrs: plainAttrs(m)}, m.MessageId, err) {
 				failed = append(failed, m.MessageId)
 			}
 			continue
 		}
-		key := destKey{p.msg.AccountID, p.msg.DestinationID}
-		g := groups[key]
-		if g == nil {
-			g = &group{destRef: destRef{destKey: key}, ps: make([]pendingDelivery, 0, len(msgs))}
-			groups[key] = g
-			order = append(order, key)
-		}
-		g.version = max(g.version, p.msg.DestinationVersion)
-		g.ps = append(g.ps, p)
+		ps = append(ps, pendingDelivery{id: m.MessageId, msg: msg, at: at})
 	}
-	want := make([]destRef, 0, len(order))
-	for _, key := range order {
-		want = append(want, groups[key].destRef)
-	}
-	dests, err := w.destinations(ctx, want)
-	if err != nil {
+	groups := groupByDestination(ps)
+	if err := w.destinations(ctx, groups); err != nil {
 		// The destinations could not be read: every delivery is retried later.
-		for _, g := range groups {
-			for _, p := range g.ps {
-				if !w.retry(ctx, p, err) {
-					failed = append(failed, p.id)
-				}
+		for _, p := range ps {
+			if !w.retry(ctx, p, err) {
+				failed = append(failed, p.id)
 			}
 		}
 		return failed
 	}
-	live := make([]*group, 0, len(order))
-	for _, key := range order {
-		if g := groups[key]; dests[key] == nil {
+	live := groups[:0]
+	for _, g := range groups {
+		if g.dest == nil {
 			w.log().Info("destination gone; deliveries dropped", "destination", g.id, "count", len(g.ps))
 		} else {
-			g.dest = dests[key]
 			live = append(live, g)
 		}
 	}
@@ -223,6 +246,48 @@ func (w *Worker) deliver(ctx context.Context, msgs []lambdaevents.SQSMessage) []
 		lines.Flush()
 		return failed
 	})...)
+}
+
+// group is the deliveries of a batch to one destination, wanted at the newest version they
+// were fanned out with.
+type group struct {
+	destRef
+	ps   []pendingDelivery
+	dest *Destination
+}
+
+// groupByDestination groups the deliveries by destination, in the order of their first
+// delivery. Most batches go to one destination, whose group is ps itself.
+func groupByDestination(ps []pendingDelivery) []*group {
+	if len(ps) == 0 {
+		return nil
+	}
+	one := &group{destRef: destRef{destKey: destKey{ps[0].msg.AccountID, ps[0].msg.DestinationID}}, ps: ps}
+	for _, p := range ps {
+		if p.msg.AccountID != one.account || p.msg.DestinationID != one.id {
+			one = nil
+			break
+		}
+		one.version = max(one.version, p.msg.DestinationVersion)
+	}
+	if one != nil {
+		return []*group{one}
+	}
+	byKey := map[destKey]*group{}
+	var groups []*group
+	for i := range ps {
+		p := &ps[i]
+		key := destKey{p.msg.AccountID, p.msg.DestinationID}
+		g := byKey[key]
+		if g == nil {
+			g = &group{destRef: destRef{destKey: key}}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.version = max(g.version, p.msg.DestinationVersion)
+		g.ps = append(g.ps, *p)
+	}
+	return groups
 }
 
 // concurrently runs work for each group at once (in the calling goroutine when there is only
@@ -254,27 +319,42 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 	if sink == nil {
 		return every(len(ps), fmt.Errorf("no sink for target kind %q", d.Target.Kind))
 	}
-	errs := make([]error, len(ps))
 	recs := make([]Record, 0, len(ps))
-	idx := make([]int, 0, len(ps))
-	for i, p := range ps {
-		rec := p.rec
+	// errs and idx are made once a stored event fails to load: that delivery's error, and the
+	// delivery of each record.
+	var errs []error
+	var idx []int
+	for i := range ps {
+		p := &ps[i]
+		rec := p.record()
 		if p.msg.Stored {
 			// The queue carried a reference: the destination gets the whole envelope.
 			env, err := audit.Load(ctx, w.DB, p.msg.AccountID, p.msg.EventID)
 			if err != nil {
+				if errs == nil {
+					errs, idx = make([]error, len(ps)), make([]int, len(recs), len(ps))
+					for j := range idx {
+						idx[j] = j
+					}
+				}
 				errs[i] = err
 				continue
 			}
 			rec.Data = env
 		}
+		if idx != nil {
+			idx = append(idx, i)
+		}
 		recs = append(recs, rec)
-		idx = append(idx, i)
 	}
 	if len(recs) == 0 {
 		return errs
 	}
-	for j, err := range sink.Deliver(ctx, d, recs) {
+	out := sink.Deliver(ctx, d, recs)
+	if errs == nil {
+		return out
+	}
+	for j, err := range out {
 		errs[idx[j]] = err
 	}
 	return errs
@@ -282,6 +362,20 @@ func (w *Worker) send(ctx context.Context, d *Destination, ps []pendingDelivery)
 
 // outcomes are the outcomes of a delivery attempt, in the order counter keeps them.
 var outcomes = [...]string{metrics.Delivered, metrics.Retried, metrics.DeadLettered}
+
+// deliveryDims are the dimensions of the Delivery lines of each sink kind, by outcome (as
+// outcomes), made once instead of for every batch; the lines only read them.
+var deliveryDims = func() map[string][len(outcomes)]map[string]string {
+	out := map[string][len(outcomes)]map[string]string{}
+	for _, kind := range []string{eventsub.KindKinesis, eventsub.KindFirehose, eventsub.KindCloudWatchLogs, eventsub.KindDatadog, eventsub.KindAzure} {
+		var dims [len(outcomes)]map[string]string
+		for o, outcome := range outcomes {
+			dims[o] = map[string]string{metrics.DimSink: kind, metrics.DimOutcome: outcome}
+		}
+		out[kind] = dims
+	}
+	return out
+}()
 
 // counter gathers the outcomes of a batch's delivery attempts to one destination, and each
 // attempt's latency from its event's commit to at, the batch's time.
@@ -309,8 +403,8 @@ func (c *counter) count(p pendingDelivery, err error) {
 		}
 	}
 	var latency time.Duration
-	if !p.rec.Time.IsZero() {
-		latency = max(c.at.Sub(p.rec.Time), 0)
+	if !p.at.IsZero() {
+		latency = max(c.at.Sub(p.at), 0)
 	}
 	c.latencies[o] = append(c.latencies[o], float64(latency.Milliseconds()))
 }
@@ -323,7 +417,10 @@ func (c *counter) emit(lines *metrics.Batch, sink string) {
 		if len(all) == 0 {
 			continue
 		}
-		dims := map[string]string{metrics.DimSink: sink, metrics.DimOutcome: outcomes[o]}
+		dims := deliveryDims[sink][o]
+		if dims == nil {
+			dims = map[string]string{metrics.DimSink: sink, metrics.DimOutcome: outcomes[o]}
+		}
 		for part := range slices.Chunk(all, metrics.MaxSamples) {
 			lines.EmitSamples(metrics.Delivery, dims, []float64{float64(len(part))}, part)
 		}
@@ -362,40 +459,39 @@ type destRef struct {
 // maxDests bounds the destination cache; past it the cache starts over.
 const maxDests = 10000
 
-// destinations returns the destinations wanted, from the cache when the cached one is at least
-// as new as the version the delivery was fanned out with, else read (one round trip for
-// all misses) with their secrets opened. An absent destination maps to nil.
-func (w *Worker) destinations(ctx context.Context, want []destRef) (map[destKey]*Destination, error) {
-	out := make(map[destKey]*Destination, len(want))
-	var miss []destRef
+// destinations sets each group's destination: the cached one when it is at least as new as the
+// version the group's deliveries were fanned out with, else read (one round trip for all misses)
+// with its secret opened; nil when the destination is gone.
+func (w *Worker) destinations(ctx context.Context, groups []*group) error {
+	var miss []*group
 	w.mu.Lock()
-	for _, r := range want {
-		if d, ok := w.dests[r.destKey]; ok && d.Version >= r.version {
-			out[r.destKey] = d
+	for _, g := range groups {
+		if d, ok := w.dests[g.destKey]; ok && d.Version >= g.version {
+			g.dest = d
 		} else {
-			miss = append(miss, r)
+			miss = append(miss, g)
 		}
 	}
 	w.mu.Unlock()
 	for start := 0; start < len(miss); start += 100 {
 		chunk := miss[start:min(start+100, len(miss))]
 		keys := make([]store.Key, len(chunk))
-		for i, r := range chunk {
-			keys[i] = store.ResourceKey(r.account, r.id)
+		for i, g := range chunk {
+			keys[i] = store.ResourceKey(g.account, g.id)
 		}
 		items, err := w.DB.GetMany(ctx, keys...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, raw := range items {
-			r := chunk[i]
+			g := chunk[i]
 			if raw == nil {
-				out[r.destKey] = nil
+				g.dest = nil
 				continue
 			}
 			var it eventsub.EventDestinationItem
 			if err := store.Unmarshal(raw, &it); err != nil {
-				return nil, err
+				return err
 			}
 			d := &Destination{ID: it.ID, AccountID: it.AccountID, Version: it.Version, Target: it.Target}
 			if it.Target.Secret != nil {
@@ -409,16 +505,16 @@ func (w *Worker) destinations(ctx context.Context, want []destRef) (map[destKey]
 			}
 			// The secret stays in memory only; the stored target keeps just the sealed form.
 			d.Target.Secret = nil
-			out[r.destKey] = d
+			g.dest = d
 			w.mu.Lock()
 			if w.dests == nil || len(w.dests) >= maxDests {
 				w.dests = map[destKey]*Destination{}
 			}
-			if old, ok := w.dests[r.destKey]; !ok || old.Version < d.Version {
-				w.dests[r.destKey] = d
+			if old, ok := w.dests[g.destKey]; !ok || old.Version < d.Version {
+				w.dests[g.destKey] = d
 			}
 			w.mu.Unlock()
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -67,24 +67,24 @@ func (s datadogSink) Deliver(ctx context.Context, d *Destination, recs []Record)
 	}
 	h := http.Header{"Content-Type": {"application/json"}, "Dd-Api-Key": {d.Secret}}
 	// The intake takes at most 1,000 entries and 5 MB per request.
-	return deliverChunked(recs, 1000, 5_000_000, 128, func(idx []int) []error {
-		logs := make([]DatadogLog, 0, len(idx))
-		for _, i := range idx {
+	return deliverChunked(recs, 1000, 5_000_000, 128, func(chunk []Record) []error {
+		logs := make([]DatadogLog, 0, len(chunk))
+		for _, r := range chunk {
 			logs = append(logs, DatadogLog{DDSource: "ngrok", DDTags: d.Target.DDTags, Service: d.Target.Service,
-				Hostname: "tunnelapi", Message: string(recs[i].Data), EventID: recs[i].EventID, EventType: recs[i].EventType})
+				Hostname: "tunnelapi", Message: string(r.Data), EventID: r.EventID, EventType: r.EventType})
 		}
 		body, err := json.Marshal(logs)
 		if err != nil {
-			return every(len(idx), err)
+			return every(len(chunk), err)
 		}
 		status, rb, err := post(ctx, s.client, base+"/api/v2/logs", h, body)
 		if err != nil {
-			return every(len(idx), fmt.Errorf("datadog: %w", err))
+			return every(len(chunk), fmt.Errorf("datadog: %w", err))
 		}
 		if status != http.StatusAccepted && status != http.StatusOK {
-			return every(len(idx), httpStatusError("datadog", status, rb))
+			return every(len(chunk), httpStatusError("datadog", status, rb))
 		}
-		return make([]error, len(idx))
+		return make([]error, len(chunk))
 	})
 }
 
@@ -189,40 +189,40 @@ func (s *azureSink) Deliver(ctx context.Context, d *Destination, recs []Record) 
 		return every(len(recs), errNoSecret)
 	}
 	// The upload API takes at most 1 MB per call.
-	return deliverChunked(recs, 10000, 1_000_000, 64, func(idx []int) []error {
-		rows := make([]AzureRow, 0, len(idx))
-		for _, i := range idx {
+	return deliverChunked(recs, 10000, 1_000_000, 64, func(chunk []Record) []error {
+		rows := make([]AzureRow, 0, len(chunk))
+		for _, r := range chunk {
 			var env struct {
 				EventTimestamp string          `json:"event_timestamp"`
 				AccountID      string          `json:"account_id"`
 				Object         json.RawMessage `json:"object"`
 				Principal      json.RawMessage `json:"principal"`
 			}
-			_ = json.Unmarshal(recs[i].Data, &env)
-			rows = append(rows, AzureRow{TimeGenerated: recs[i].Time.UTC().Format(time.RFC3339), EventID: recs[i].EventID,
-				EventType: recs[i].EventType, EventTimestamp: env.EventTimestamp, AccountID: env.AccountID,
+			_ = json.Unmarshal(r.Data, &env)
+			rows = append(rows, AzureRow{TimeGenerated: r.Time.UTC().Format(time.RFC3339), EventID: r.EventID,
+				EventType: r.EventType, EventTimestamp: env.EventTimestamp, AccountID: env.AccountID,
 				Object: env.Object, Principal: env.Principal})
 		}
 		body, err := json.Marshal(rows)
 		if err != nil {
-			return every(len(idx), err)
+			return every(len(chunk), err)
 		}
 		tok, err := s.token(ctx, d)
 		if err != nil {
-			return every(len(idx), err)
+			return every(len(chunk), err)
 		}
 		status, rb, err := post(ctx, s.client, s.uploadURL(d),
 			http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + tok}}, body)
 		if err != nil {
-			return every(len(idx), fmt.Errorf("azure: %w", err))
+			return every(len(chunk), fmt.Errorf("azure: %w", err))
 		}
 		if status == http.StatusUnauthorized || status == http.StatusForbidden {
 			s.forget(d)
 		}
 		if status != http.StatusNoContent && status != http.StatusOK {
-			return every(len(idx), httpStatusError("azure", status, rb))
+			return every(len(chunk), httpStatusError("azure", status, rb))
 		}
-		return make([]error, len(idx))
+		return make([]error, len(chunk))
 	})
 }
 

@@ -60,39 +60,31 @@ func every(n int, err error) []error {
 	return out
 }
 
-// chunks splits recs into runs of at most maxCount records and maxBytes of data (each record
-// costs overhead bytes more), the per-call limits of a sink. A record larger than maxBytes on
-// its own travels alone; the sink refuses it and the refusal is its reason in the DLQ.
-func chunks(recs []Record, maxCount, maxBytes, overhead int) [][]int {
-	var out [][]int
-	var cur []int
-	size := 0
-	for i, r := range recs {
-		n := len(r.Data) + overhead
-		if len(cur) > 0 && (len(cur) == maxCount || size+n > maxBytes) {
-			out = append(out, cur)
-			cur, size = nil, 0
+// deliverChunked runs send over runs of recs of at most maxCount records and maxBytes of data
+// (each record costs overhead bytes more), the per-call limits of a sink, and assembles the
+// per-record errors. A record larger than maxBytes on its own travels alone; the sink refuses it
+// and the refusal is its reason in the DLQ. A batch that fits one call, the common case, is
+// sent as it is and its errors returned as send returned them.
+func deliverChunked(recs []Record, maxCount, maxBytes, overhead int, send func(chunk []Record) []error) []error {
+	var out []error
+	start, size := 0, 0
+	for i := 0; i <= len(recs); i++ {
+		n := 0
+		if i < len(recs) {
+			n = len(recs[i].Data) + overhead
 		}
-		if cur == nil {
-			cur = make([]int, 0, min(maxCount, len(recs)-i))
+		if i > start && (i == len(recs) || i-start == maxCount || size+n > maxBytes) {
+			errs := send(recs[start:i:i])
+			if start == 0 && i == len(recs) {
+				return errs
+			}
+			if out == nil {
+				out = make([]error, len(recs))
+			}
+			copy(out[start:i], errs)
+			start, size = i, 0
 		}
-		cur = append(cur, i)
 		size += n
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
-
-// deliverChunked runs send over each chunk and assembles the per-record errors.
-func deliverChunked(recs []Record, maxCount, maxBytes, overhead int, send func(idx []int) []error) []error {
-	out := make([]error, len(recs))
-	for _, idx := range chunks(recs, maxCount, maxBytes, overhead) {
-		errs := send(idx)
-		for j, i := range idx {
-			out[i] = errs[j]
-		}
 	}
 	return out
 }
