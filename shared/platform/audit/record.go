@@ -123,10 +123,10 @@ func Record(tx *store.Tx, r *api.Request, eventType string, object any) (_ *Enve
 		}
 		env.message = string(ref)
 	}
-	tx.Put("event.outbox", OutboxItem{Key: store.OutboxKey(env.EventID), EventID: env.EventID,
+	tx.PutNew("event.outbox", OutboxItem{Key: store.OutboxKey(env.EventID), EventID: env.EventID,
 		EventType: eventType, AccountID: c.AccountID, Payload: env.message, Created: now.Unix(),
 		TTL: now.Add(OutboxRetention).Unix()})
-	tx.Put("event.log", LogItem{Key: store.EventLogKey(c.AccountID, env.EventID), EventID: env.EventID,
+	tx.PutNew("event.log", LogItem{Key: store.EventLogKey(c.AccountID, env.EventID), EventID: env.EventID,
 		EventType: eventType, Payload: string(payload), TTL: now.Add(LogRetention).Unix()})
 	return env, nil
 }

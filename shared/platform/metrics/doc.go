@@ -7,7 +7,7 @@
 //
 // Usage lines are written beside them, one per request, per batch of events delivered to a
 // destination and per certificate job of an account (Usage), with what it used: a Tally
-// carried by the work's context sums the DynamoDB capacity its calls reported and what its
+// carried by the work's context sums the DynamoDB capacity its calls consumed and what its
 // transactions committed (package store adds to it).
 // They are no metrics (an account is no dimension): a subscription filter sends them to the
 // usage worker, which sums them per account and day (package usage).

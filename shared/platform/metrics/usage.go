@@ -130,6 +130,8 @@ type Tally struct {
 	mu                    sync.Mutex
 	readUnits, writeUnits float64
 	commits, items        int
+	notes                 []any
+	inline                [2]any // the first notes, without an allocation of their own
 }
 
 type tallyKey struct{}
@@ -159,6 +161,24 @@ func (t *Tally) AddCommit(items int) {
 	defer t.mu.Unlock()
 	t.commits++
 	t.items += items
+}
+
+// Note keeps v for the rest of what t tallies: package store keeps there the items the request
+// read, from which it counts its transactions' write units instead of asking DynamoDB.
+func (t *Tally) Note(v any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.notes == nil {
+		t.notes = t.inline[:0]
+	}
+	t.notes = append(t.notes, v)
+}
+
+// Notes are the values kept by Note, oldest first.
+func (t *Tally) Notes() []any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.notes[:len(t.notes):len(t.notes)]
 }
 
 // Fill sets u's capacity, mutation and items from what t summed.

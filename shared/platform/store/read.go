@@ -30,6 +30,7 @@ func (db *DB) Get(ctx context.Context, k Key, out any) (err error) {
 		return err
 	}
 	addRead(ctx, one(res.ConsumedCapacity)...)
+	noteReads(ctx, []Key{k}, []Item{res.Item})
 	if res.Item == nil {
 		return ErrNotFound // wrapped too: callers test it with IsNotFound
 	}
@@ -85,6 +86,7 @@ func (db *DB) GetMany(ctx context.Context, keys ...Key) (_ []Item, err error) {
 			out[i] = out[f]
 		}
 	}
+	noteReads(ctx, keys, out)
 	return out, nil
 }
 

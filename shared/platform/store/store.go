@@ -23,6 +23,11 @@ const (
 type DB struct {
 	Client Client
 	Table  string
+	// CheckUnits, when set (tests), makes every transaction under a metrics.Tally ask DynamoDB
+	// for its capacity too and, once committed, calls CheckUnits with its writes, the write
+	// units the store counted for each (nil when it could not count them, and asked) and the
+	// units DynamoDB reported.
+	CheckUnits func(items []types.TransactWriteItem, counted []float64, reported float64)
 }
 
 // ErrNotFound reports that an item does not exist (or belongs to another account).

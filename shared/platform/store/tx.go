@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,7 +33,9 @@ type Tx struct {
 	wantOld map[string]bool
 	// stored counts the resources the transaction creates less those it deletes.
 	stored int
-	err    error
+	// fresh are the positions of the PutNew writes.
+	fresh []int
+	err   error
 }
 
 // Refuse makes Commit return err when the condition of the write labelled label does not hold,
@@ -135,6 +138,19 @@ func (t *Tx) Put(label string, item any, cond ...expression.ConditionBuilder) {
 	}
 	t.add(label, k, types.TransactWriteItem{Put: p})
 }
+
+// PutNew is Put, unconditionally, of an item at a key no item can hold yet (one made of a
+// fresh id, such as an event's): its write units are counted as a create's.
+func (t *Tx) PutNew(label string, item any) {
+	n := len(t.items)
+	t.Put(label, item)
+	if len(t.items) > n {
+		t.fresh = append(t.fresh, n)
+	}
+}
+
+// isFresh reports whether the write at position i is a PutNew.
+func (t *Tx) isFresh(i int) bool { return slices.Contains(t.fresh, i) }
 
 // Delete removes the item at k if cond holds.
 func (t *Tx) Delete(label string, k Key, cond ...expression.ConditionBuilder) {
@@ -325,9 +341,27 @@ func (db *DB) Commit(ctx context.Context, t *Tx) (err error) {
 	for i := range t.items {
 		setTable(&t.items[i], db.Table)
 	}
-	res, err := db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ReturnConsumedCapacity: capacity(ctx)})
-	if tally := metrics.TallyOf(ctx); tally != nil && err == nil {
-		addWrite(ctx, res.ConsumedCapacity...)
+	// Under a tally, the transaction's write units are counted (units) or, when they cannot be,
+	// asked of DynamoDB.
+	tally := metrics.TallyOf(ctx)
+	var counted []float64
+	ask := types.ReturnConsumedCapacity("")
+	if tally != nil {
+		counted, _ = t.units(ctx)
+		if counted == nil || db.CheckUnits != nil {
+			ask = types.ReturnConsumedCapacityTotal
+		}
+	}
+	res, err := db.Client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ReturnConsumedCapacity: ask})
+	if tally != nil && err == nil {
+		if db.CheckUnits != nil {
+			db.CheckUnits(t.items, counted, units(res.ConsumedCapacity))
+		}
+		if counted != nil {
+			tally.AddCapacity(0, sum(counted))
+		} else {
+			addWrite(ctx, res.ConsumedCapacity...)
+		}
 		tally.AddCommit(t.stored)
 	}
 	var dep *DependencyError

@@ -3,12 +3,12 @@
 // those consumed. Nothing is written for it on a request's path: every HTTP function writes one
 // usage line per request whose caller was verified (api.Server), the event worker one per event
 // delivered and the certificate worker one per job run (metrics.Usage), each carrying the
-// capacity DynamoDB reported for the calls it made anyway (store.Open asks for it in the same
-// round trips). In AWS a subscription filter on every function's log group (template.yaml,
-// generated from package app's lists) sends the lines to the usage worker (Main), which sums
-// them per account and day (lines of the stack's own log groups only: Sources) and adds each sum
-// to that day's item with one transaction per
-// batch of lines, so a batch delivered again is counted once. A transaction checks the tenant's
+// capacity its DynamoDB calls consumed (reported in the same round trips, or for a transaction
+// counted by package store by DynamoDB's rule when it knows every item's size). In AWS a
+// subscription filter on every function's log group (template.yaml, generated from package
+// app's lists) sends the lines to the usage worker (Main), which sums them per account and day
+// (lines of the stack's own log groups only: Sources) and adds each sum to that day's item with
+// one transaction per batch of lines, so a batch delivered again is counted once. A transaction checks the tenant's
 // entry in the operator's list, which no tenant request touches, and is tried again when it
 // loses to a concurrent one; a batch the worker still cannot write fails its invocation, which
 // Lambda retries and then sends to the function's on-failure destination (template.yaml: a
