@@ -190,7 +190,7 @@ func (s *Server) HandleWithin(family string, budget time.Duration, status int, h
 		if s.Auth != nil {
 			r.auth = s.Auth.Session(r)
 		}
-		tally := &metrics.Tally{}
+		tally := &r.tally
 		w.Header().Set("Ngrok-Operation-Id", r.OpID)
 		if s.Source != nil {
 			r.Source = s.Source(hr)

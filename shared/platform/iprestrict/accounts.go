@@ -68,10 +68,16 @@ const maxCached = 10000
 // or read from its item; nil for version 0. A version whose item is gone was replaced since the
 // account item naming it was read: auth.ErrRetry.
 func (x *Accounts) version(ctx context.Context, account string, v int64) (_ *cached, err error) {
-	defer derrors.Wrap(&err, "iprestrict.version(%s %d)", account, v)
 	if v == 0 {
 		return nil, nil
 	}
+	// Every request checks its account's version: the operation's arguments are boxed for
+	// the message only on failure.
+	defer func() {
+		if err != nil {
+			derrors.Wrap(&err, "iprestrict.version(%s %d)", account, v)
+		}
+	}()
 	cache.Lock()
 	e, ok := cache.m[account]
 	cache.Unlock()

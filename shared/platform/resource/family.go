@@ -194,7 +194,13 @@ func (c *core) buildCreate(ctx context.Context, r *api.Request, m *Mutation, pre
 }
 
 func (c *core) get(ctx context.Context, r *api.Request) (_ any, err error) {
-	defer derrors.Wrap(&err, "resource.get(%s %s)", c.EventKind, r.PathValue("id"))
+	// The operation is named only on failure: boxing its arguments for a deferred Wrap would
+	// cost every successful GET two allocations.
+	defer func() {
+		if err != nil {
+			derrors.Wrap(&err, "resource.get(%s %s)", c.EventKind, r.PathValue("id"))
+		}
+	}()
 	it := c.hooks.New()
 	joined, err := c.join(ctx, r, func() error { return c.kit.Get(ctx, r, c.Prefix, r.PathValue("id"), it) })
 	if err != nil {

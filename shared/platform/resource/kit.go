@@ -87,9 +87,12 @@ func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, ou
 	if !valid || items[0] == nil {
 		return nil, api.ErrNotFound
 	}
-	read := make(map[store.Key]store.Item, len(extra))
-	for i, key := range extra {
-		read[key] = items[len(keys)+i]
+	var read map[store.Key]store.Item // a plain Get reads no extra keys: no map to make
+	if len(extra) > 0 {
+		read = make(map[store.Key]store.Item, len(extra))
+		for i, key := range extra {
+			read[key] = items[len(keys)+i]
+		}
 	}
 	return read, store.Unmarshal(items[0], out)
 }
