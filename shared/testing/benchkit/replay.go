@@ -109,10 +109,10 @@ type Replayer struct {
 	// Last returns the input of the latest call of an operation on the request path
 	// (testkit.Counter.Last).
 	Last func(operation string) any
-	// WithoutCapacity replays the calls without asking for consumed capacity: what they would
-	// cost without the usage line's metering.
-	WithoutCapacity bool
-	n               int
+	// Capacity, when set, is the ReturnConsumedCapacity the replays send instead of the
+	// captured call's: to measure what the ask itself costs.
+	Capacity types.ReturnConsumedCapacity
+	n        int
 }
 
 // Read replays the latest BatchGetItem with subst applied.
@@ -122,8 +122,8 @@ func (p *Replayer) Read(tb testing.TB, subst map[string]string) {
 		tb.Fatal("benchkit: no BatchGetItem captured")
 	}
 	c := ReplayBatchGet(in, subst)
-	if p.WithoutCapacity {
-		c.ReturnConsumedCapacity = ""
+	if p.Capacity != "" {
+		c.ReturnConsumedCapacity = p.Capacity
 	}
 	if _, err := p.DB.Client.BatchGetItem(context.Background(), c); err != nil {
 		tb.Fatal(err)
@@ -139,8 +139,8 @@ func (p *Replayer) Write(tb testing.TB, subst map[string]string) {
 	}
 	p.n++
 	c := ReplayTransact(in, subst, "#bench"+strconv.Itoa(p.n))
-	if p.WithoutCapacity {
-		c.ReturnConsumedCapacity = ""
+	if p.Capacity != "" {
+		c.ReturnConsumedCapacity = p.Capacity
 	}
 	if _, err := p.DB.Client.TransactWriteItems(context.Background(), c); err != nil {
 		tb.Fatal(err)
