@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/platform/derrors"
@@ -97,4 +98,34 @@ func (a *Attrs) Strings(name string) []string {
 		return v.Value
 	}
 	return nil
+}
+
+// Value decodes the attribute name, when present, into out (a pointer to a field) with
+// attributevalue.Unmarshal: for the fields of a Decoder that the readers above do not read.
+func (a *Attrs) Value(name string, out any) {
+	v, ok := a.Item[name]
+	if !ok {
+		return
+	}
+	if err := attributevalue.Unmarshal(v, out); err != nil && a.err == nil {
+		a.err = fmt.Errorf("attribute %s: %w", name, err)
+	}
+}
+
+// Decoder is an item type that reads itself from a raw item with Attrs, without reflection
+// over its type, as Unmarshal would into a zero value of it. Family items' decoders are
+// generated from their types (shared/app/gen), and Decode uses them. Only a concrete item
+// type implements it, never a part that other items embed, which would promote it to items
+// with fields it does not read.
+type Decoder interface{ DecodeAttrs(a *Attrs) }
+
+// Decode is Unmarshal into out, a zero value, through its DecodeAttrs when it is a Decoder.
+func Decode(it Item, out any) error {
+	d, ok := out.(Decoder)
+	if !ok {
+		return Unmarshal(it, out)
+	}
+	a := Attrs{Item: it}
+	d.DecodeAttrs(&a)
+	return a.Err()
 }
