@@ -56,7 +56,8 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 
 // Every family item type in shared/families has a generated decoder (but for those the
 // generator leaves to Unmarshal, named here), and it decodes as store.Unmarshal does: an item
-// with every field set, one with none, and one attribute of the wrong type an error.
+// with every field set, one with none, one with numbers where strings belong, and a string
+// where a number belongs an error.
 func TestGeneratedDecodersDecodeAsUnmarshal(t *testing.T) {
 	decoded := 0
 	for _, d := range app.Families {
@@ -85,7 +86,27 @@ func TestGeneratedDecodersDecodeAsUnmarshal(t *testing.T) {
 				t.Errorf("%s decoded directly\n%+v\nby Unmarshal\n%+v", typ, direct.Elem(), reflected.Elem())
 			}
 		}
+		// Attributes of other types than the fields' own are decoded as Unmarshal decodes them:
+		// a number into a string, in a list of strings too.
 		it, _ := attributevalue.MarshalMap(full.Interface())
+		for name, v := range it {
+			switch v := v.(type) {
+			case *types.AttributeValueMemberS:
+				it[name] = &types.AttributeValueMemberN{Value: "7"}
+			case *types.AttributeValueMemberL:
+				if len(v.Value) > 0 {
+					if _, ok := v.Value[0].(*types.AttributeValueMemberS); ok {
+						it[name] = &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "8"}}}
+					}
+				}
+			}
+		}
+		direct, reflected := reflect.New(typ), reflect.New(typ)
+		derr, rerr := store.Decode(it, direct.Interface()), store.Unmarshal(it, reflected.Interface())
+		if (derr == nil) != (rerr == nil) || !reflect.DeepEqual(direct.Interface(), reflected.Interface()) {
+			t.Errorf("%s with numbers for strings decoded directly (%v)\n%+v\nby Unmarshal (%v)\n%+v", typ, derr, direct.Elem(), rerr, reflected.Elem())
+		}
+		it, _ = attributevalue.MarshalMap(full.Interface())
 		it["created"] = &types.AttributeValueMemberS{Value: "soon"}
 		if err := store.Decode(it, reflect.New(typ).Interface()); err == nil {
 			t.Errorf("%s: a string where created's number belongs decoded without an error", typ)
