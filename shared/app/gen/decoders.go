@@ -49,11 +49,11 @@ func decoders(families []*resource.Descriptor) (map[string][]byte, error) {
 			}
 			n++
 			fmt.Fprintf(&b, "\n// DecodeAttrs reads the item as store.Unmarshal does into a zero %s (store.Decoder).\n", t.Name())
-			fmt.Fprintf(&b, "func (it *%s) DecodeAttrs(a *store.Attrs) {\n", t.Name())
+			fmt.Fprintf(&b, "func (it *%s) DecodeAttrs(item store.Item) error {\n\ta := store.Attrs{Item: item}\n", t.Name())
 			for _, f := range fields {
 				b.WriteString("\t" + f.code() + "\n")
 			}
-			b.WriteString("}\n")
+			b.WriteString("\treturn a.Err()\n}\n")
 		}
 		if n == 0 {
 			continue

@@ -5,7 +5,8 @@ package abuse
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero ReportItem (store.Decoder).
-func (it *ReportItem) DecodeAttrs(a *store.Attrs) {
+func (it *ReportItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -17,4 +18,5 @@ func (it *ReportItem) DecodeAttrs(a *store.Attrs) {
 	it.Metadata = a.String("metadata")
 	it.Status = a.String("status")
 	a.Value("hostnames", &it.Hostnames)
+	return a.Err()
 }

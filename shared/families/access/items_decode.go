@@ -5,7 +5,8 @@ package access
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero IPPolicyItem (store.Decoder).
-func (it *IPPolicyItem) DecodeAttrs(a *store.Attrs) {
+func (it *IPPolicyItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -16,10 +17,12 @@ func (it *IPPolicyItem) DecodeAttrs(a *store.Attrs) {
 	it.Described.Description = a.String("description")
 	it.Described.Metadata = a.String("metadata")
 	a.Value("rules", &it.Rules)
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero IPPolicyRuleItem (store.Decoder).
-func (it *IPPolicyRuleItem) DecodeAttrs(a *store.Attrs) {
+func (it *IPPolicyRuleItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -32,10 +35,12 @@ func (it *IPPolicyRuleItem) DecodeAttrs(a *store.Attrs) {
 	it.CIDR = a.String("cidr")
 	it.Action = a.String("action")
 	it.PolicyID = a.String("policy")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero IPRestrictionItem (store.Decoder).
-func (it *IPRestrictionItem) DecodeAttrs(a *store.Attrs) {
+func (it *IPRestrictionItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -48,4 +53,5 @@ func (it *IPRestrictionItem) DecodeAttrs(a *store.Attrs) {
 	it.Enforced = a.Bool("enforced")
 	it.Type = a.String("type")
 	it.PolicyIDs = a.Strings("policies")
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package backends
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero FailoverItem (store.Decoder).
-func (it *FailoverItem) DecodeAttrs(a *store.Attrs) {
+func (it *FailoverItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -16,10 +17,12 @@ func (it *FailoverItem) DecodeAttrs(a *store.Attrs) {
 	it.text.Described.Description = a.String("description")
 	it.text.Described.Metadata = a.String("metadata")
 	it.Composite.Children = a.Strings("children")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero HTTPResponseItem (store.Decoder).
-func (it *HTTPResponseItem) DecodeAttrs(a *store.Attrs) {
+func (it *HTTPResponseItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -32,10 +35,12 @@ func (it *HTTPResponseItem) DecodeAttrs(a *store.Attrs) {
 	it.Body = a.String("body")
 	a.Value("headers", &it.Headers)
 	it.StatusCode = int(a.Int("status_code"))
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero StaticItem (store.Decoder).
-func (it *StaticItem) DecodeAttrs(a *store.Attrs) {
+func (it *StaticItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -47,10 +52,12 @@ func (it *StaticItem) DecodeAttrs(a *store.Attrs) {
 	it.text.Described.Metadata = a.String("metadata")
 	it.Address = a.String("address")
 	it.TLS = a.Bool("tls")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero TunnelGroupItem (store.Decoder).
-func (it *TunnelGroupItem) DecodeAttrs(a *store.Attrs) {
+func (it *TunnelGroupItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -61,10 +68,12 @@ func (it *TunnelGroupItem) DecodeAttrs(a *store.Attrs) {
 	it.text.Described.Description = a.String("description")
 	it.text.Described.Metadata = a.String("metadata")
 	a.Value("labels", &it.Labels)
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero WeightedItem (store.Decoder).
-func (it *WeightedItem) DecodeAttrs(a *store.Attrs) {
+func (it *WeightedItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -76,4 +85,5 @@ func (it *WeightedItem) DecodeAttrs(a *store.Attrs) {
 	it.text.Described.Metadata = a.String("metadata")
 	it.Composite.Children = a.Strings("children")
 	a.Value("weights", &it.Weights)
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package domains
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero AgentIngressItem (store.Decoder).
-func (it *AgentIngressItem) DecodeAttrs(a *store.Attrs) {
+func (it *AgentIngressItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -24,10 +25,12 @@ func (it *AgentIngressItem) DecodeAttrs(a *store.Attrs) {
 	a.Value("provisioning_job", &it.CertManagement.Job)
 	a.Value("cert_pending", &it.CertManagement.Pending)
 	a.Value("cert_requester", &it.CertManagement.Requester)
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero ReservedAddrItem (store.Decoder).
-func (it *ReservedAddrItem) DecodeAttrs(a *store.Attrs) {
+func (it *ReservedAddrItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -39,10 +42,12 @@ func (it *ReservedAddrItem) DecodeAttrs(a *store.Attrs) {
 	it.Described.Metadata = a.String("metadata")
 	it.Addr = a.String("addr")
 	it.Region = a.String("region")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero ReservedDomainItem (store.Decoder).
-func (it *ReservedDomainItem) DecodeAttrs(a *store.Attrs) {
+func (it *ReservedDomainItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -67,4 +72,5 @@ func (it *ReservedDomainItem) DecodeAttrs(a *store.Attrs) {
 	a.Value("provisioning_job", &it.CertManagement.Job)
 	a.Value("cert_pending", &it.CertManagement.Pending)
 	a.Value("cert_requester", &it.CertManagement.Requester)
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package edges
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero TCPEdgeItem (store.Decoder).
-func (it *TCPEdgeItem) DecodeAttrs(a *store.Attrs) {
+func (it *TCPEdgeItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.EdgeBase.Meta.Key.PK = a.String("pk")
 	it.EdgeBase.Meta.Key.SK = a.String("sk")
 	it.EdgeBase.Meta.ID = a.String("id")
@@ -20,10 +21,12 @@ func (it *TCPEdgeItem) DecodeAttrs(a *store.Attrs) {
 	a.Value("backend", &it.Backend)
 	a.Value("ip_restriction", &it.IPRestriction)
 	a.Value("traffic_policy", &it.TrafficPolicy)
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero TLSEdgeItem (store.Decoder).
-func (it *TLSEdgeItem) DecodeAttrs(a *store.Attrs) {
+func (it *TLSEdgeItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.EdgeBase.Meta.Key.PK = a.String("pk")
 	it.EdgeBase.Meta.Key.SK = a.String("sk")
 	it.EdgeBase.Meta.ID = a.String("id")
@@ -40,4 +43,5 @@ func (it *TLSEdgeItem) DecodeAttrs(a *store.Attrs) {
 	a.Value("mutual_tls", &it.MutualTLS)
 	a.Value("tls_termination", &it.TLSTermination)
 	a.Value("traffic_policy", &it.TrafficPolicy)
+	return a.Err()
 }

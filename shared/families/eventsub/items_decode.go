@@ -5,7 +5,8 @@ package eventsub
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero EventDestinationItem (store.Decoder).
-func (it *EventDestinationItem) DecodeAttrs(a *store.Attrs) {
+func (it *EventDestinationItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -17,10 +18,12 @@ func (it *EventDestinationItem) DecodeAttrs(a *store.Attrs) {
 	it.Described.Metadata = a.String("metadata")
 	it.Format = a.String("format")
 	a.Value("target", &it.Target)
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero EventSubscriptionItem (store.Decoder).
-func (it *EventSubscriptionItem) DecodeAttrs(a *store.Attrs) {
+func (it *EventSubscriptionItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -32,4 +35,5 @@ func (it *EventSubscriptionItem) DecodeAttrs(a *store.Attrs) {
 	it.Described.Metadata = a.String("metadata")
 	it.Sources = a.Strings("sources")
 	it.Destinations = a.Strings("dests")
+	return a.Err()
 }

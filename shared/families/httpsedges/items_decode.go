@@ -5,7 +5,8 @@ package httpsedges
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero HTTPSEdgeItem (store.Decoder).
-func (it *HTTPSEdgeItem) DecodeAttrs(a *store.Attrs) {
+func (it *HTTPSEdgeItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.EdgeBase.Meta.Key.PK = a.String("pk")
 	it.EdgeBase.Meta.Key.SK = a.String("sk")
 	it.EdgeBase.Meta.ID = a.String("id")
@@ -20,4 +21,5 @@ func (it *HTTPSEdgeItem) DecodeAttrs(a *store.Attrs) {
 	a.Value("mutual_tls", &it.MutualTLS)
 	a.Value("tls_termination", &it.TLSTermination)
 	a.Value("routes", &it.Routes)
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package k8soperators
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero OperatorItem (store.Decoder).
-func (it *OperatorItem) DecodeAttrs(a *store.Attrs) {
+func (it *OperatorItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -21,4 +22,5 @@ func (it *OperatorItem) DecodeAttrs(a *store.Attrs) {
 	it.Region = a.String("region")
 	a.Value("deployment", &it.Deployment)
 	a.Value("binding", &it.Binding)
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package principals
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero APIKeyItem (store.Decoder).
-func (it *APIKeyItem) DecodeAttrs(a *store.Attrs) {
+func (it *APIKeyItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.SecretBase.Meta.Key.PK = a.String("pk")
 	it.SecretBase.Meta.Key.SK = a.String("sk")
 	it.SecretBase.Meta.ID = a.String("id")
@@ -17,10 +18,12 @@ func (it *APIKeyItem) DecodeAttrs(a *store.Attrs) {
 	it.SecretBase.Described.Metadata = a.String("metadata")
 	it.SecretBase.OwnerID = a.String("owner")
 	it.SecretBase.TokenHash = a.String("token_hash")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero BotUserItem (store.Decoder).
-func (it *BotUserItem) DecodeAttrs(a *store.Attrs) {
+func (it *BotUserItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -30,10 +33,12 @@ func (it *BotUserItem) DecodeAttrs(a *store.Attrs) {
 	it.Meta.Refs = a.Int("refs")
 	it.Name = a.String("name")
 	it.Active = a.Bool("active")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero CredentialItem (store.Decoder).
-func (it *CredentialItem) DecodeAttrs(a *store.Attrs) {
+func (it *CredentialItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.SecretBase.Meta.Key.PK = a.String("pk")
 	it.SecretBase.Meta.Key.SK = a.String("sk")
 	it.SecretBase.Meta.ID = a.String("id")
@@ -46,4 +51,5 @@ func (it *CredentialItem) DecodeAttrs(a *store.Attrs) {
 	it.SecretBase.OwnerID = a.String("owner")
 	it.SecretBase.TokenHash = a.String("token_hash")
 	it.BindRules.ACL = a.Strings("acl")
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package sshcerts
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero AuthorityItem (store.Decoder).
-func (it *AuthorityItem) DecodeAttrs(a *store.Attrs) {
+func (it *AuthorityItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -19,10 +20,12 @@ func (it *AuthorityItem) DecodeAttrs(a *store.Attrs) {
 	it.KeyType = a.String("key_type")
 	a.Value("private_key", &it.PrivateKey)
 	it.Certificates = a.Int("certs")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero CertificateItem (store.Decoder).
-func (it *CertificateItem) DecodeAttrs(a *store.Attrs) {
+func (it *CertificateItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -41,4 +44,5 @@ func (it *CertificateItem) DecodeAttrs(a *store.Attrs) {
 	it.ValidAfter = a.Int("valid_after")
 	it.ValidUntil = a.Int("valid_until")
 	it.Certificate = a.String("certificate")
+	return a.Err()
 }

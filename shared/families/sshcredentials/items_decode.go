@@ -5,7 +5,8 @@ package sshcredentials
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero SSHCredentialItem (store.Decoder).
-func (it *SSHCredentialItem) DecodeAttrs(a *store.Attrs) {
+func (it *SSHCredentialItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -19,4 +20,5 @@ func (it *SSHCredentialItem) DecodeAttrs(a *store.Attrs) {
 	it.OwnerID = a.String("owner")
 	it.PublicKey = a.String("public_key")
 	it.Fingerprint = a.String("fingerprint")
+	return a.Err()
 }

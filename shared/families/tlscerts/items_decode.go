@@ -5,7 +5,8 @@ package tlscerts
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero CertificateAuthorityItem (store.Decoder).
-func (it *CertificateAuthorityItem) DecodeAttrs(a *store.Attrs) {
+func (it *CertificateAuthorityItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -30,10 +31,12 @@ func (it *CertificateAuthorityItem) DecodeAttrs(a *store.Attrs) {
 	it.Details.IPs = a.Strings("ips")
 	it.Details.KeyUsages = a.Strings("key_usages")
 	it.Details.ExtendedKeyUsages = a.Strings("ext_key_usages")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero TLSCertificateItem (store.Decoder).
-func (it *TLSCertificateItem) DecodeAttrs(a *store.Attrs) {
+func (it *TLSCertificateItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -61,4 +64,5 @@ func (it *TLSCertificateItem) DecodeAttrs(a *store.Attrs) {
 	it.PrivateKeyType = a.String("private_key_type")
 	a.Value("private_key", &it.PrivateKey)
 	it.IssuedAt = a.Int("issued_at")
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package vaults
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero SecretItem (store.Decoder).
-func (it *SecretItem) DecodeAttrs(a *store.Attrs) {
+func (it *SecretItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -22,10 +23,12 @@ func (it *SecretItem) DecodeAttrs(a *store.Attrs) {
 	it.UpdatedAt = a.Int("updated")
 	it.CreatedBy = a.String("created_by")
 	it.UpdatedBy = a.String("updated_by")
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero VaultItem (store.Decoder).
-func (it *VaultItem) DecodeAttrs(a *store.Attrs) {
+func (it *VaultItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -40,4 +43,5 @@ func (it *VaultItem) DecodeAttrs(a *store.Attrs) {
 	it.CreatedBy = a.String("created_by")
 	it.UpdatedBy = a.String("updated_by")
 	a.Value("secrets", &it.Secrets)
+	return a.Err()
 }

@@ -33,12 +33,19 @@ func (a *Attrs) Err() (err error) {
 	return a.err
 }
 
-// other decodes v, the attribute name of a type its reader does not read directly, into out
-// with attributevalue.Unmarshal, keeping its error.
-func (a *Attrs) other(name string, v types.AttributeValue, out any) {
-	if err := attributevalue.Unmarshal(v, out); err != nil && a.err == nil {
-		a.err = fmt.Errorf("attribute %s: %w", name, err)
+// other decodes v, the attribute name of a type its reader does not read directly, as a T with
+// attributevalue.Unmarshal, keeping its error (the zero value then). A function of its own, so
+// that only this path moves a reader's value to the heap.
+func other[T any](a *Attrs, name string, v types.AttributeValue) T {
+	var out T
+	if err := attributevalue.Unmarshal(v, &out); err != nil {
+		if a.err == nil {
+			a.err = fmt.Errorf("attribute %s: %w", name, err)
+		}
+		var zero T
+		return zero
 	}
+	return out
 }
 
 // Key returns the item's key attributes.
@@ -51,7 +58,7 @@ func (a *Attrs) String(name string) (s string) {
 	case *types.AttributeValueMemberS:
 		s = v.Value
 	default:
-		a.other(name, v, &s)
+		s = other[string](a, name, v)
 	}
 	return s
 }
@@ -63,11 +70,10 @@ func (a *Attrs) Int(name string) (n int64) {
 	case *types.AttributeValueMemberN:
 		var err error
 		if n, err = strconv.ParseInt(v.Value, 10, 64); err != nil {
-			n = 0
-			a.other(name, v, &n) // Unmarshal's error
+			n = other[int64](a, name, v) // Unmarshal's error
 		}
 	default:
-		a.other(name, v, &n)
+		n = other[int64](a, name, v)
 	}
 	return n
 }
@@ -79,7 +85,7 @@ func (a *Attrs) Bool(name string) (b bool) {
 	case *types.AttributeValueMemberBOOL:
 		b = v.Value
 	default:
-		a.other(name, v, &b)
+		b = other[bool](a, name, v)
 	}
 	return b
 }
@@ -93,16 +99,14 @@ func (a *Attrs) Strings(name string) (out []string) {
 		for _, e := range v.Value {
 			s, ok := e.(*types.AttributeValueMemberS)
 			if !ok {
-				out = nil
-				a.other(name, v, &out)
-				return out
+				return other[[]string](a, name, v)
 			}
 			out = append(out, s.Value)
 		}
 	case *types.AttributeValueMemberSS:
 		out = v.Value
 	default:
-		a.other(name, v, &out)
+		out = other[[]string](a, name, v)
 	}
 	return out
 }
@@ -120,19 +124,16 @@ func (a *Attrs) Value(name string, out any) {
 }
 
 // Decoder is an item type that reads itself from a raw item with Attrs, without reflection
-// over its type, as Unmarshal would into a zero value of it. Family items' decoders are
+// over its type, as Unmarshal would into a zero value of it, returning Attrs.Err. Family items' decoders are
 // generated from their types (shared/app/gen), and Decode uses them. Only a concrete item
 // type implements it, never a part that other items embed, which would promote it to items
 // with fields it does not read.
-type Decoder interface{ DecodeAttrs(a *Attrs) }
+type Decoder interface{ DecodeAttrs(it Item) error }
 
 // Decode is Unmarshal into out, a zero value, through its DecodeAttrs when it is a Decoder.
 func Decode(it Item, out any) error {
-	d, ok := out.(Decoder)
-	if !ok {
-		return Unmarshal(it, out)
+	if d, ok := out.(Decoder); ok {
+		return d.DecodeAttrs(it)
 	}
-	a := Attrs{Item: it}
-	d.DecodeAttrs(&a)
-	return a.Err()
+	return Unmarshal(it, out)
 }

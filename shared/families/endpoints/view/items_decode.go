@@ -5,7 +5,8 @@ package view
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero EndpointItem (store.Decoder).
-func (it *EndpointItem) DecodeAttrs(a *store.Attrs) {
+func (it *EndpointItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -27,4 +28,5 @@ func (it *EndpointItem) DecodeAttrs(a *store.Attrs) {
 	it.TunnelID = a.String("tunnel")
 	it.SessionID = a.String("tunnel_session")
 	it.Region = a.String("region")
+	return a.Err()
 }

@@ -5,7 +5,8 @@ package lease
 import "tunnelapi/shared/platform/store"
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero SessionItem (store.Decoder).
-func (it *SessionItem) DecodeAttrs(a *store.Attrs) {
+func (it *SessionItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -30,10 +31,12 @@ func (it *SessionItem) DecodeAttrs(a *store.Attrs) {
 	it.Generation = a.Int("generation")
 	a.Value("tunnels", &it.Tunnels)
 	a.Value("behalf", &it.Behalf)
+	return a.Err()
 }
 
 // DecodeAttrs reads the item as store.Unmarshal does into a zero TunnelItem (store.Decoder).
-func (it *TunnelItem) DecodeAttrs(a *store.Attrs) {
+func (it *TunnelItem) DecodeAttrs(item store.Item) error {
+	a := store.Attrs{Item: item}
 	it.Meta.Key.PK = a.String("pk")
 	it.Meta.Key.SK = a.String("sk")
 	it.Meta.ID = a.String("id")
@@ -51,4 +54,5 @@ func (it *TunnelItem) DecodeAttrs(a *store.Attrs) {
 	it.ForwardsTo = a.String("forwards_to")
 	it.Generation = a.Int("generation")
 	it.EndpointID = a.String("endpoint")
+	return a.Err()
 }
