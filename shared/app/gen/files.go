@@ -7,6 +7,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,6 +57,11 @@ func generate(root string, functions []app.Function, workers []app.Worker, names
 		return nil, err
 	}
 	out := map[string][]byte{kindsFile: kinds}
+	dec, err := decoders(families)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, dec)
 	var list []string
 	var resources strings.Builder
 	for i, f := range functions {
@@ -103,7 +109,8 @@ func generate(root string, functions []app.Function, workers []app.Worker, names
 // Generated reports whether path (relative to the root) is always rewritten by the generator,
 // as opposed to a skeleton written only once.
 func Generated(path string) bool {
-	return path == "functions.mk" || path == "template.yaml" || path == kindsFile || strings.HasPrefix(path, "functions"+string(filepath.Separator))
+	return path == "functions.mk" || path == "template.yaml" || path == kindsFile || filepath.Base(path) == decodersFile ||
+		strings.HasPrefix(path, "functions"+string(filepath.Separator))
 }
 
 // qualified is a package-level Go name: its import path and identifier.

@@ -4,7 +4,8 @@
 // and "# END generated <name>" (each HTTP function with its settings, role and routes; each
 // function's log group and failing alarm) and the dashboard's lines naming each function,
 // audit.AuditKinds (shared/platform/audit/kinds_gen.go: the event kinds of the families, which
-// eventsub accepts as subscription sources), and, for a function with no events/<dir>/ folder yet, skeleton sample events that its author then
+// eventsub accepts as subscription sources), each family package's items_decode.go (its item
+// types read without reflection: store.Decoder), and, for a function with no events/<dir>/ folder yet, skeleton sample events that its author then
 // fills in (existing samples carry hand-written bodies and are never rewritten). The rest of the
 // template (parameters, table, queues, Pipes, the workers' functions, the other alarms) is
 // hand-written. Run it with go generate ./... from the repository root:

@@ -39,7 +39,7 @@ const warmCalls = 2500
 // checked and its body read but not decoded, and the captured calls are not reset between
 // requests (each request's own call replaces the last one captured).
 func BenchmarkRequestsVsBareOperations(b *testing.B) {
-	s, a := testkit.AppAccount(b)
+	s, a := testkit.BenchAppAccount(b)
 	newKey := func() (id, token string) {
 		k := a.Do(b, "POST", "/api_keys", map[string]any{"description": "bench"}).Expect(b, http.StatusCreated)
 		return k["id"].(string), k["token"].(string)

@@ -277,7 +277,7 @@ func (c *core) list(ctx context.Context, r *api.Request) (_ any, err error) {
 	for {
 		for i, raw := range items {
 			it := c.hooks.New()
-			if err := store.Unmarshal(raw, it); err != nil {
+			if err := store.Decode(raw, it); err != nil {
 				return nil, err
 			}
 			v := c.render(r, it, joined)

@@ -57,7 +57,7 @@ func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]st
 	return items[len(verify):], nil
 }
 
-// Get reads the resource id of kind prefix into out; api.ErrNotFound when it is absent, of
+// Get reads the resource id of kind prefix into out, a zero value; api.ErrNotFound when it is absent, of
 // another kind, or of another account.
 func (k *Kit) Get(ctx context.Context, r *api.Request, prefix, id string, out store.Resource) error {
 	_, err := k.getWith(ctx, r, prefix, id, out, nil)
@@ -94,7 +94,7 @@ func (k *Kit) getWith(ctx context.Context, r *api.Request, prefix, id string, ou
 			read[key] = items[len(keys)+i]
 		}
 	}
-	return read, store.Unmarshal(items[0], out)
+	return read, store.Decode(items[0], out)
 }
 
 // Page reads the start of one list page of a collection of r's account (store.PageQueryStart:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"tunnelapi/shared/platform/api"
@@ -31,6 +32,7 @@ type Route[H any] struct {
 type Binding struct {
 	extra   []endpoint
 	secrets Secrets
+	item    reflect.Type
 	// build makes the family's hooks for d on kit k and its handlers.
 	build func(d *Descriptor, k *Kit, s Secrets) handlers
 }
@@ -43,6 +45,10 @@ func (b Binding) Keeping(s Secrets) Binding {
 	b.secrets = s
 	return b
 }
+
+// ItemType is the family's stored item type (Bind's T), whose decoder (store.Decoder) the
+// generator writes from it (shared/app/gen).
+func (b Binding) ItemType() reflect.Type { return b.item }
 
 // handlers are a family's hooks and what answers each of its routes.
 type handlers struct {
@@ -107,7 +113,7 @@ func Bind[H Hooks[P], T any, P interface {
 		}
 		extra[i] = endpoint{method: rt.Method, pattern: rt.Pattern, status: rt.Status}
 	}
-	return Binding{extra: extra, build: func(d *Descriptor, k *Kit, s Secrets) handlers {
+	return Binding{extra: extra, item: reflect.TypeFor[T](), build: func(d *Descriptor, k *Kit, s Secrets) handlers {
 		f := &Family[T, P]{Descriptor: d, Kit: k}
 		h := newHooks(f)
 		f.Hooks = h

@@ -22,6 +22,18 @@ func AppAccount(tb testing.TB) (*Stack, *Account) {
 	return s, s.NewAccount(tb)
 }
 
+// BenchAppAccount is AppAccount for a benchmark that times requests against their bare
+// DynamoDB calls: App's families on a stack of the benchmark's own (for its lifetime) and a
+// fresh account on it. Its handlers' lines go where Metrics sends them and into no
+// usage.Aggregator (its Usage is nil): a function only writes its usage line to its log, which
+// the usage worker sums elsewhere, so summing them in the test process is test work that a
+// timed request must not include.
+func BenchAppAccount(b *testing.B) (*Stack, *Account) {
+	b.Helper()
+	s := start(b, false, false, app.Families)
+	return s, s.NewAccount(b)
+}
+
 // App returns the package's shared stack serving every family of the application (App),
 // capturing its logs for the final scan.
 func (s *SecretSuite) App(tb testing.TB) *Stack {

@@ -55,8 +55,9 @@ type Stack struct {
 	// between its commit and its response would (fault injection).
 	AbortAfterCommit func(*http.Request) bool
 	// Usage sums the usage lines of the stack's requests, as the usage worker sums them from
-	// the functions' logs in AWS: its Flush writes them to the table. Metrics is the emitter of
-	// the stack's handlers (testkit.Metrics teed into Usage), for workers a test runs to use too.
+	// the functions' logs in AWS: its Flush writes them to the table (nil on a benchmark's stack:
+	// BenchAppAccount). Metrics is the emitter of the stack's handlers (testkit.Metrics teed into
+	// Usage), for workers a test runs to use too.
 	Usage      *usage.Aggregator
 	Metrics    *metrics.Emitter
 	ledger     ledger
@@ -160,7 +161,7 @@ func Endpoint(t testing.TB) string {
 // pipeline.
 func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 	t.Helper()
-	return start(t, false, families)
+	return start(t, false, true, families)
 }
 
 // StartWithEvents is Start on a table with its stream, as template.yaml declares it, and (when
@@ -168,10 +169,12 @@ func Start(t testing.TB, families ...*resource.Descriptor) *Stack {
 // does in AWS.
 func StartWithEvents(t testing.TB, families ...*resource.Descriptor) *Stack {
 	t.Helper()
-	return start(t, true, families)
+	return start(t, true, true, families)
 }
 
-func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
+// start is Start (events false) or StartWithEvents; metered tees the handlers' lines into the
+// stack's Usage, as every stack but a benchmark's does (BenchAppAccount).
+func start(t testing.TB, events, metered bool, families []*resource.Descriptor) *Stack {
 	t.Helper()
 	ep := Endpoint(t)
 	ctx := context.Background()
@@ -190,8 +193,12 @@ func start(t testing.TB, events bool, families []*resource.Descriptor) *Stack {
 		t.Fatal(err)
 	}
 	d.Kit.Log, d.Server.Log = Logger(), Logger()
-	agg := &usage.Aggregator{DB: d.Kit.DB}
-	em := &metrics.Emitter{W: io.MultiWriter(Metrics().W, agg)}
+	var agg *usage.Aggregator
+	em := Metrics()
+	if metered {
+		agg = &usage.Aggregator{DB: d.Kit.DB}
+		em = &metrics.Emitter{W: io.MultiWriter(em.W, agg)}
+	}
 	d.Kit.Metrics, d.Server.Metrics = em, em
 	// Tests race hundreds of requests on two loaded cores, where one can take longer than its
 	// function's timeout without anything being wrong; the deadline's own tests (package chaos)
