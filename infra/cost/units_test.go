@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"tunnelapi/shared/app"
+	"tunnelapi/shared/platform/ids"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/testing/samples"
 	"tunnelapi/shared/testing/testkit"
@@ -173,13 +175,8 @@ func shape(items []types.TransactWriteItem) string {
 // cannot count ask DynamoDB, and are listed.
 func TestCountedWriteUnitsAreDynamoDBs(t *testing.T) {
 	s, a := testkit.AppAccount(t)
-	c := &unitsCheck{want: map[*types.TransactWriteItem][]float64{}, askedShapes: map[string]int{}}
-	meterOn := func(db *store.DB) {
-		orig := db.Client
-		db.Client = &ruleMeter{Client: orig, m: &meter{Client: orig}, c: c}
-		db.CheckUnits = c.check
-		t.Cleanup(func() { db.Client, db.CheckUnits = orig, nil })
-	}
+	c := newUnitsCheck()
+	meterOn := func(db *store.DB) { c.meter(t, db) }
 	meterOn(s.DB)
 	for _, f := range app.Functions() {
 		files, err := app.SampleFiles("../..", f.Dir)
@@ -208,6 +205,27 @@ func TestCountedWriteUnitsAreDynamoDBs(t *testing.T) {
 			app.SampleCreated(vars, ev.RouteKey, []byte(res.Body))
 		}
 	}
+	c.report(t)
+	if c.counted == 0 {
+		t.Error("the store counted no transaction's units")
+	}
+}
+
+// newUnitsCheck returns an empty unitsCheck.
+func newUnitsCheck() *unitsCheck {
+	return &unitsCheck{want: map[*types.TransactWriteItem][]float64{}, askedShapes: map[string]int{}}
+}
+
+// meter has db's transactions metered by ruleMeter and checked by c until the test ends.
+func (c *unitsCheck) meter(t *testing.T, db *store.DB) {
+	orig := db.Client
+	db.Client = &ruleMeter{Client: orig, m: &meter{Client: orig}, c: c}
+	db.CheckUnits = c.check
+	t.Cleanup(func() { db.Client, db.CheckUnits = orig, nil })
+}
+
+// report fails t for every count that differed, and logs the counts and the shapes asked.
+func (c *unitsCheck) report(t *testing.T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.problems {
@@ -217,7 +235,46 @@ func TestCountedWriteUnitsAreDynamoDBs(t *testing.T) {
 	for _, sh := range slices.Sorted(maps.Keys(c.askedShapes)) {
 		t.Logf("  asked %d× %s", c.askedShapes[sh], sh)
 	}
-	if c.counted == 0 {
-		t.Error("the store counted no transaction's units")
+}
+
+// The load benchmark's mix (infra/local's BenchmarkLoadVs2800fb0: an API key, an IP policy with
+// a rule moved to another CIDR, an internal endpoint and an event subscription, each created,
+// read, updated and deleted), with each transaction metered: the store counts them as DynamoDB's
+// rule and DynamoDB Local have it, and asks DynamoDB, whose answer costs DynamoDB Local a job per
+// item on its one SQLite thread, only for an IP policy rule's writes.
+func TestLoadMixWritesAreCounted(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	c := newUnitsCheck()
+	c.meter(t, s.DB)
+	for n := range 3 {
+		tag := fmt.Sprint("load-", n)
+		id := func(path string, body any) string {
+			return a.Do(t, "POST", path, body).Expect(t, http.StatusCreated)["id"].(string)
+		}
+		key := id("/api_keys", map[string]any{"description": tag})
+		a.Do(t, "PATCH", "/api_keys/"+key, map[string]any{"metadata": tag}).Expect(t, http.StatusOK)
+		a.Do(t, "DELETE", "/api_keys/"+key, nil).Expect(t, http.StatusNoContent)
+		policy := id("/ip_policies", map[string]any{"description": tag})
+		rule := id("/ip_policy_rules", map[string]any{"ip_policy_id": policy, "cidr": "10.0.0.0/24", "action": "allow"})
+		a.Do(t, "PATCH", "/ip_policy_rules/"+rule, map[string]any{"cidr": "10.1.0.0/16"}).Expect(t, http.StatusOK)
+		a.Do(t, "DELETE", "/ip_policy_rules/"+rule, nil).Expect(t, http.StatusNoContent)
+		a.Do(t, "DELETE", "/ip_policies/"+policy, nil).Expect(t, http.StatusNoContent)
+		endpoint := id("/endpoints", map[string]any{"url": "tcp://" + tag + ".internal:5432", "traffic_policy": "on_tcp_connect: []"})
+		a.Do(t, "DELETE", "/endpoints/"+endpoint, nil).Expect(t, http.StatusNoContent)
+		sub := id("/event_subscriptions", map[string]any{"description": tag})
+		a.Do(t, "PATCH", "/event_subscriptions/"+sub, map[string]any{"metadata": tag}).Expect(t, http.StatusOK)
+		a.Do(t, "DELETE", "/event_subscriptions/"+sub, nil).Expect(t, http.StatusNoContent)
+	}
+	c.report(t)
+	// An IP policy rule's writes update its policy's index unread, so they ask.
+	asks := 0
+	for shape, n := range c.askedShapes {
+		if !strings.Contains(shape, "|"+ids.IPPolicyRule) {
+			t.Errorf("asked %d× %s: only an IP policy rule's writes may ask", n, shape)
+		}
+		asks += n
+	}
+	if c.counted+asks != 3*13 || c.counted != 3*10 {
+		t.Errorf("%d transactions counted and %d asked, want 30 counted and the rules' 9 asked", c.counted, asks)
 	}
 }

@@ -47,7 +47,21 @@ var guards = resource.NewFacts("account", "id")
 // answer is a condition of m's transaction (resource.Facts), so a create that looks its
 // reservations up through it makes no read in a warm process and can never reference a
 // reservation that no longer holds the name or address at commit.
-func Known(m *resource.Mutation) DB { return guards.On(m) }
+func Known(m *resource.Mutation) DB { return known{m} }
+
+// known is Known's DB. Every key it is asked for is a name's or an address's guard, which holds
+// its key (a name of at most 253 bytes, a host:port), an account and an id: each is declared
+// small in m's transaction (store.Tx.Small; TestGuardsAreSmall), so that its check is counted.
+type known struct{ m *resource.Mutation }
+
+// GetMany declares each of keys small in k's mutation and returns what the process knows of
+// them, as conditions of its transaction (resource.Facts.Assume).
+func (k known) GetMany(ctx context.Context, keys ...store.Key) ([]store.Item, error) {
+	for _, key := range keys {
+		k.m.Small(key)
+	}
+	return guards.On(k.m).GetMany(ctx, keys...)
+}
 
 // LookupKeys are the items Lookup reads for host and, when it is not "", the address addr
 // (host:port of a tcp URL): the guards of the reservation of host itself, of the wildcard over

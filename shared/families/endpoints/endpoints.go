@@ -254,10 +254,16 @@ func checkBindings(u URL, supplied *[]string) ([]string, error) {
 // The URL guard: one item per account and URL counting the endpoints serving it (n) and whether
 // they pool. A non-pooling endpoint needs the URL unused; a pooling one needs it unused or
 // pooled. The guard is written in the endpoint's own transaction, so concurrent creates of the
-// same URL serialise on it.
+// same URL serialise on it. It holds nothing else, so it is small (store.Tx.Small): its key
+// bounded by a URL's length, a count and a flag (TestURLGuardIsSmall).
 const labelURL = "url"
 
-func guardKey(it *EndpointItem) store.Key { return view.URLGuardKey(it.AccountID, it.URL) }
+// guardKey is the key of the endpoint's URL guard, declared small in m.
+func guardKey(m *resource.Mutation, it *EndpointItem) store.Key {
+	k := view.URLGuardKey(it.AccountID, it.URL)
+	m.Small(k)
+	return k
+}
 
 func unused() expression.ConditionBuilder {
 	return expression.Or(expression.AttributeNotExists(expression.Name("n")), expression.Name("n").Equal(expression.Value(0)))
@@ -266,27 +272,27 @@ func unused() expression.ConditionBuilder {
 func claim(m *resource.Mutation, it *EndpointItem) {
 	taken := api.Invalid("url", "another endpoint of this account already serves %s; endpoints may share a URL only when every one of them has pooling_enabled", it.URL)
 	if it.PoolingEnabled {
-		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(true)).
+		m.Update(labelURL, guardKey(m, it), expression.Set(expression.Name("pooled"), expression.Value(true)).
 			Add(expression.Name("n"), expression.Value(1)),
 			expression.Or(unused(), expression.Name("pooled").Equal(expression.Value(true))))
 	} else {
-		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(false)).
+		m.Update(labelURL, guardKey(m, it), expression.Set(expression.Name("pooled"), expression.Value(false)).
 			Set(expression.Name("n"), expression.Value(1)), unused())
 	}
 	m.Refuse(labelURL, taken)
 }
 
 func release(m *resource.Mutation, it *EndpointItem) {
-	m.Update("url.release", guardKey(it), expression.Add(expression.Name("n"), expression.Value(-1)))
+	m.Update("url.release", guardKey(m, it), expression.Add(expression.Name("n"), expression.Value(-1)))
 }
 
 // repool switches the endpoint's pooling: off only while it is the URL's only endpoint.
 func repool(m *resource.Mutation, it *EndpointItem, pooling bool) {
 	if pooling {
-		m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(true)))
+		m.Update(labelURL, guardKey(m, it), expression.Set(expression.Name("pooled"), expression.Value(true)))
 		return
 	}
-	m.Update(labelURL, guardKey(it), expression.Set(expression.Name("pooled"), expression.Value(false)),
+	m.Update(labelURL, guardKey(m, it), expression.Set(expression.Name("pooled"), expression.Value(false)),
 		expression.Name("n").Equal(expression.Value(1)))
 	m.Refuse(labelURL, api.Invalid("pooling_enabled", "other endpoints pool on %s; pooling cannot be turned off while they exist", it.URL))
 }

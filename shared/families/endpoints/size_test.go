@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"tunnelapi/shared/families/endpoints/view"
 	"tunnelapi/shared/platform/audit"
 	"tunnelapi/shared/platform/store"
 	"tunnelapi/shared/rules/trafficpolicy/policytest"
@@ -59,5 +62,35 @@ func TestLargeTrafficPolicies(t *testing.T) {
 	again := a.DoWith(t, "POST", pathEndpoints, key, body).Expect(t, http.StatusCreated)
 	if first["id"] != again["id"] || again["traffic_policy"] != doc {
 		t.Fatalf("a retry answered %v (%d bytes of policy), the create %v", again["id"], len(again["traffic_policy"].(string)), first["id"])
+	}
+}
+
+// TestURLGuardIsSmall: the URL guard of the longest URL an endpoint can have (a 253-byte host,
+// a five-digit port), pooled, with its count at the longest a number takes, is within
+// store.SmallItemBytes, from which the store counts the guard's writes unread (store.Tx.Small).
+func TestURLGuardIsSmall(t *testing.T) {
+	s, a := testkit.AppAccount(t)
+	host := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 52) + ".internal"
+	url := "tcp://" + host + ":65535"
+	if len(host) != 253 {
+		t.Fatalf("host of %d bytes, want the longest, 253", len(host))
+	}
+	a.Do(t, "POST", pathEndpoints, map[string]any{"url": url, "traffic_policy": "on_tcp_connect: []", "pooling_enabled": true}).Expect(t, http.StatusCreated)
+	items, err := s.DB.GetMany(t.Context(), view.URLGuardKey(a.AccountID, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard := items[0]
+	if guard == nil {
+		t.Fatal("no URL guard stored for the endpoint")
+	}
+	for name, v := range guard {
+		if n, ok := v.(*types.AttributeValueMemberN); ok {
+			n.Value = "-1" + strings.Repeat("2", 37) // 38 digits: the most a number holds
+			guard[name] = n
+		}
+	}
+	if n := store.ItemSize(guard); n > store.SmallItemBytes {
+		t.Errorf("the largest URL guard takes %d bytes, more than store.SmallItemBytes (%d): %v", n, store.SmallItemBytes, guard)
 	}
 }

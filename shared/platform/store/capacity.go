@@ -103,13 +103,15 @@ const kb = 1024
 // kind, three ids, a subject (an email of at most 254 bytes or a bot's name of at most 255) and
 // a flag; a tunnel server's token its id, name (at most 63 bytes) and region; an account item
 // its id, two numbers and a status. The checks and updates of these items, which a create does
-// not read first, are counted from this bound (TestSmallItemsAreSmall holds the shapes to it).
+// not read first, are counted from this bound (TestSmallItemsAreSmall holds the shapes to it),
+// as are those of items a writer declares as small (Tx.Small).
 const SmallItemBytes = 640
 
-// small reports whether k is a key whose items are at most SmallItemBytes (a token's or an
-// account's).
-func small(k Key) bool {
-	return k.SK == "T" && strings.HasPrefix(k.PK, "T#") || k.SK == "ACCOUNT" && strings.HasPrefix(k.PK, "A#")
+// small reports whether k is a key whose items are at most SmallItemBytes: a token's, an
+// account's, or one declared small (Small).
+func (t *Tx) small(k Key) bool {
+	return k.SK == "T" && strings.HasPrefix(k.PK, "T#") || k.SK == "ACCOUNT" && strings.HasPrefix(k.PK, "A#") ||
+		slices.Contains(t.declared, k)
 }
 
 // units counts the write units of t's writes as DynamoDB bills a transaction: each write twice
@@ -119,7 +121,8 @@ func small(k Key) bool {
 //   - a Put that creates (Absent its only condition, or PutNew): its item's size;
 //   - a Put, Update or Delete of an item read under ctx whose condition pins the version read
 //     (AtVersion): that read's size and, for an Update, what its expression can add;
-//   - a check, update or delete of a token's or an account's item: SmallItemBytes (small).
+//   - a check, update or delete of a token's or an account's item, or of one declared small
+//     (Small): SmallItemBytes.
 //
 // Sizes are bounds (DynamoDB gives numbers' sizes approximately); ok is false, and the
 // transaction asks DynamoDB, when some write's item is none of these or its bounds straddle a
@@ -146,7 +149,7 @@ func (t *Tx) units(ctx context.Context) (_ []float64, ok bool) {
 			if !known {
 				return nil, false
 			}
-			if small(k) {
+			if t.small(k) {
 				lo, hi = 1, SmallItemBytes+g
 				break
 			}
@@ -157,7 +160,7 @@ func (t *Tx) units(ctx context.Context) (_ []float64, ok bool) {
 			olo, ohi := itemBounds(old)
 			lo, hi = olo, ohi+g
 		case w.Delete != nil:
-			if small(k) {
+			if t.small(k) {
 				lo, hi = 1, SmallItemBytes
 				break
 			}
@@ -168,7 +171,7 @@ func (t *Tx) units(ctx context.Context) (_ []float64, ok bool) {
 			lo, hi = itemBounds(old)
 		case w.ConditionCheck != nil:
 			// Two units for an item under a KB; DynamoDB documents no rule for a larger one.
-			if !small(k) {
+			if !t.small(k) {
 				return nil, false
 			}
 			lo, hi = 1, SmallItemBytes

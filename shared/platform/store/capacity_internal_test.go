@@ -12,7 +12,8 @@ import (
 
 // Which writes units counts without asking, and what: a create from its item, a write of an
 // item read under the request only when its condition pins the version read, a check or an
-// update of a token's or an account's item from their bound; anything else asks.
+// update of a token's or an account's item, or of one declared small, from their bound;
+// anything else asks.
 func TestUnitsCountOnlyWhatIsKnown(t *testing.T) {
 	res := Key{PK: "A#acct#ipp", SK: "ipp_1"}
 	big := Item{AttrPK: &types.AttributeValueMemberS{Value: res.PK}, AttrSK: &types.AttributeValueMemberS{Value: res.SK},
@@ -47,6 +48,16 @@ func TestUnitsCountOnlyWhatIsKnown(t *testing.T) {
 			tx.Update("account", AccountKey("acct"), expression.Set(expression.Name("a"), expression.Name("b")), Exists())
 		}, nil},
 		{"check a resource", read(), func(tx *Tx) { tx.Check("it", res, Exists()) }, nil},
+		{"check and count on guards declared small", context.Background(), func(tx *Tx) {
+			tx.Small(GuardKey("g", "1"))
+			tx.Check("g1", GuardKey("g", "1"), Exists())
+			tx.Update("g2", GuardKey("g", "2"), expression.Add(expression.Name("n"), expression.Value(1)))
+			tx.Small(GuardKey("g", "2"))
+		}, []float64{2, 2}},
+		{"check a guard not declared small", context.Background(), func(tx *Tx) {
+			tx.Small(GuardKey("g", "1"))
+			tx.Check("g2", GuardKey("g", "2"), Exists())
+		}, nil},
 	} {
 		tx := &Tx{}
 		c.build(tx)

@@ -35,7 +35,9 @@ type Tx struct {
 	stored int
 	// fresh are the positions of the PutNew writes.
 	fresh []int
-	err   error
+	// declared are the keys declared small (Small).
+	declared []Key
+	err      error
 }
 
 // Refuse makes Commit return err when the condition of the write labelled label does not hold,
@@ -146,6 +148,17 @@ func (t *Tx) PutNew(label string, item any) {
 	t.Put(label, item)
 	if len(t.items) > n {
 		t.fresh = append(t.fresh, n)
+	}
+}
+
+// Small declares that every item that can exist at k is at most SmallItemBytes (its writers
+// keep it so, and a test of theirs holds its largest shape to the bound), so that the
+// transaction's check, update or delete of it, unread, is counted as a token's or an
+// account's is (units) instead of asked of DynamoDB. It may be called before or after the
+// write is added.
+func (t *Tx) Small(k Key) {
+	if !slices.Contains(t.declared, k) {
+		t.declared = append(t.declared, k)
 	}
 }
 
