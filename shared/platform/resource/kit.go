@@ -57,8 +57,8 @@ func (k *Kit) Read(ctx context.Context, r *api.Request, keys ...store.Key) ([]st
 	return items[len(verify):], nil
 }
 
-// Get reads the resource id of kind prefix into out, a zero value; api.ErrNotFound when it is absent, of
-// another kind, or of another account.
+// Get reads the resource id of kind prefix into out, a zero value; api.ErrNotFound when it
+// is absent, of another kind, or of another account.
 func (k *Kit) Get(ctx context.Context, r *api.Request, prefix, id string, out store.Resource) error {
 	_, err := k.getWith(ctx, r, prefix, id, out, nil)
 	return err

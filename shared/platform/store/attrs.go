@@ -124,10 +124,10 @@ func (a *Attrs) Value(name string, out any) {
 }
 
 // Decoder is an item type that reads itself from a raw item with Attrs, without reflection
-// over its type, as Unmarshal would into a zero value of it, returning Attrs.Err. Family items' decoders are
-// generated from their types (shared/app/gen), and Decode uses them. Only a concrete item
-// type implements it, never a part that other items embed, which would promote it to items
-// with fields it does not read.
+// over its type, as Unmarshal would into a zero value of it, returning Attrs.Err. Family
+// items' decoders are generated from their types (shared/app/gen), and Decode uses them. Only
+// a concrete item type implements it, never a part that other items embed, which would
+// promote it to items with fields it does not read.
 type Decoder interface{ DecodeAttrs(it Item) error }
 
 // Decode is Unmarshal into out, a zero value, through its DecodeAttrs when it is a Decoder.
